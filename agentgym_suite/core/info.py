@@ -1,0 +1,41 @@
+"""The ``info`` keys every env of the suite fills in, documented in one place.
+
+Env-specific keys may be added beside these (``scienceworld_score``, ``f1``, ``messages``…);
+these keep the same meaning everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+INFO_KEYS: dict[str, str] = {
+    "task_id": "str: id of the current task, one of env.unwrapped.task_ids().",
+    "task": "str: the instruction the agent is asked to accomplish.",
+    "won": "bool: the task is solved.",
+    "score": "float in [0, 1]: normalised task score so far (1.0 when won).",
+    "action_valid": "bool: the last action was well-formed and accepted (True after reset).",
+    "turn": "int: number of agent actions taken in this episode.",
+    "admissible_actions": "list[str] | None: commands the env accepts now (command envs).",
+    "tools": "list[dict] | None: OpenAI-format tool schemas (tool envs).",
+    "error": "str, optional: why the episode ended abnormally (a backend crash, a timeout).",
+    "privileged": "dict, only with privileged=True: oracle solution, skills, gold answer.",
+}
+"""Key -> meaning. ``error`` and ``privileged`` are present only when they apply."""
+
+REQUIRED_INFO_KEYS = ("task_id", "task", "won", "score", "action_valid", "turn", "admissible_actions", "tools")
+
+
+def base_info(**values: Any) -> dict[str, Any]:
+    """Return an info dict holding every required key (``None``/defaults where unknown)."""
+    info: dict[str, Any] = {
+        "task_id": "",
+        "task": "",
+        "won": False,
+        "score": 0.0,
+        "action_valid": True,
+        "turn": 0,
+        "admissible_actions": None,
+        "tools": None,
+    }
+    info.update(values)
+    return info

@@ -1,0 +1,245 @@
+"""``TextEnv``: the one contract every env of the suite follows.
+
+A subclass supplies the benchmark's dynamics through four small methods
+(:meth:`TextEnv.task_ids`, :meth:`TextEnv._load_task`, :meth:`TextEnv._execute`,
+:meth:`TextEnv.oracle`); this base class does the rest the same way for every benchmark:
+task selection from ``options`` or the seeded ``np_random``, action parsing and validity,
+turn counting, the shared ``info`` keys, opt-in privileged info and rendering.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Sequence
+
+import gymnasium as gym
+from gymnasium.error import ResetNeeded
+
+from agentgym_suite.core.actions import ActionFormat, ParsedAction, get_action_format
+from agentgym_suite.core.errors import UnknownTaskError
+from agentgym_suite.core.info import base_info
+from agentgym_suite.core.spaces import action_space, observation_space
+
+INVALID_ACTION_MODES = ("explain", "forward_tail")
+
+
+@dataclass
+class TaskStart:
+    """What :meth:`TextEnv._load_task` returns: the first observation and the task's info."""
+
+    observation: str
+    task: str
+    admissible_actions: list[str] | None = None
+    tools: list[dict[str, Any]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StepOutcome:
+    """What :meth:`TextEnv._execute` returns for one executed command.
+
+    ``reward`` is the per-step reward in the env's own scale; ``score`` the normalised task
+    score after the step; ``terminated`` means the episode is over for good (won or lost).
+    """
+
+    observation: str
+    reward: float
+    score: float
+    won: bool = False
+    terminated: bool = False
+    truncated: bool = False
+    action_valid: bool = True
+    admissible_actions: list[str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class TextEnv(gym.Env[str, str]):
+    """Base class of every text environment of the suite.
+
+    Args:
+        action_format: ``plain``, ``think_action`` or ``search`` (or an ``ActionFormat``).
+        privileged: put oracle solutions and other privileged text into ``info["privileged"]``.
+        invalid_action: what to do with an action that has no extractable command:
+            ``explain`` (default) answers with an observation that says what was wrong and
+            leaves the env untouched; ``forward_tail`` sends its last 30 characters to the env
+            as verl-agent does.
+        render_mode: ``ansi`` (``render()`` returns the last observation) or ``human`` (prints it).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"]}
+    benchmark: ClassVar[str] = ""
+    default_action_format: ClassVar[str] = "plain"
+
+    def __init__(
+        self,
+        *,
+        action_format: str | ActionFormat | None = None,
+        privileged: bool = False,
+        invalid_action: str = "explain",
+        render_mode: str | None = None,
+    ) -> None:
+        if invalid_action not in INVALID_ACTION_MODES:
+            raise ValueError(f"invalid_action={invalid_action!r}; choose one of {INVALID_ACTION_MODES}.")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}; choose one of {self.metadata['render_modes']} or None.")
+        self.observation_space = observation_space()
+        self.action_space = action_space()
+        self.action_format = get_action_format(action_format or self.default_action_format)
+        self.privileged = privileged
+        self.invalid_action = invalid_action
+        self.render_mode = render_mode
+        self._task_id: str | None = None
+        self._task_text = ""
+        self._turn = 0
+        self._score = 0.0
+        self._won = False
+        self._finished = False
+        self._observation = ""
+        self._admissible: list[str] | None = None
+        self._tools: list[dict[str, Any]] | None = None
+
+    # ------------------------------------------------------------------ subclass API
+    def task_ids(self) -> list[str]:
+        """The task ids of this env's split, in a stable order."""
+        raise NotImplementedError
+
+    def oracle(self) -> list[str]:
+        """Action strings (in this env's action format) that solve the episode from its current state."""
+        raise NotImplementedError
+
+    def _load_task(self, task_id: str) -> TaskStart:
+        """Start task ``task_id`` and return its first observation."""
+        raise NotImplementedError
+
+    def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
+        """Execute one extracted command."""
+        raise NotImplementedError
+
+    def _privileged_info(self) -> dict[str, Any]:
+        """Privileged text for teachers; the default holds the oracle solution."""
+        return {"oracle": self.oracle()}
+
+    # ------------------------------------------------------------------ helpers for subclasses
+    @property
+    def task_id(self) -> str | None:
+        """Id of the current task (``None`` before the first reset)."""
+        return self._task_id
+
+    @property
+    def turn(self) -> int:
+        """Number of actions taken in the current episode."""
+        return self._turn
+
+    def format_action(self, command: str) -> str:
+        """Wrap a bare command in this env's action format (used by oracles)."""
+        name = getattr(self.action_format, "name", "plain")
+        if name == "think_action":
+            return f"<think>I follow the plan.</think><action>{command}</action>"
+        return command
+
+    def resolve_task_id(self, task_id: Any, ids: Sequence[str] | None = None) -> str:
+        """Check ``task_id`` against ``ids`` (default: :meth:`task_ids`) and return it as a string."""
+        ids = list(self.task_ids() if ids is None else ids)
+        key = str(task_id)
+        if key in ids:
+            return key
+        close = difflib.get_close_matches(key, ids, n=3)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise UnknownTaskError(
+            f"Unknown task id {key!r} for {type(self).__name__} ({len(ids)} tasks in this split).{hint} "
+            f"See env.unwrapped.task_ids() for the valid ids."
+        )
+
+    # ------------------------------------------------------------------ Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = options or {}
+        ids = self.task_ids()
+        if "task_id" in options and options["task_id"] is not None:
+            task_id = self.resolve_task_id(options["task_id"], ids)
+        else:
+            if not ids:
+                raise UnknownTaskError(f"{type(self).__name__} has no tasks in this split; check its kwargs and data.")
+            task_id = ids[int(self.np_random.integers(len(ids)))]
+        start = self._load_task(task_id)
+        self._task_id = task_id
+        self._task_text = start.task
+        self._turn = 0
+        self._score = 0.0
+        self._won = False
+        self._finished = False
+        self._observation = start.observation
+        self._admissible = start.admissible_actions
+        self._tools = start.tools
+        info = self._info(action_valid=True, **start.extra)
+        self._maybe_render()
+        return start.observation, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._task_id is None:
+            raise ResetNeeded("Call env.reset() before env.step().")
+        if self._finished:
+            return self._observation, 0.0, True, False, self._info(
+                action_valid=False, error="the episode is over; call env.reset()"
+            )
+        self._turn += 1
+        parsed = self.action_format.parse(action)
+        command = parsed.command
+        if command is None and self.invalid_action == "forward_tail":
+            command = parsed.fallback_command() or None
+        if command is None:
+            observation = self._explain_invalid(parsed)
+            self._observation = observation
+            info = self._info(action_valid=False, invalid_reason=parsed.reason)
+            self._maybe_render()
+            return observation, 0.0, False, False, info
+        outcome = self._execute(command, parsed)
+        valid = parsed.valid and outcome.action_valid
+        self._score = float(outcome.score)
+        self._won = bool(outcome.won)
+        self._finished = bool(outcome.terminated)
+        self._observation = outcome.observation
+        if outcome.admissible_actions is not None:
+            self._admissible = outcome.admissible_actions
+        extra = dict(outcome.extra)
+        if not parsed.valid:
+            extra.setdefault("invalid_reason", parsed.reason)
+        info = self._info(action_valid=valid, **extra)
+        self._maybe_render()
+        return outcome.observation, float(outcome.reward), bool(outcome.terminated), bool(outcome.truncated), info
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._observation
+        if self.render_mode == "human":
+            print(self._observation)
+        return None
+
+    # ------------------------------------------------------------------ internals
+    def _explain_invalid(self, parsed: ParsedAction) -> str:
+        text = f"Invalid action: {parsed.reason}. {self.action_format.instructions}"
+        if self._admissible:
+            shown = ", ".join(self._admissible[:40])
+            text += f" Admissible actions: {shown}"
+        return text
+
+    def _info(self, *, action_valid: bool, **extra: Any) -> dict[str, Any]:
+        info = base_info(
+            task_id=self._task_id or "",
+            task=self._task_text,
+            won=self._won,
+            score=self._score,
+            action_valid=action_valid,
+            turn=self._turn,
+            admissible_actions=list(self._admissible) if self._admissible is not None else None,
+            tools=self._tools,
+        )
+        info.update(extra)
+        if self.privileged:
+            info["privileged"] = self._privileged_info()
+        return info
+
+    def _maybe_render(self) -> None:
+        if self.render_mode == "human":
+            self.render()

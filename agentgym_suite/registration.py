@@ -1,0 +1,101 @@
+"""Every env id of the suite, registered with Gymnasium in one flat list.
+
+Ids follow Gymnasium's ``Name-vN`` rule: bump ``N`` when an env's reward or dynamics change.
+Each entry also says which optional packages and data it needs, so ``agentgym list`` can
+tell what is usable on this machine without importing heavy backends.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+
+import gymnasium
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """One registered env id and what it needs to run."""
+
+    id: str
+    entry_point: str
+    max_episode_steps: int
+    summary: str
+    requires: tuple[str, ...] = ()
+    """Importable modules the backend needs (checked with ``importlib.util.find_spec``)."""
+    data: tuple[str, ...] = ()
+    """Benchmark folder (first) and required paths inside it, relative to the data dir."""
+    kwargs: dict = field(default_factory=dict)
+
+
+ENV_ENTRIES: tuple[EnvEntry, ...] = (
+    EnvEntry("TextWorld-v0", "agentgym_suite.envs.textworld_env:TextWorldEnv", 50,
+             "TextWorld games generated offline (custom, cooking, coin collector, treasure hunter)",
+             requires=("textworld",)),
+    EnvEntry("ALFWorld-v0", "agentgym_suite.envs.alfworld_env:ALFWorldEnv", 50,
+             "ALFWorld household tasks on the real PDDL text engine",
+             requires=("alfworld", "textworld"), data=("alfworld", "json_2.1.1", "logic/alfred.twl2")),
+    EnvEntry("ScienceWorld-v0", "agentgym_suite.envs.scienceworld_env:ScienceWorldEnv", 100,
+             "ScienceWorld's 30 elementary-science tasks (Java simulator)", requires=("scienceworld",)),
+    EnvEntry("WebShop-v0", "agentgym_suite.envs.webshop:WebShopEnv", 15,
+             "WebShop online shopping with BM25 product search", data=("webshop",)),
+    EnvEntry("SearchQA-v0", "agentgym_suite.envs.searchqa:SearchQAEnv", 4,
+             "multi-hop QA with a search tool (HotpotQA, MuSiQue)", data=("searchqa",)),
+    EnvEntry("BFCL-v0", "agentgym_suite.envs.bfcl:BFCLEnv", 30,
+             "Berkeley Function Calling Leaderboard v4 (single- and multi-turn)", requires=("bfcl_eval",)),
+    EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 30,
+             "tau2-bench customer service (retail, airline, telecom, mock) with a simulated user",
+             data=("tau2", "domains")),
+    EnvEntry("VitaBench-v0", "agentgym_suite.envs.vitabench:VitaBenchEnv", 30,
+             "VitaBench life-service tasks (delivery, instore) with a simulated user", data=("vitabench",)),
+    EnvEntry("FinMCP-v0", "agentgym_suite.envs.finmcp:FinMCPEnv", 20,
+             "FinMCP-Bench financial tool calls replayed from recordings"),
+    EnvEntry("SyntheticTools-v0", "agentgym_suite.envs.synthetic_tools:SyntheticToolsEnv", 20,
+             "procedurally generated stateful tool worlds"),
+    EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.envs.rehearsal:RehearsalEnv", 20,
+             "a world model answers every tool call of a tool env (EnvACE rehearsal)"),
+)
+
+
+def entry(env_id: str) -> EnvEntry:
+    """Return the entry of ``env_id``; unknown ids list the known ones."""
+    for item in ENV_ENTRIES:
+        if item.id == env_id:
+            return item
+    known = ", ".join(e.id for e in ENV_ENTRIES)
+    raise KeyError(f"Unknown env id {env_id!r}. Known ids: {known}.")
+
+
+def implemented(item: EnvEntry) -> bool:
+    """True when the module behind ``item.entry_point`` exists in this install."""
+    module = item.entry_point.split(":")[0]
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def missing_requirements(item: EnvEntry) -> list[str]:
+    """What keeps ``item`` from running here: missing modules and data paths (empty when usable)."""
+    from agentgym_suite.core.data import data_dir
+
+    missing = [] if implemented(item) else [f"module {item.entry_point.split(':')[0]}"]
+    missing += [f"package {m}" for m in item.requires if importlib.util.find_spec(m) is None]
+    if item.data:
+        root = data_dir() / item.data[0]
+        paths = item.data[1:] or ("",)
+        missing += [f"data {root / p}" for p in paths if not (root / p).exists()]
+    return missing
+
+
+def register_all() -> None:
+    """Register every implemented entry with Gymnasium (idempotent)."""
+    for item in ENV_ENTRIES:
+        if item.id in gymnasium.registry or not implemented(item):
+            continue
+        gymnasium.register(
+            id=item.id,
+            entry_point=item.entry_point,
+            max_episode_steps=item.max_episode_steps,
+            kwargs=dict(item.kwargs),
+        )
