@@ -1,0 +1,46 @@
+"""The ``agentgym`` command. Each subcommand lives in ``agentgym_suite/commands/<name>.py``
+and exposes ``register(subparsers)`` (adds its parser, sets ``func``)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+COMMANDS = ("list", "play", "eval", "view", "plot", "data", "train", "fidelity", "demo")
+"""Subcommand modules, in the order ``agentgym --help`` shows them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``agentgym`` argument parser with every available subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="agentgym",
+        description="LLM-agent benchmarks as Gymnasium text environments: list, play, evaluate, train.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module_name = f"agentgym_suite.commands.{'list_envs' if name == 'list' else name}"
+        if importlib.util.find_spec(module_name) is None:
+            continue
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``agentgym``; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

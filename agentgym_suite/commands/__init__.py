@@ -1,0 +1,1 @@
+"""Subcommands of the ``agentgym`` command line, one module each."""

@@ -1,0 +1,216 @@
+"""``ToolEnv``: the base of every tool-calling env (BFCL, tau2, VitaBench, FinMCP, synthetic).
+
+The action is an assistant message; tool calls in it are parsed with
+:func:`~agentgym_suite.core.tool_calls.parse_tool_calls`, checked against the allow-list of
+tools and their JSON schemas, and dispatched to Python callables the env registered by name
+(never ``eval``/``exec``). The observation is the tool results (``<tool_response>`` blocks)
+or, when the message had no tool call, the user's next message. ``info["messages"]`` holds
+the conversation in OpenAI chat format and ``info["tools"]`` the tool schemas.
+
+A subclass implements :meth:`ToolEnv.task_ids`, :meth:`ToolEnv.oracle`,
+:meth:`ToolEnv._start_conversation` (tools, handlers, system prompt, first user message),
+:meth:`ToolEnv._user_reply` (the user's answer to a text reply, ``None`` to end) and
+:meth:`ToolEnv._evaluate` (score and success at the end).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping
+
+from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.spaces import MAX_ACTION_CHARS
+from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
+from agentgym_suite.core.tool_calls import (
+    TOOL_EXECUTION_ERROR,
+    ToolCall,
+    ToolCallError,
+    error_payload,
+    parse_tool_calls,
+    render_tool_results,
+    tool_name,
+    validate_call,
+)
+
+MAX_TOOL_RESULT_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class MessageFormat:
+    """Action format of tool envs: the whole assistant message is the action."""
+
+    name: str = "message"
+    instructions: str = (
+        "To call a tool, write <tool_call>\n{\"name\": ..., \"arguments\": {...}}\n</tool_call> "
+        "(several blocks allowed). To talk to the user, write plain text."
+    )
+
+    def parse(self, raw: str) -> ParsedAction:
+        if not isinstance(raw, str):
+            return ParsedAction(None, False, f"the action must be a string, got {type(raw).__name__}")
+        if not raw.strip():
+            return ParsedAction(None, False, "the message is empty", raw=raw)
+        if len(raw) > MAX_ACTION_CHARS:
+            return ParsedAction(None, False, f"the message is {len(raw)} characters long; the limit is {MAX_ACTION_CHARS}", raw=raw)
+        return ParsedAction(raw, True, kind="message", raw=raw)
+
+
+@dataclass
+class Conversation:
+    """What :meth:`ToolEnv._start_conversation` returns."""
+
+    task: str
+    tools: list[dict[str, Any]]
+    handlers: Mapping[str, Callable[..., Any]]
+    system_prompt: str = ""
+    first_user_message: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolRecord:
+    """One executed (or rejected) call, kept for scoring and fidelity checks."""
+
+    name: str
+    arguments: dict[str, Any]
+    result: Any
+    ok: bool
+    turn: int
+
+
+class ToolEnv(TextEnv):
+    """Base class of the suite's tool-calling envs.
+
+    Args:
+        end_on_tool_error: end the episode (reward 0) on a malformed call or an error
+            result, as EnvACE trains; default False (the error result is shown and the
+            episode goes on).
+        **kwargs: see :class:`~agentgym_suite.core.text_env.TextEnv`.
+    """
+
+    default_action_format: ClassVar[str] = "message"
+
+    def __init__(self, *, end_on_tool_error: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("action_format", MessageFormat())
+        super().__init__(**kwargs)
+        self.end_on_tool_error = end_on_tool_error
+        self.messages: list[dict[str, Any]] = []
+        self.tool_log: list[ToolRecord] = []
+        self._tool_index: dict[str, dict[str, Any]] = {}
+        self._handlers: Mapping[str, Callable[..., Any]] = {}
+
+    # ------------------------------------------------------------------ subclass API
+    def _start_conversation(self, task_id: str) -> Conversation:
+        """Set up task ``task_id``: its tools, their handlers and the opening messages."""
+        raise NotImplementedError
+
+    def _user_reply(self, assistant_text: str) -> str | None:
+        """The user's answer to an assistant text reply; ``None`` ends the conversation."""
+        return None
+
+    def _evaluate(self) -> tuple[float, bool]:
+        """(score in [0, 1], won) of the episode so far; called when it ends."""
+        raise NotImplementedError
+
+    def _after_calls(self, calls: list[ToolCall]) -> bool:
+        """Hook after a message's calls ran; return True to end the episode (single-turn tasks)."""
+        return False
+
+    # ------------------------------------------------------------------ TextEnv hooks
+    def format_action(self, command: str) -> str:
+        return command
+
+    def _load_task(self, task_id: str) -> TaskStart:
+        convo = self._start_conversation(task_id)
+        self._tool_index = {tool_name(t): t for t in convo.tools}
+        self._handlers = dict(convo.handlers)
+        unknown = set(self._handlers) - set(self._tool_index)
+        if unknown:
+            raise ValueError(f"handlers without a tool schema: {sorted(unknown)}")
+        self.messages = []
+        if convo.system_prompt:
+            self.messages.append({"role": "system", "content": convo.system_prompt})
+        if convo.first_user_message:
+            self.messages.append({"role": "user", "content": convo.first_user_message})
+        self.tool_log = []
+        extra = {"messages": list(self.messages), **convo.extra}
+        return TaskStart(convo.first_user_message, convo.task, None, list(convo.tools), extra)
+
+    def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
+        message = parse_tool_calls(command)
+        assistant: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.calls:
+            assistant["tool_calls"] = [c.to_openai() for c in message.calls]
+        self.messages.append(assistant)
+        if not message.has_tool_calls:
+            reply = self._user_reply(message.content)
+            if reply is None:
+                return self._finish("The conversation has ended.", valid=True)
+            self.messages.append({"role": "user", "content": reply})
+            return self._continue(reply, valid=True)
+        results: list[tuple[str, Any]] = []
+        valid = not message.errors
+        failed = not valid
+        for error in message.errors:
+            results.append((error.name or "invalid_tool_call", error_payload(error)))
+        for call in message.calls:
+            name, result, status = self.run_call(call)
+            results.append((name, result))
+            valid = valid and status != "invalid"
+            failed = failed or status != "ok"
+        for (name, result), call_id in zip(results, self._result_ids(message)):
+            body = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": body})
+        observation = render_tool_results(results)
+        if failed and self.end_on_tool_error:
+            return self._finish(observation, valid=valid, forced_fail=True)
+        if self._after_calls(message.calls):
+            return self._finish(observation, valid=valid)
+        return self._continue(observation, valid=valid)
+
+    def run_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """Validate and execute one call. Never raises.
+
+        Returns (name, result, status) where status is ``ok``, ``invalid`` (unknown tool or
+        arguments that break the schema: the action was malformed) or ``error`` (the tool
+        ran and reported or raised an error: a valid action with a failed outcome).
+        """
+        error = validate_call(call, self._tool_index)
+        if error is None and call.name not in self._handlers:
+            error = ToolCallError(TOOL_EXECUTION_ERROR, f"{call.name} is listed but not available in this environment", name=call.name)
+        if error is not None:
+            result: Any = error_payload(error)
+            self.tool_log.append(ToolRecord(call.name, call.arguments, result, False, self.turn))
+            return call.name, result, "error" if error.code == TOOL_EXECUTION_ERROR else "invalid"
+        try:
+            result = self._handlers[call.name](**call.arguments)
+            ok = not (isinstance(result, dict) and "error" in result and len(result) == 1)
+        except Exception as exc:  # a tool failing is data for the agent, not a crash
+            result = error_payload(ToolCallError(TOOL_EXECUTION_ERROR, f"{call.name} failed: {type(exc).__name__}: {exc}", name=call.name))
+            ok = False
+        text = json.dumps(result, ensure_ascii=False, default=str) if not isinstance(result, str) else result
+        if len(text) > MAX_TOOL_RESULT_CHARS:
+            result = text[:MAX_TOOL_RESULT_CHARS] + f"... [truncated {len(text) - MAX_TOOL_RESULT_CHARS} characters]"
+        self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
+        return call.name, result, "ok" if ok else "error"
+
+    # ------------------------------------------------------------------ internals
+    @staticmethod
+    def _result_ids(message: Any) -> list[str]:
+        return [f"error_{i}" for i in range(len(message.errors))] + [c.id for c in message.calls]
+
+    def _continue(self, observation: str, *, valid: bool) -> StepOutcome:
+        score, won = self._running_score()
+        return StepOutcome(observation, 0.0, score, won, False, action_valid=valid, extra={"messages": list(self.messages)})
+
+    def _finish(self, observation: str, *, valid: bool, forced_fail: bool = False) -> StepOutcome:
+        score, won = (0.0, False) if forced_fail else self._evaluate()
+        extra: dict[str, Any] = {"messages": list(self.messages)}
+        if forced_fail:
+            extra["error"] = "a tool call failed and end_on_tool_error is set"
+        return StepOutcome(observation, float(score), float(score), bool(won), True, action_valid=valid, extra=extra)
+
+    def _running_score(self) -> tuple[float, bool]:
+        """Score shown mid-episode; by default 0 until the end (override for dense scores)."""
+        return 0.0, False
