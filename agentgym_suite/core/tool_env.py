@@ -117,6 +117,16 @@ class ToolEnv(TextEnv):
         """Hook after a message's calls ran; return True to end the episode (single-turn tasks)."""
         return False
 
+    def _extra_info(self) -> dict[str, Any]:
+        """Env-specific keys merged into ``info`` after every step (metrics, per-turn checks)."""
+        return {}
+
+    def _set_tools(self, tools: list[dict[str, Any]], handlers: Mapping[str, Callable[..., Any]]) -> None:
+        """Replace the tool list mid-episode (tools revealed on a later turn); ``info["tools"]`` follows."""
+        self._tool_index = {tool_name(t): t for t in tools}
+        self._handlers = dict(handlers)
+        self._tools = list(tools)
+
     # ------------------------------------------------------------------ TextEnv hooks
     def format_action(self, command: str) -> str:
         return command
@@ -202,11 +212,12 @@ class ToolEnv(TextEnv):
 
     def _continue(self, observation: str, *, valid: bool) -> StepOutcome:
         score, won = self._running_score()
-        return StepOutcome(observation, 0.0, score, won, False, action_valid=valid, extra={"messages": list(self.messages)})
+        extra = {"messages": list(self.messages), **self._extra_info()}
+        return StepOutcome(observation, 0.0, score, won, False, action_valid=valid, extra=extra)
 
     def _finish(self, observation: str, *, valid: bool, forced_fail: bool = False) -> StepOutcome:
         score, won = (0.0, False) if forced_fail else self._evaluate()
-        extra: dict[str, Any] = {"messages": list(self.messages)}
+        extra: dict[str, Any] = {"messages": list(self.messages), **self._extra_info()}
         if forced_fail:
             extra["error"] = "a tool call failed and end_on_tool_error is set"
         return StepOutcome(observation, float(score), float(score), bool(won), True, action_valid=valid, extra=extra)
