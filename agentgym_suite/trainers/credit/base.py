@@ -1,0 +1,289 @@
+"""The credit-assignment protocol: the batch a plug-in sees, what it returns, and the base
+class every plug-in derives from.
+
+A trainer talks to a plug-in in two places:
+
+1. once per generation batch, ``assigner.advantages(batch)`` returns per-token advantages
+   ``(R, T)`` that replace TRL's per-sequence advantages (zero on every masked token);
+2. in every optimisation micro-batch, when ``assigner.has_aux_loss`` is true,
+   ``assigner.aux_loss(batch.select(rows), logprobs, logits)`` returns a scalar (already
+   multiplied by the plug-in's coefficient) that is added to TRL's loss.
+
+The ``needs_*`` flags and ``required_fields`` tell the trainer which optional inputs to
+compute; ``check_batch`` turns a missing input into an error that names it.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+
+ROLES: frozenset[str] = frozenset({"agent", "caller", "simulator", "solve", "curate"})
+"""Row roles the plug-ins understand (``agent`` is the plain single-role case)."""
+
+
+@dataclass
+class CreditBatch:
+    """The rows of one generation batch, as a credit plug-in sees them.
+
+    Per-row fields have length ``R``; per-token tensors have shape ``(R, T)``. A *row* is
+    one trained generation: one agent turn in the ``turn`` layout, a whole episode in the
+    ``trajectory`` layout.
+    """
+
+    group_ids: Sequence[Hashable]
+    """Group of each row: rows of the G rollouts of one task (same task id and seed)."""
+    traj_ids: Sequence[Hashable]
+    """Trajectory (episode or SkillRise trial) each row belongs to; unique across groups."""
+    turn_idx: Sequence[int]
+    """Order of the row inside its trajectory (0-based turn index)."""
+    roles: Sequence[str]
+    """``agent`` | ``caller`` | ``simulator`` | ``solve`` | ``curate``."""
+    returns: Tensor
+    """``(R,)`` episode return of the row's trajectory, in the env's own scale. SkillRise:
+    the reward of the task at the row's position (ignored on curate rows)."""
+    invalid: Tensor
+    """``(R,)`` bool: the row's action was invalid (penalised by ``invalid_penalty``)."""
+    completion_mask: Tensor
+    """``(R, T)`` 1 on model tokens that are trained, 0 on env/prompt/padding tokens."""
+    old_logprobs: Tensor | None = None
+    """``(R, T)`` log-probs of the sampled tokens under the rollout weights (detached)."""
+    teacher_logprobs: Tensor | None = None
+    """``(R, T)`` same weights as ``old_logprobs`` with privileged text in the prompt."""
+    step_rewards: Tensor | None = None
+    """``(R,)`` per-step env reward (GiGPO). ``None``: the return sits on the last turn."""
+    anchor_keys: Sequence[Hashable] | None = None
+    """Raw env observation of the row, without history (GiGPO anchor states)."""
+    task_ids: Sequence[Hashable] | None = None
+    """Task of the row when it differs from the group (EnvACE); ``None``: the group id."""
+    positions: Sequence[int] | None = None
+    """Task position ``p`` inside a SkillRise trial (0..K-1)."""
+    teacher_logits: Tensor | None = None
+    """``(R, T, V)`` teacher logits with the evidence in context (VAD), detached."""
+    teacher_logits_no_evidence: Tensor | None = None
+    """``(R, T, V)`` teacher logits with the evidence removed (VAD), detached."""
+    vocab_index: Tensor | None = None
+    """``(R, T, K)`` token ids the VAD teacher logits are restricted to (top-k storage);
+    ``None`` means the last axis is the full vocabulary."""
+    step: int = 0
+    """Optimiser step of the trainer (for schedules such as RLSD's decay)."""
+
+    def __post_init__(self) -> None:
+        """Check that every field agrees on the number of rows and tokens."""
+        if self.completion_mask.dim() != 2:
+            raise ValueError(
+                f"completion_mask must have shape (rows, tokens); got {tuple(self.completion_mask.shape)}. "
+                "Pad the completions of all rows to one length and mask the padding with 0."
+            )
+        rows = self.completion_mask.shape[0]
+        for name in ("group_ids", "traj_ids", "turn_idx", "roles"):
+            _check_len(name, getattr(self, name), rows)
+        for name in ("anchor_keys", "task_ids", "positions"):
+            if getattr(self, name) is not None:
+                _check_len(name, getattr(self, name), rows)
+        for name in ("returns", "invalid", "step_rewards"):
+            value = getattr(self, name)
+            if value is not None and tuple(value.shape) != (rows,):
+                raise ValueError(f"{name} must have shape ({rows},), one value per row; got {tuple(value.shape)}.")
+        for name in ("old_logprobs", "teacher_logprobs"):
+            value = getattr(self, name)
+            if value is not None and value.shape != self.completion_mask.shape:
+                raise ValueError(
+                    f"{name} must have the completion_mask's shape {tuple(self.completion_mask.shape)}; "
+                    f"got {tuple(value.shape)}. Compute it on the same padded completions."
+                )
+        for name in ("teacher_logits", "teacher_logits_no_evidence", "vocab_index"):
+            value = getattr(self, name)
+            if value is not None and (value.dim() != 3 or value.shape[:2] != self.completion_mask.shape):
+                raise ValueError(
+                    f"{name} must have shape (rows, tokens, vocab) matching completion_mask "
+                    f"{tuple(self.completion_mask.shape)}; got {tuple(value.shape)}."
+                )
+        bad = sorted({r for r in self.roles if r not in ROLES})
+        if bad:
+            raise ValueError(f"unknown row roles {bad}; use one of {sorted(ROLES)}.")
+        if not torch.isfinite(self.returns.float()).all():
+            raise ValueError("returns contain NaN or inf; give failed episodes a finite return (e.g. 0).")
+
+    @property
+    def num_rows(self) -> int:
+        """Number of rows ``R``."""
+        return int(self.completion_mask.shape[0])
+
+    @property
+    def mask(self) -> Tensor:
+        """The completion mask as a float tensor."""
+        return self.completion_mask.to(torch.float32)
+
+    def select(self, rows: Sequence[int] | Tensor) -> CreditBatch:
+        """The sub-batch of the given row indices (for micro-batched auxiliary losses)."""
+        idx = torch.as_tensor(rows, dtype=torch.long)
+        picks = idx.tolist()
+        updates: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None or f.name == "step":
+                continue
+            if isinstance(value, Tensor):
+                updates[f.name] = value[idx.to(value.device)]
+            else:
+                updates[f.name] = [value[i] for i in picks]
+        return replace(self, **updates)
+
+
+@dataclass
+class CreditOutput:
+    """What ``CreditAssigner.advantages`` returns."""
+
+    advantages: Tensor
+    """``(R, T)`` per-token advantages, exactly 0 where the completion mask is 0."""
+    metrics: dict[str, float] = field(default_factory=dict)
+    """Scalars to log, named ``credit/<plugin>/<metric>``."""
+
+
+@dataclass
+class AuxLossOutput:
+    """What ``CreditAssigner.aux_loss`` returns."""
+
+    loss: Tensor
+    """Scalar with gradient, already scaled by the plug-in's coefficient; add it to TRL's loss."""
+    metrics: dict[str, float] = field(default_factory=dict)
+    """Scalars to log, named ``credit/<plugin>/<metric>``."""
+
+
+@dataclass
+class CreditConfig:
+    """Base of every plug-in's config: a flat dataclass validated in ``__post_init__``."""
+
+    def __post_init__(self) -> None:
+        """Validate the fields (subclasses extend this)."""
+
+
+class CreditAssigner(ABC):
+    """Base class of credit-assignment plug-ins.
+
+    Subclasses set ``name``, ``config_cls`` and the ``needs_*`` flags, and implement
+    ``advantages``; those with an auxiliary loss set ``has_aux_loss`` and override
+    ``aux_loss``.
+    """
+
+    name: ClassVar[str]
+    """Registry name."""
+    config_cls: ClassVar[type[CreditConfig]]
+    """Dataclass holding the plug-in's parameters with the papers' defaults."""
+    needs_old_logprobs: ClassVar[bool] = False
+    """The trainer must fill ``CreditBatch.old_logprobs``."""
+    needs_teacher_logprobs: ClassVar[bool] = False
+    """The trainer must run the teacher prompt and fill ``CreditBatch.teacher_logprobs``."""
+    needs_full_logits: ClassVar[bool] = False
+    """The trainer must fill the VAD teacher logits and pass current logits to ``aux_loss``."""
+    extra_fields: ClassVar[tuple[str, ...]] = ()
+    """Further optional ``CreditBatch`` fields the plug-in needs."""
+    has_aux_loss: ClassVar[bool] = False
+    """``aux_loss`` returns a term to add to the policy loss."""
+    primary_role: ClassVar[str] = "agent"
+    """Role of the rows in a plain single-role episode for this plug-in."""
+
+    def __init__(self, config: CreditConfig | None = None, **params: Any) -> None:
+        """Build from a config object or from keyword parameters of ``config_cls``."""
+        if config is not None and params:
+            raise ValueError(f"{self.name}: pass either config= or keyword parameters, not both.")
+        if config is None:
+            known = [f.name for f in fields(self.config_cls)]
+            unknown = sorted(set(params) - set(known))
+            if unknown:
+                raise ValueError(
+                    f"{self.name}: unknown parameter(s) {unknown}; known parameters: {known}."
+                )
+            config = self.config_cls(**params)
+        elif not isinstance(config, self.config_cls):
+            raise ValueError(
+                f"{self.name}: config must be a {self.config_cls.__name__}, got {type(config).__name__}."
+            )
+        self.config = config
+
+    @property
+    def required_fields(self) -> tuple[str, ...]:
+        """Optional ``CreditBatch`` fields this plug-in reads."""
+        needed: list[str] = []
+        if self.needs_old_logprobs:
+            needed.append("old_logprobs")
+        if self.needs_teacher_logprobs:
+            needed.append("teacher_logprobs")
+        if self.needs_full_logits:
+            needed += ["teacher_logits", "teacher_logits_no_evidence"]
+        return tuple(needed) + tuple(self.extra_fields)
+
+    def check_batch(self, batch: CreditBatch) -> None:
+        """Raise ``ValueError`` naming every required field the batch lacks."""
+        missing = [n for n in self.required_fields if getattr(batch, n) is None]
+        if missing:
+            raise ValueError(
+                f"credit plug-in '{self.name}' needs batch field(s) {missing}; "
+                "compute them in the trainer (see the plug-in's needs_* flags) before calling it."
+            )
+
+    def one_turn_equivalent(self) -> tuple[str, float]:
+        """``(base plug-in, scale)`` such that on one-row-per-trajectory batches with an
+        uninformative teacher (teacher log-probs == old log-probs) this plug-in's advantages
+        equal ``scale`` times the base plug-in's."""
+        return ("grpo", 1.0)
+
+    @abstractmethod
+    def advantages(self, batch: CreditBatch) -> CreditOutput:
+        """Per-token advantages ``(R, T)`` for the batch (zero on masked tokens)."""
+
+    def aux_loss(
+        self, batch: CreditBatch, logprobs: Tensor, logits: Tensor | None = None
+    ) -> AuxLossOutput | None:
+        """Auxiliary loss given the current log-probs ``(R, T)`` (with gradient) and, for
+        plug-ins with ``needs_full_logits``, the current logits ``(R, T, V)``."""
+        return None
+
+    def metric(self, key: str) -> str:
+        """Namespaced metric name ``credit/<name>/<key>``."""
+        return f"credit/{self.name}/{key}"
+
+
+def masked_mean(values: Tensor, mask: Tensor) -> Tensor:
+    """Mean of ``values`` over the tokens where ``mask`` is 1 (0 when nothing is masked in)."""
+    mask = mask.to(values.dtype)
+    return (values * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def where_mask(values: Tensor, mask: Tensor) -> Tensor:
+    """``values`` on masked-in tokens, exactly 0 elsewhere (also removes NaN/inf padding)."""
+    return torch.where(mask.bool(), values, torch.zeros_like(values))
+
+
+def check_logprobs(name: str, logprobs: Tensor, batch: CreditBatch) -> None:
+    """Raise when ``logprobs`` does not have the batch's ``(R, T)`` shape."""
+    if logprobs.shape != batch.completion_mask.shape:
+        raise ValueError(
+            f"{name} must have shape {tuple(batch.completion_mask.shape)} (rows, tokens) like the "
+            f"batch's completion_mask; got {tuple(logprobs.shape)}."
+        )
+
+
+def require(condition: bool, message: str) -> None:
+    """Config validation helper: raise ``ValueError(message)`` unless ``condition``."""
+    if not condition:
+        raise ValueError(message)
+
+
+def finite(value: float) -> bool:
+    """True for a finite float."""
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _check_len(name: str, value: Sequence[Any], rows: int) -> None:
+    if len(value) != rows:
+        raise ValueError(
+            f"{name} has {len(value)} entries but completion_mask has {rows} rows; give one per row."
+        )

@@ -1,0 +1,117 @@
+"""GiGPO: episode-level group advantage plus a step-level advantage computed inside
+anchor-state groups (rows of one group whose raw observation is identical)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import torch
+from torch import Tensor
+
+from agentgym_suite.trainers.credit.base import (
+    CreditAssigner,
+    CreditBatch,
+    CreditConfig,
+    CreditOutput,
+    finite,
+    require,
+)
+from agentgym_suite.trainers.credit.grouping import broadcast, group_normalize, trajectory_rows
+from agentgym_suite.trainers.credit.grpo import row_scores
+
+
+@dataclass
+class GiGPOCreditConfig(CreditConfig):
+    """Parameters of GiGPO (defaults of the released ALFWorld/WebShop scripts)."""
+
+    step_weight: float = field(default=1.0, metadata={"help": "w in A = A_episode + w * A_step."})
+    gamma: float = field(default=0.95, metadata={"help": "Discount of the step return R_t = r_t + gamma*R_{t+1}."})
+    std_normalize: bool = field(
+        default=False,
+        metadata={"help": "False = 'mean_norm' (default), True = 'mean_std_norm' for both levels."},
+    )
+    invalid_penalty: float = field(
+        default=0.1, metadata={"help": "Subtracted from both the row score and its step return."}
+    )
+    eps: float = field(default=1e-6, metadata={"help": "Added to the std before dividing."})
+
+    def __post_init__(self) -> None:
+        """Validate the parameters."""
+        require(finite(self.step_weight) and self.step_weight >= 0,
+                f"step_weight must be >= 0 (got {self.step_weight!r}); the paper uses 1.0.")
+        require(finite(self.gamma) and 0.0 <= self.gamma <= 1.0,
+                f"gamma must be in [0, 1] (got {self.gamma!r}); the paper uses 0.95.")
+        require(finite(self.invalid_penalty) and self.invalid_penalty >= 0,
+                f"invalid_penalty must be >= 0 (got {self.invalid_penalty!r}); use 0.1 or 0 to disable.")
+        require(finite(self.eps) and self.eps > 0, f"eps must be > 0 (got {self.eps!r}).")
+
+
+def discounted_step_returns(batch: CreditBatch, gamma: float) -> Tensor:
+    """``R_t = r_t + gamma * R_{t+1}`` along each trajectory, ``(R,)``.
+
+    Without ``step_rewards`` the reward is sparse: the episode return on the trajectory's last
+    turn and 0 on the others.
+    """
+    order = trajectory_rows(batch.traj_ids, batch.turn_idx)
+    returns = batch.returns.to(torch.float32)
+    if batch.step_rewards is not None:
+        rewards = batch.step_rewards.to(torch.float32)
+    else:
+        rewards = torch.zeros_like(returns)
+        for rows in order.values():
+            rewards[rows[-1]] = returns[rows[-1]]
+    out = torch.zeros_like(rewards)
+    for rows in order.values():
+        running = torch.zeros((), dtype=torch.float32, device=rewards.device)
+        for i in reversed(rows):
+            running = rewards[i] + gamma * running
+            out[i] = running
+    return out
+
+
+class GiGPOCredit(CreditAssigner):
+    """GiGPO: ``A = A_episode + w * A_step``.
+
+    ``A_episode`` normalises the row scores over all step rows of the group (verl-agent's
+    default; a single-row group keeps its raw score). ``A_step`` normalises the discounted
+    step returns (minus the row's invalid penalty) within anchor groups = (group, raw
+    observation); a singleton anchor group gets ``A_step = 0``.
+    """
+
+    name: ClassVar[str] = "gigpo"
+    config_cls: ClassVar[type[CreditConfig]] = GiGPOCreditConfig
+    extra_fields: ClassVar[tuple[str, ...]] = ("anchor_keys",)
+    config: GiGPOCreditConfig
+
+    def advantages(self, batch: CreditBatch) -> CreditOutput:
+        """Episode plus weighted step advantage, broadcast over each row's model tokens."""
+        self.check_batch(batch)
+        cfg = self.config
+        penalty = cfg.invalid_penalty * batch.invalid.to(torch.float32)
+        episode = group_normalize(
+            row_scores(batch, cfg.invalid_penalty), batch.group_ids,
+            std_normalize=cfg.std_normalize, eps=cfg.eps, singleton="raw",
+        )
+        step_returns = discounted_step_returns(batch, cfg.gamma) - penalty
+        assert batch.anchor_keys is not None
+        anchors = list(zip(batch.group_ids, batch.anchor_keys))
+        step = group_normalize(
+            step_returns, anchors, std_normalize=cfg.std_normalize, eps=cfg.eps, singleton="zero"
+        )
+        per_row = episode + cfg.step_weight * step
+        sizes: dict[object, int] = {}
+        for a in anchors:
+            sizes[a] = sizes.get(a, 0) + 1
+        metrics = {
+            self.metric("episode_adv_abs_mean"): float(episode.abs().mean()) if per_row.numel() else 0.0,
+            self.metric("step_adv_abs_mean"): float(step.abs().mean()) if per_row.numel() else 0.0,
+            self.metric("anchor_group_size_mean"): (sum(sizes.values()) / len(sizes)) if sizes else 0.0,
+        }
+        return CreditOutput(broadcast(per_row, batch.completion_mask), metrics)
+
+    def one_turn_equivalent(self) -> tuple[str, float]:
+        """On one-turn episodes that share their first observation the step groups equal the
+        episode groups, so GiGPO is ``(1 + w)`` times Dr. GRPO (GRPO with ``std_normalize``)."""
+        base = "grpo" if self.config.std_normalize else "dr_grpo"
+        return (base, 1.0 + self.config.step_weight)

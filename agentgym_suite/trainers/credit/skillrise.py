@@ -1,0 +1,98 @@
+"""SkillRise: credit for Solve and Curate rows of a cross-task trial.
+
+Solve rows at position p get that task's reward ``r_p``; Curate rows at p get the discounted
+rewards of the later tasks ``sum_{j>p} gamma^(j-p) r_j``. Advantages are mean-only within
+(group, position, role), with each trajectory (trial) counted once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import torch
+from torch import Tensor
+
+from agentgym_suite.trainers.credit.base import (
+    CreditAssigner,
+    CreditBatch,
+    CreditConfig,
+    CreditOutput,
+    finite,
+    require,
+)
+from agentgym_suite.trainers.credit.grouping import broadcast, trajectory_mean_baseline
+
+SKILLRISE_ROLES = ("solve", "curate")
+
+
+@dataclass
+class SkillRiseCreditConfig(CreditConfig):
+    """Parameters of SkillRise credit."""
+
+    gamma: float = field(default=0.6, metadata={"help": "Discount of later task rewards for Curate rows."})
+    invalid_penalty: float = field(
+        default=0.5, metadata={"help": "Subtracted from an invalid row's score (e.g. a <skill> parse failure)."}
+    )
+
+    def __post_init__(self) -> None:
+        """Validate the parameters."""
+        require(finite(self.gamma) and 0.0 <= self.gamma <= 1.0,
+                f"gamma must be in [0, 1] (got {self.gamma!r}); the paper uses 0.6.")
+        require(finite(self.invalid_penalty) and self.invalid_penalty >= 0,
+                f"invalid_penalty must be >= 0 (got {self.invalid_penalty!r}); the paper uses 0.5.")
+
+
+def skillrise_scores(batch: CreditBatch, gamma: float) -> Tensor:
+    """Per-row credit before the invalid penalty: ``r_p`` (solve) or the discounted later
+    rewards (curate). A position with no solve row in the trial counts as reward 0."""
+    assert batch.positions is not None
+    task_reward: dict[tuple[object, int], float] = {}
+    for i, role in enumerate(batch.roles):
+        if role == "solve":
+            task_reward[(batch.traj_ids[i], int(batch.positions[i]))] = float(batch.returns[i])
+    later: dict[object, list[int]] = defaultdict(list)
+    for traj, pos in task_reward:
+        later[traj].append(pos)
+    scores = []
+    for i, role in enumerate(batch.roles):
+        traj, p = batch.traj_ids[i], int(batch.positions[i])
+        if role == "solve":
+            scores.append(task_reward[(traj, p)])
+        else:
+            scores.append(sum(gamma ** (j - p) * task_reward[(traj, j)] for j in later[traj] if j > p))
+    return torch.tensor(scores, dtype=torch.float32, device=batch.returns.device)
+
+
+class SkillRiseCredit(CreditAssigner):
+    """SkillRise: ``A_row = s_row - mean`` over the trials of one (group, position, role)."""
+
+    name: ClassVar[str] = "skillrise"
+    config_cls: ClassVar[type[CreditConfig]] = SkillRiseCreditConfig
+    extra_fields: ClassVar[tuple[str, ...]] = ("positions",)
+    primary_role: ClassVar[str] = "solve"
+    config: SkillRiseCreditConfig
+
+    def advantages(self, batch: CreditBatch) -> CreditOutput:
+        """Mean-only advantages per (group, position, role), one value per trial."""
+        self.check_batch(batch)
+        bad = sorted({r for r in batch.roles if r not in SKILLRISE_ROLES})
+        if bad:
+            raise ValueError(f"skillrise rows must have role 'solve' or 'curate'; got {bad}.")
+        assert batch.positions is not None
+        scores = skillrise_scores(batch, self.config.gamma)
+        scores = scores - self.config.invalid_penalty * batch.invalid.to(torch.float32).to(scores.device)
+        cells = [(g, int(p), r) for g, p, r in zip(batch.group_ids, batch.positions, batch.roles)]
+        per_row = scores - trajectory_mean_baseline(scores, cells, batch.traj_ids)
+        curate = torch.tensor([r == "curate" for r in batch.roles], dtype=torch.bool)
+        metrics = {
+            self.metric("solve_score_mean"): float(scores[~curate].mean()) if (~curate).any() else 0.0,
+            self.metric("curate_score_mean"): float(scores[curate].mean()) if curate.any() else 0.0,
+            self.metric("advantage_abs_mean"): float(per_row.abs().mean()) if per_row.numel() else 0.0,
+        }
+        return CreditOutput(broadcast(per_row, batch.completion_mask), metrics)
+
+    def one_turn_equivalent(self) -> tuple[str, float]:
+        """A trial of one single-turn Solve task is Dr. GRPO on that task's reward."""
+        return ("dr_grpo", 1.0)

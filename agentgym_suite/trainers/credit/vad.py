@@ -1,0 +1,172 @@
+"""VAD (text form): attributable distillation. The teacher is run with the privileged
+evidence in context (``x+``) and without it (``x-``); only the part of the teacher's
+correction that is explained by the evidence is distilled into the student.
+
+Per generated token ``t`` (all vectors over the vocabulary, or over a subset of it):
+
+- centred teacher log-probs ``c± = log p_T(.|x±) - mean_v log p_T(v|x±)``, ``u = c+ - c-``;
+- correction ``r = centre(log p_T(.|x+) - log p_S)``; projection ``alpha = <r, u> / |u|^2``
+  (``alpha = 0`` when ``|u|^2 <= eps``; ``one_sided`` clips ``alpha >= 0``);
+- target ``q = softmax(log p_S + alpha * u)``, detached;
+- loss ``JSD(p_S || q) + lambda_reg * w * JSD(p_S || p_T+)``, token-mean, times ``coef``.
+
+Choices for the parts the paper leaves open:
+
+- **weight** ``w = 1 - share`` with ``share = |alpha u| / |r|`` (in [0, 1] by Cauchy-Schwarz):
+  the less of the correction the evidence explains, the more the plain teacher term pulls;
+  when the evidence changes nothing (``u = 0``) the loss is ``lambda_reg * JSD(p_S || p_T+)``.
+- **JSD** is the symmetric one with mixture ``m = (p + q) / 2``.
+- **vocabulary**: full by default. ``top_k`` keeps the ``k`` most likely tokens under the
+  teacher with evidence and renormalises all three distributions on that subset; a trainer
+  that stores only top-k teacher logits passes their ids in ``CreditBatch.vocab_index`` and the
+  student's logits are gathered at those ids (same renormalisation).
+- ``w`` and ``q`` carry no gradient; the student's log-probs do.
+
+Advantages are plain verl-agent GRPO: VAD is a distillation add-on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from agentgym_suite.trainers.credit.base import (
+    AuxLossOutput,
+    CreditBatch,
+    CreditConfig,
+    finite,
+    masked_mean,
+    require,
+)
+from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig
+
+LOG2 = 0.6931471805599453
+
+
+@dataclass
+class VADCreditConfig(GRPOCreditConfig):
+    """Parameters of the VAD distillation term."""
+
+    coef: float = field(default=1.0, metadata={"help": "Weight of the VAD loss added to the GRPO loss."})
+    lambda_reg: float = field(default=0.1, metadata={"help": "Weight of the direct-teacher JSD regulariser."})
+    one_sided: bool = field(default=False, metadata={"help": "Clip the projection alpha at 0."})
+    top_k: int | None = field(
+        default=None, metadata={"help": "Restrict to the teacher's top-k tokens (None = full vocabulary)."}
+    )
+    proj_eps: float = field(default=1e-8, metadata={"help": "alpha = 0 when |u|^2 <= proj_eps."})
+
+    def __post_init__(self) -> None:
+        """Validate the parameters."""
+        super().__post_init__()
+        require(finite(self.coef) and self.coef >= 0, f"coef must be >= 0 (got {self.coef!r}).")
+        require(finite(self.lambda_reg) and self.lambda_reg >= 0,
+                f"lambda_reg must be >= 0 (got {self.lambda_reg!r}); 0 disables the regulariser.")
+        require(self.top_k is None or (isinstance(self.top_k, int) and self.top_k >= 2),
+                f"top_k must be None (full vocabulary) or an int >= 2 (got {self.top_k!r}).")
+        require(finite(self.proj_eps) and self.proj_eps > 0, f"proj_eps must be > 0 (got {self.proj_eps!r}).")
+
+
+def centre(x: Tensor) -> Tensor:
+    """Subtract the mean over the last (vocabulary) axis."""
+    return x - x.mean(dim=-1, keepdim=True)
+
+
+def vad_target(
+    student_logp: Tensor, pos_logp: Tensor, neg_logp: Tensor, *, one_sided: bool, eps: float = 1e-8
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Target log-probs ``log q``, projection ``alpha`` and attributable share, all detached.
+
+    Inputs are normalised log-probs ``(..., V)``; outputs ``(..., V)``, ``(...)``, ``(...)``.
+    """
+    s = student_logp.detach()
+    u = centre(pos_logp) - centre(neg_logp)
+    r = centre(pos_logp - s)
+    uu = (u * u).sum(-1)
+    safe = uu > eps
+    alpha = torch.where(safe, (r * u).sum(-1) / torch.where(safe, uu, torch.ones_like(uu)), torch.zeros_like(uu))
+    if one_sided:
+        alpha = alpha.clamp(min=0.0)
+    aligned = alpha.unsqueeze(-1) * u
+    q_logp = torch.log_softmax(s + aligned, dim=-1)
+    r_norm = r.norm(dim=-1)
+    share = torch.where(r_norm > 0, aligned.norm(dim=-1) / r_norm.clamp(min=1e-12), torch.zeros_like(r_norm))
+    return q_logp.detach(), alpha.detach(), share.clamp(0.0, 1.0).detach()
+
+
+def jsd(p_logp: Tensor, q_logp: Tensor) -> Tensor:
+    """Jensen-Shannon divergence over the last axis, from log-probs (gradient through both)."""
+    m_logp = torch.logsumexp(torch.stack([p_logp, q_logp]), dim=0) - LOG2
+    kl_pm = (p_logp.exp() * (p_logp - m_logp)).sum(-1)
+    kl_qm = (q_logp.exp() * (q_logp - m_logp)).sum(-1)
+    return 0.5 * (kl_pm + kl_qm)
+
+
+def vad_token_loss(
+    student_logits: Tensor, pos_logits: Tensor, neg_logits: Tensor, *, lambda_reg: float,
+    one_sided: bool, eps: float = 1e-8,
+) -> tuple[Tensor, dict[str, Tensor]]:
+    """Per-token VAD loss ``(...)`` from logits over one (sub)vocabulary, plus diagnostics."""
+    s = torch.log_softmax(student_logits.float(), dim=-1)
+    pos = torch.log_softmax(pos_logits.detach().float(), dim=-1)
+    neg = torch.log_softmax(neg_logits.detach().float(), dim=-1)
+    q, alpha, share = vad_target(s, pos, neg, one_sided=one_sided, eps=eps)
+    weight = 1.0 - share
+    target_term = jsd(s, q)
+    teacher_term = jsd(s, pos)
+    loss = target_term + lambda_reg * weight * teacher_term
+    return loss, {"alpha": alpha, "share": share, "weight": weight, "target_jsd": target_term.detach(),
+                  "teacher_jsd": teacher_term.detach()}
+
+
+class VADCredit(GRPOCredit):
+    """VAD: GRPO advantages plus ``coef`` times the attributable-distillation loss."""
+
+    name: ClassVar[str] = "vad"
+    config_cls: ClassVar[type[CreditConfig]] = VADCreditConfig
+    needs_full_logits: ClassVar[bool] = True
+    has_aux_loss: ClassVar[bool] = True
+    config: VADCreditConfig
+
+    def aux_loss(
+        self, batch: CreditBatch, logprobs: Tensor, logits: Tensor | None = None
+    ) -> AuxLossOutput:
+        """Token-mean VAD loss; ``logits`` ``(R, T, V)`` are the student's current logits."""
+        self.check_batch(batch)
+        if logits is None or logits.dim() != 3 or logits.shape[:2] != batch.completion_mask.shape:
+            raise ValueError(
+                "vad needs the student's current logits of shape (rows, tokens, vocab) aligned with the "
+                f"completion mask {tuple(batch.completion_mask.shape)}; pass logits= to aux_loss."
+            )
+        assert batch.teacher_logits is not None and batch.teacher_logits_no_evidence is not None
+        mask = batch.completion_mask.to(logits.device).bool()
+        pos = batch.teacher_logits.to(logits.device)
+        neg = batch.teacher_logits_no_evidence.to(logits.device)
+        student = logits
+        if batch.vocab_index is not None:
+            student = logits.gather(-1, batch.vocab_index.to(logits.device).long())
+        elif self.config.top_k is not None and self.config.top_k < pos.shape[-1]:
+            idx = pos.topk(self.config.top_k, dim=-1).indices
+            student, pos, neg = student.gather(-1, idx), pos.gather(-1, idx), neg.gather(-1, idx)
+        if pos.shape != student.shape or neg.shape != student.shape:
+            raise ValueError(
+                f"vad: teacher logits {tuple(pos.shape)} / {tuple(neg.shape)} do not match the student's "
+                f"{tuple(student.shape)}; give all three on the same vocabulary (or set vocab_index)."
+            )
+        keep = mask.unsqueeze(-1)
+        zeros = torch.zeros((), dtype=student.dtype, device=student.device)
+        student = torch.where(keep, student, zeros)
+        pos = torch.where(keep, pos.to(student.dtype), zeros)
+        neg = torch.where(keep, neg.to(student.dtype), zeros)
+        per_token, diag = vad_token_loss(
+            student, pos, neg, lambda_reg=self.config.lambda_reg, one_sided=self.config.one_sided,
+            eps=self.config.proj_eps,
+        )
+        loss = masked_mean(per_token, mask)
+        metrics = {self.metric("loss"): float(loss.detach())}
+        for key, value in diag.items():
+            metrics[self.metric(f"{key}_mean")] = float(masked_mean(value, mask))
+        return AuxLossOutput(self.config.coef * loss, metrics)
