@@ -1,0 +1,199 @@
+"""``WebShop-v0``: WebShop's shopping task on a local text engine with BM25 product search."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from agentgym_suite.core.actions import ActionFormat, ParsedAction
+from agentgym_suite.core.data import benchmark_dir
+from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
+from agentgym_suite.envs.webshop.catalogue import SHUFFLE_SEED, Catalogue, load_catalogue, split_goals
+from agentgym_suite.envs.webshop.engine import BUY_NOW, NEXT_PAGE, PREV_PAGE, BACK_TO_SEARCH, PRODUCT_WINDOW, ProductSearch, Session
+from agentgym_suite.envs.webshop.prepare import load_or_prepare_nouns
+from agentgym_suite.envs.webshop.reward import FUZZY_THRESHOLD, goal_option_values, purchase_reward
+from agentgym_suite.envs.webshop.text_match import normalize_color, token_set_ratio
+
+_CACHE: dict[tuple[str, str, int | None, int], tuple[Catalogue, ProductSearch]] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def shared_catalogue(data_dir: Path, goals: str, num_products: int | None, seed: int) -> tuple[Catalogue, ProductSearch]:
+    """Load (once per process) a catalogue, its noun sets and its search index."""
+    key = (str(Path(data_dir).resolve()), goals, num_products, seed)
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            catalogue = load_catalogue(Path(data_dir), goals=goals, seed=seed, num_products=num_products)
+            catalogue.nouns = load_or_prepare_nouns(Path(data_dir), catalogue.products)
+            _CACHE[key] = (catalogue, ProductSearch(catalogue))
+        return _CACHE[key]
+
+
+class WebShopEnv(TextEnv):
+    """WebShop (Yao et al., 2022): find and buy the product an instruction asks for.
+
+    Actions are ``search[query]`` (on the search page) and ``click[element]`` (an ASIN, an option
+    value, ``next >``, ``< prev``, ``back to search``, ``description``, ``features``,
+    ``reviews``, ``buy now``); ``info["admissible_actions"]`` lists them for the current page.
+    The episode ends at ``buy now`` with WebShop's reward in [0, 1] as ``info["score"]``;
+    ``won`` is a perfect 1.0.
+
+    Args:
+        data_dir: directory with ``items_shuffle_1000.json``, ``items_ins_v2_1000.json`` and
+            ``items_human_ins.json`` (default ``$AGENTGYM_DATA/webshop/data``).
+        split: ``test`` (the first 500 shuffled goals), ``eval`` (the next 1,000), ``train``
+            (the rest) or ``all``.
+        goals: ``human`` (WebShop's default human instructions) or ``synthetic``.
+        num_products: use only the first N catalogue products.
+        reward_scale: the buy step's reward is ``reward_scale * score``.
+        success_reward: if set, the buy step's reward is this value when won and 0 otherwise
+            (the seeds use 10).
+        data_seed: seed of the price draws and goal price bounds.
+        **kwargs: ``action_format``, ``privileged``, ``invalid_action``, ``render_mode``.
+    """
+
+    benchmark = "webshop"
+    default_action_format = "plain"
+    prompt_description = "WebShop, a simulated online shopping website"
+
+    def __init__(
+        self,
+        *,
+        data_dir: str | Path | None = None,
+        split: str = "test",
+        goals: str = "human",
+        num_products: int | None = None,
+        reward_scale: float = 1.0,
+        success_reward: float | None = None,
+        data_seed: int = SHUFFLE_SEED,
+        action_format: str | ActionFormat | None = None,
+        privileged: bool = False,
+        invalid_action: str = "explain",
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(action_format=action_format, privileged=privileged,
+                         invalid_action=invalid_action, render_mode=render_mode)
+        root = Path(data_dir) if data_dir is not None else benchmark_dir("webshop") / "data"
+        self.catalogue, self.search_engine = shared_catalogue(root, goals, num_products, data_seed)
+        self._ids = [str(i) for i in split_goals(len(self.catalogue.goals), split)]
+        self.split = split
+        self.reward_scale = float(reward_scale)
+        self.success_reward = success_reward
+        self._session: Session | None = None
+        self._goal: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ TextEnv API
+    def task_ids(self) -> list[str]:
+        return list(self._ids)
+
+    @property
+    def goal(self) -> dict[str, Any]:
+        """The current task's goal record (product ASIN, attributes, options, price bound)."""
+        if self._goal is None:
+            raise RuntimeError("Call reset() first.")
+        return self._goal
+
+    def _load_task(self, task_id: str) -> TaskStart:
+        self._goal = self.catalogue.goals[int(task_id)]
+        self._session = Session(instruction=self._goal["instruction_text"])
+        return TaskStart(
+            observation=self._session.render(self.catalogue),
+            task=self._goal["instruction_text"],
+            admissible_actions=self._session.admissible_actions(self.catalogue),
+        )
+
+    def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
+        session = self._session
+        assert session is not None
+        transition = session.act(command, self.catalogue, self.search_engine)
+        admissible = session.admissible_actions(self.catalogue)
+        if not transition.valid:
+            text = f"{transition.message}\n{session.render(self.catalogue)}"
+            return StepOutcome(text, 0.0, self._score, action_valid=False, admissible_actions=admissible)
+        if not transition.bought:
+            return StepOutcome(session.render(self.catalogue), 0.0, 0.0, admissible_actions=admissible)
+        asin = session.asin or ""
+        product = self.catalogue.by_asin[asin]
+        score, parts = purchase_reward(product, self.goal, self.catalogue.prices[asin], session.options,
+                                       self.catalogue.nouns)
+        won = score >= 1.0 - 1e-9
+        if self.success_reward is not None:
+            reward = float(self.success_reward) if won else 0.0
+        else:
+            reward = self.reward_scale * score
+        return StepOutcome(
+            session.render(self.catalogue, score=score), reward, score, won=won, terminated=True,
+            admissible_actions=[], extra={"purchased": {"asin": asin, "options": dict(session.options)},
+                                          "reward_parts": parts},
+        )
+
+    def _privileged_info(self) -> dict[str, Any]:
+        goal = self.goal
+        return {"oracle": self.oracle(), "asin": goal["asin"], "attributes": goal["attributes"],
+                "options": goal["goal_options"], "price_upper": goal["price_upper"]}
+
+    # ------------------------------------------------------------------ oracle
+    def gold_options(self) -> dict[str, str]:
+        """Option name -> value of the gold product that fits the goal's options."""
+        goal = self.goal
+        if isinstance(goal["goal_options"], dict):
+            return dict(goal["goal_options"])
+        product = self.catalogue.by_asin[goal["asin"]]
+        wanted = [normalize_color(o.lower()) for o in goal_option_values(goal)]
+        chosen: dict[str, str] = {}
+        for name, values in product["options"].items():
+            exact = [v for v in values if normalize_color(v) in wanted]
+            if exact:
+                chosen[name] = exact[0]
+                continue
+            scored = [(max((token_set_ratio(w, normalize_color(v)) for w in wanted), default=0), v) for v in values]
+            best = max(scored, default=(0, ""))
+            if best[0] > FUZZY_THRESHOLD:
+                chosen[name] = best[1]
+        return chosen
+
+    def _gold_query(self) -> tuple[str, list[str]] | None:
+        goal, asin = self.goal, self.goal["asin"]
+        for query in (goal["query"], goal["instruction_text"], self.catalogue.by_asin[asin]["Title"], asin):
+            results = self.search_engine.search(query)
+            if asin in results:
+                return query, results
+        return None
+
+    def _item_plan(self, current: dict[str, str]) -> list[str]:
+        clicks = [f"click[{v}]" for k, v in self.gold_options().items() if current.get(k) != v]
+        return clicks + [f"click[{BUY_NOW}]"]
+
+    def _results_plan(self, results: list[str], page_number: int) -> list[str]:
+        asin = self.goal["asin"]
+        if asin not in results:
+            return [f"click[{BACK_TO_SEARCH}]"] + self._search_plan()
+        target = results.index(asin) // PRODUCT_WINDOW + 1
+        moves = [f"click[{NEXT_PAGE}]"] * (target - page_number) + [f"click[{PREV_PAGE}]"] * (page_number - target)
+        return moves + [f"click[{asin.lower()}]"] + self._item_plan({})
+
+    def _search_plan(self) -> list[str]:
+        found = self._gold_query()
+        if found is None:
+            return []
+        query, results = found
+        return [f"search[{query}]"] + self._results_plan(results, 1)
+
+    def oracle(self) -> list[str]:
+        """Search the goal's query, page to the gold product, choose its options and buy it."""
+        session = self._session
+        if session is None or session.page == "done":
+            return []
+        if session.page == "search":
+            plan = self._search_plan()
+        elif session.page == "results":
+            plan = self._results_plan(session.results, session.page_number)
+        elif session.page == "item" and session.asin == self.goal["asin"]:
+            plan = self._item_plan(session.options)
+        elif session.page == "item":
+            plan = [f"click[{PREV_PAGE}]"] + self._results_plan(session.results, session.page_number)
+        else:
+            plan = [f"click[{PREV_PAGE}]"] + (self._item_plan(session.options) if session.asin == self.goal["asin"]
+                                              else [f"click[{PREV_PAGE}]"] + self._results_plan(session.results, session.page_number))
+        return [self.format_action(a) for a in plan]
