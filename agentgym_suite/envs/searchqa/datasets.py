@@ -1,0 +1,83 @@
+"""Question sets and passage corpora for SearchQA-v0 (HotpotQA and MuSiQue, HippoRAG's files).
+
+Each dataset yields :class:`Question` records (id, question, gold answers, supporting passage
+titles) and the passages of its corpus. Files live under ``$AGENTGYM_DATA/searchqa/``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentgym_suite.core.data import benchmark_dir
+from agentgym_suite.core.errors import DataNotFoundError
+from agentgym_suite.envs.searchqa.retrievers import Passage
+
+DATASET_FILES: dict[str, tuple[str, str]] = {
+    "hotpotqa": ("hipporag_hotpotqa/hotpotqa_train.json", "hipporag_hotpotqa/hotpotqa_train_corpus.json"),
+    "musique": ("hipporag_musique/musique_train.json", "hipporag_musique/musique_train_corpus.json"),
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question with its gold answers and the titles of its supporting passages."""
+
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    supporting_titles: tuple[str, ...]
+
+
+def _read(path: Path) -> Any:
+    with path.open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _unique(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def _hotpotqa(questions: list[dict[str, Any]], corpus: dict[str, list[str]]) -> tuple[list[Question], list[Passage]]:
+    parsed = [
+        Question(str(q["_id"]), q["question"], (str(q["answer"]),), _unique([title for title, _ in q["supporting_facts"]]))
+        for q in questions
+    ]
+    passages = [Passage(title, "".join(sentences).strip()) for title, sentences in corpus.items()]
+    return parsed, passages
+
+
+def _musique(questions: list[dict[str, Any]], corpus: list[dict[str, str]]) -> tuple[list[Question], list[Passage]]:
+    parsed = []
+    for q in questions:
+        by_idx = {p["idx"]: p["title"] for p in q["paragraphs"]}
+        order = [by_idx[step["paragraph_support_idx"]] for step in q.get("question_decomposition", [])
+                 if step.get("paragraph_support_idx") in by_idx]
+        order += [p["title"] for p in q["paragraphs"] if p.get("is_supporting")]
+        answers = _unique([str(q["answer"]), *map(str, q.get("answer_aliases", []))])
+        parsed.append(Question(str(q["id"]), q["question"], answers, _unique(order)))
+    passages = [Passage(p["title"], p["text"]) for p in corpus]
+    return parsed, passages
+
+
+def load_dataset(name: str, root: Path | None = None) -> tuple[list[Question], list[Passage]]:
+    """Questions and corpus passages of ``name`` (``hotpotqa`` or ``musique``).
+
+    Raises:
+        ValueError: for an unknown dataset name.
+        DataNotFoundError: when the files are missing.
+    """
+    if name not in DATASET_FILES:
+        raise ValueError(f"dataset={name!r}; choose one of {sorted(DATASET_FILES)}.")
+    question_file, corpus_file = DATASET_FILES[name]
+    base = Path(root) if root is not None else benchmark_dir("searchqa", question_file, corpus_file)
+    missing = [str(base / f) for f in (question_file, corpus_file) if not (base / f).exists()]
+    if missing:
+        raise DataNotFoundError(
+            f"searchqa data not found: missing {', '.join(missing)}. Set AGENTGYM_DATA to a directory that "
+            "holds 'searchqa/', or run `agentgym data fetch searchqa` to download it."
+        )
+    questions, corpus = _read(base / question_file), _read(base / corpus_file)
+    return _hotpotqa(questions, corpus) if name == "hotpotqa" else _musique(questions, corpus)
