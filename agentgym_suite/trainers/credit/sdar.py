@@ -86,7 +86,7 @@ class SDARCredit(GRPOCredit):
     def advantages(self, batch: CreditBatch) -> CreditOutput:
         """``pg_coef`` times the verl-agent GRPO advantages."""
         self.check_batch(batch)
-        per_row = self.config.pg_coef * grpo_row_advantages(batch, self.config)
+        per_row = self.config.pg_coef * grpo_row_advantages(batch, self.config) + 0.0  # no -0.0
         return CreditOutput(broadcast(per_row, batch.completion_mask), self._row_metrics(batch, per_row))
 
     def aux_loss(

@@ -1,0 +1,62 @@
+"""Batch builders shared by the credit plug-in tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+import torch
+
+from agentgym_suite.trainers.credit import CreditBatch
+
+VOCAB = 7
+
+
+def build_batch(
+    rows: Sequence[dict[str, Any]],
+    *,
+    tokens: int = 6,
+    seed: int = 0,
+    teacher_equals_old: bool = False,
+    mask: torch.Tensor | None = None,
+    **overrides: Any,
+) -> CreditBatch:
+    """A ``CreditBatch`` from row dicts (keys: group, traj, turn, role, ret, invalid, pos,
+    anchor), with every optional field filled from a seeded generator.
+
+    The default mask has model tokens at positions 1..(T-2) with a masked env token in the
+    middle, so each row has masked-out tokens at both ends and inside.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    n = len(rows)
+    if mask is None:
+        mask = torch.zeros(n, tokens, dtype=torch.long)
+        mask[:, 1 : tokens - 1] = 1
+        mask[:, tokens // 2] = 0
+    old = -torch.rand(n, tokens, generator=gen) * 3.0
+    teacher = old.clone() if teacher_equals_old else old + torch.randn(n, tokens, generator=gen)
+    fields: dict[str, Any] = dict(
+        group_ids=[r["group"] for r in rows],
+        traj_ids=[r["traj"] for r in rows],
+        turn_idx=[r.get("turn", 0) for r in rows],
+        roles=[r.get("role", "agent") for r in rows],
+        returns=torch.tensor([float(r.get("ret", 0.0)) for r in rows]),
+        invalid=torch.tensor([bool(r.get("invalid", False)) for r in rows]),
+        completion_mask=mask,
+        old_logprobs=old,
+        teacher_logprobs=teacher,
+        anchor_keys=[r.get("anchor", f"obs-{r['group']}-{r.get('turn', 0)}") for r in rows],
+        positions=[r.get("pos", 0) for r in rows],
+        teacher_logits=torch.randn(n, tokens, VOCAB, generator=gen),
+        teacher_logits_no_evidence=torch.randn(n, tokens, VOCAB, generator=gen),
+        step=0,
+    )
+    fields.update(overrides)
+    return CreditBatch(**fields)
+
+
+@pytest.fixture
+def make_batch() -> Callable[..., CreditBatch]:
+    """The ``build_batch`` function as a fixture."""
+    return build_batch

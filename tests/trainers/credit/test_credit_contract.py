@@ -1,0 +1,174 @@
+"""The contract every registered credit plug-in must pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from agentgym_suite.trainers.credit import (
+    CreditAssigner,
+    CreditBatch,
+    available_credit_assigners,
+    get_credit_assigner,
+)
+
+NAMES = available_credit_assigners()
+
+
+def multi_turn_rows(plugin: CreditAssigner) -> list[dict[str, Any]]:
+    """Two groups of three trajectories of 1-3 turns, roles fitting the plug-in."""
+    rows: list[dict[str, Any]] = []
+    rets = {("g0", 0): 10.0, ("g0", 1): 0.0, ("g0", 2): 10.0, ("g1", 0): 1.0, ("g1", 1): 0.0, ("g1", 2): 0.5}
+    for (group, k), ret in rets.items():
+        turns = 1 + (k + len(group)) % 3
+        for t in range(turns):
+            if plugin.name == "skillrise":
+                role, pos = ("curate" if t % 2 else "solve"), t // 2
+            elif plugin.name == "envace":
+                role, pos = ("simulator" if t % 2 else "caller"), 0
+            else:
+                role, pos = "agent", 0
+            rows.append(dict(group=group, traj=f"{group}-{k}", turn=t, role=role, ret=ret,
+                             invalid=(t == 1 and k == 0), pos=pos, anchor=f"{group}-{t % 2}"))
+    return rows
+
+
+def one_turn_rows(plugin: CreditAssigner, returns: list[list[float]]) -> list[dict[str, Any]]:
+    """One row per trajectory; all trajectories of a group share their first observation."""
+    return [
+        dict(group=f"g{g}", traj=f"g{g}-{k}", turn=0, role=plugin.primary_role, ret=r, pos=0, anchor="start")
+        for g, group in enumerate(returns)
+        for k, r in enumerate(group)
+    ]
+
+
+@pytest.fixture(params=NAMES)
+def plugin(request: pytest.FixtureRequest) -> CreditAssigner:
+    return get_credit_assigner(request.param)
+
+
+def aux_inputs(plugin: CreditAssigner, batch: CreditBatch) -> tuple[torch.Tensor, torch.Tensor | None]:
+    assert batch.old_logprobs is not None
+    logprobs = (batch.old_logprobs + 0.3).clone().requires_grad_(True)
+    logits = None
+    if plugin.needs_full_logits:
+        assert batch.teacher_logits is not None
+        logits = (batch.teacher_logits * 0.5).clone().requires_grad_(True)
+    return logprobs, logits
+
+
+class TestCreditContract:
+    """Shapes and masks, zero reward, reduction to the plain variant, stability, aux loss."""
+
+    def test_shape_and_masked_tokens_are_exactly_zero(self, plugin: CreditAssigner, make_batch) -> None:
+        batch = make_batch(multi_turn_rows(plugin))
+        out = plugin.advantages(batch)
+        assert out.advantages.shape == batch.completion_mask.shape
+        assert out.advantages.dtype == torch.float32
+        assert torch.isfinite(out.advantages).all()
+        assert (out.advantages[batch.completion_mask == 0] == 0).all()
+        if plugin.one_turn_equivalent()[1] != 0:  # opsd trains with zero advantages
+            assert out.advantages[batch.completion_mask == 1].abs().sum() > 0
+
+    def test_metrics_are_namespaced_finite_floats(self, plugin: CreditAssigner, make_batch) -> None:
+        batch = make_batch(multi_turn_rows(plugin))
+        metrics = dict(plugin.advantages(batch).metrics)
+        if plugin.has_aux_loss:
+            logprobs, logits = aux_inputs(plugin, batch)
+            aux = plugin.aux_loss(batch, logprobs, logits)
+            assert aux is not None
+            metrics.update(aux.metrics)
+        assert metrics, "every plug-in logs at least one metric"
+        for key, value in metrics.items():
+            assert key.startswith(f"credit/{plugin.name}/"), key
+            assert isinstance(value, float) and value == value and abs(value) != float("inf"), (key, value)
+
+    def test_zero_reward_gives_zero_advantage(self, plugin: CreditAssigner, make_batch) -> None:
+        rows = multi_turn_rows(plugin)
+        for r in rows:
+            r["ret"], r["invalid"] = 0.0, False
+        out = plugin.advantages(make_batch(rows))
+        assert (out.advantages == 0).all()
+
+    def test_one_turn_episode_reduces_to_plain_variant(self, plugin: CreditAssigner, make_batch) -> None:
+        rows = one_turn_rows(plugin, [[10.0, 0.0, 10.0, 0.0], [1.0, 0.25, 0.5, 0.0]])
+        batch = make_batch(rows, teacher_equals_old=True)
+        base_name, scale = plugin.one_turn_equivalent()
+        base = get_credit_assigner(base_name)
+        expected = scale * base.advantages(batch).advantages
+        got = plugin.advantages(batch).advantages
+        assert torch.allclose(got, expected, atol=1e-5), (got, expected)
+        if scale != 0:
+            assert got.abs().sum() > 0
+
+    @pytest.mark.parametrize("returns", [[[3.0]], [[2.0, 2.0, 2.0]], [[0.0], [5.0, 5.0]]])
+    def test_single_row_groups_and_equal_rewards_are_finite(
+        self, plugin: CreditAssigner, make_batch, returns: list[list[float]]
+    ) -> None:
+        batch = make_batch(one_turn_rows(plugin, returns))
+        out = plugin.advantages(batch)
+        assert torch.isfinite(out.advantages).all()
+        assert (out.advantages[batch.completion_mask == 0] == 0).all()
+
+    def test_equal_rewards_in_a_group_give_zero_advantage(self, plugin: CreditAssigner, make_batch) -> None:
+        batch = make_batch(one_turn_rows(plugin, [[2.0, 2.0, 2.0]]), teacher_equals_old=True)
+        assert torch.allclose(plugin.advantages(batch).advantages, torch.zeros(3, 6), atol=1e-6)
+
+    def test_aux_loss_is_finite_and_differentiable(self, plugin: CreditAssigner, make_batch) -> None:
+        batch = make_batch(multi_turn_rows(plugin))
+        logprobs, logits = aux_inputs(plugin, batch)
+        aux = plugin.aux_loss(batch, logprobs, logits)
+        if not plugin.has_aux_loss:
+            assert aux is None
+            return
+        assert aux is not None and aux.loss.dim() == 0 and torch.isfinite(aux.loss)
+        aux.loss.backward()
+        leaf = logits if plugin.needs_full_logits else logprobs
+        assert leaf is not None and leaf.grad is not None
+        assert torch.isfinite(leaf.grad).all()
+        off = batch.completion_mask == 0
+        assert (leaf.grad[off] == 0).all(), "masked-out tokens must get no gradient"
+        assert leaf.grad[~off].abs().sum() > 0
+
+    def test_aux_loss_on_a_row_subset(self, plugin: CreditAssigner, make_batch) -> None:
+        if not plugin.has_aux_loss:
+            pytest.skip("plug-in has no auxiliary loss")
+        batch = make_batch(multi_turn_rows(plugin))
+        sub = batch.select([0, 2])
+        logprobs, logits = aux_inputs(plugin, sub)
+        aux = plugin.aux_loss(sub, logprobs, logits)
+        assert aux is not None and torch.isfinite(aux.loss)
+
+    def test_missing_required_field_is_named(self, plugin: CreditAssigner, make_batch) -> None:
+        if not plugin.required_fields:
+            pytest.skip("plug-in needs no optional field")
+        missing = plugin.required_fields[0]
+        batch = make_batch(multi_turn_rows(plugin), **{missing: None})
+        with pytest.raises(ValueError, match=missing):
+            plugin.advantages(batch)
+            logprobs = torch.zeros_like(batch.completion_mask, dtype=torch.float32)
+            plugin.aux_loss(batch, logprobs, None)
+
+    def test_unknown_parameter_lists_known_ones(self, plugin: CreditAssigner) -> None:
+        with pytest.raises(ValueError, match="known parameters"):
+            get_credit_assigner(plugin.name, not_a_parameter=1)
+
+    def test_declares_needs(self, plugin: CreditAssigner) -> None:
+        for flag in ("needs_old_logprobs", "needs_teacher_logprobs", "needs_full_logits", "has_aux_loss"):
+            assert isinstance(getattr(plugin, flag), bool)
+        assert set(plugin.required_fields) <= set(CreditBatch.__dataclass_fields__)
+
+
+def test_registry_names() -> None:
+    assert NAMES == [
+        "grpo", "dr_grpo", "gigpo", "agentopsd", "sdar", "opsd", "rlsd", "skill_sd", "skillrise", "envace", "vad",
+    ]
+
+
+def test_unknown_name_lists_known_ones() -> None:
+    with pytest.raises(ValueError, match="choose one of") as err:
+        get_credit_assigner("ppo_magic")
+    for name in NAMES:
+        assert name in str(err.value)
