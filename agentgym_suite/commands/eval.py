@@ -1,0 +1,89 @@
+"""``agentgym eval``: evaluate an agent on an env id, resumably, and write trajectories and a summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import gymnasium as gym
+
+from agentgym_suite.core.errors import AgentGymError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``eval`` subcommand."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate an agent on an env; writes trajectories.jsonl and summary.json (resumable)",
+        description=(
+            "Run --episodes tasks (chosen with --seed from the env's task ids), --k attempts each. "
+            "Re-running with the same --out resumes: finished episodes are kept and skipped."
+        ),
+    )
+    parser.add_argument("env_id", metavar="ID", help="registered env id, e.g. TextWorld-v0 (see `agentgym list`)")
+    parser.add_argument("--env-kwargs", default="{}", metavar="JSON", help="JSON object of gymnasium.make kwargs")
+    parser.add_argument(
+        "--agent", default="random",
+        help="oracle | random | hf:PATH | vllm:PATH | openai:MODEL@URL | default | tiny (default: random)",
+    )
+    parser.add_argument("--episodes", type=int, default=None, help="number of tasks (default: every task)")
+    parser.add_argument("--k", type=int, default=1, help="attempts per task, for pass@k and pass^k (default: 1)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the task selection and the episodes")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output directory (resumed when it exists)")
+    parser.add_argument("--max-turns", type=int, default=None, help="most actions per episode (default: the env's)")
+    parser.add_argument("--prompt-format", choices=("single", "chat"), default="single",
+                        help="model agents: verl-agent single prompt or full chat history")
+    parser.add_argument("--temperature", type=float, default=None, help="model agents: sampling temperature")
+    parser.add_argument("--max-new-tokens", type=int, default=None, help="model agents: tokens per action")
+    parser.add_argument("--retry-failed", action="store_true", help="run episodes that crashed earlier again")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--json", action="store_true", help="print summary.json instead of a table")
+    parser.set_defaults(func=run)
+
+
+def _parse_kwargs(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"--env-kwargs is not valid JSON ({exc}); pass an object such as '{{\"split\": \"test\"}}'.")
+    if not isinstance(value, dict):
+        raise ValueError("--env-kwargs must be a JSON object such as '{\"split\": \"test\"}'.")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the evaluation and print its summary."""
+    from agentgym_suite.evaluation.report import print_summary
+    from agentgym_suite.evaluation.runner import evaluate
+
+    try:
+        env_kwargs = _parse_kwargs(args.env_kwargs)
+        for name in ("k", "episodes", "max_turns"):
+            value = getattr(args, name)
+            if value is not None and value < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {value}.")
+        result = evaluate(
+            args.env_id,
+            args.agent,
+            out_dir=args.out,
+            episodes=args.episodes,
+            k=args.k,
+            seed=args.seed,
+            env_kwargs=env_kwargs,
+            max_turns=args.max_turns,
+            prompt_format=args.prompt_format,
+            retry_failed=args.retry_failed,
+            progress=not args.no_progress,
+            agent_options={"temperature": args.temperature, "max_new_tokens": args.max_new_tokens},
+        )
+    except (AgentGymError, ValueError, KeyError, ImportError, gym.error.Error) as exc:
+        print(f"agentgym eval: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.summary, indent=2))
+    else:
+        print_summary(result.summary)
+        print(f"wrote {result.out_dir / 'trajectories.jsonl'} and {result.out_dir / 'summary.json'}")
+    return 0

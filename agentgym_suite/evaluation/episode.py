@@ -1,0 +1,96 @@
+"""Run one episode with one agent and turn it into an :class:`EpisodeRecord`.
+
+A crash of the env or the agent never escapes: the episode is returned with ``error`` set
+(``"ExceptionType: message"``) and the turns played so far, so an evaluation goes on.
+
+Agents may report more about each action through an optional ``last_turn`` attribute, read
+right after ``act``: a dict (or object) with any of ``prompt`` (what the model saw),
+``thinking`` (its reasoning) and ``completion_tokens`` (tokens generated). Without it the
+thinking is taken from the action's ``<think>…</think>`` block.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any
+
+import gymnasium as gym
+
+from agentgym_suite.agents.base import Agent
+from agentgym_suite.evaluation.records import EpisodeRecord, TurnRecord, extract_thinking, info_subset
+from agentgym_suite.evaluation.tasks import EpisodePlan
+
+MAX_ERROR_CHARS = 4_000
+
+
+def describe_error(exc: BaseException) -> str:
+    """``"ExceptionType: message"`` followed by the innermost traceback frames, cut to a readable size."""
+    frames = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = f"{type(exc).__name__}: {exc}\n" + "".join(frames[-3:])
+    return text[:MAX_ERROR_CHARS]
+
+
+def agent_turn_report(agent: Agent) -> dict[str, Any]:
+    """What the agent says about its last action (``prompt``, ``thinking``, ``completion_tokens``)."""
+    report = getattr(agent, "last_turn", None)
+    if report is None:
+        return {}
+    get = report.get if isinstance(report, dict) else (lambda name: getattr(report, name, None))
+    values = {name: get(name) for name in ("prompt", "thinking", "completion_tokens")}
+    tokens = values["completion_tokens"]
+    values["completion_tokens"] = int(tokens) if isinstance(tokens, (int, float)) else None
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def run_episode(env: gym.Env, agent: Agent, plan: EpisodePlan, *, max_turns: int) -> EpisodeRecord:
+    """Play ``plan`` in ``env`` with ``agent`` for at most ``max_turns`` actions."""
+    record = EpisodeRecord(task_id=plan.task_id, attempt=plan.attempt, seed=plan.seed)
+    started = time.perf_counter()
+    tokens: int | None = None
+    try:
+        observation, info = env.reset(seed=plan.seed, options={"task_id": plan.task_id})
+        record.task = str(info.get("task", ""))
+        task_type = info.get("task_type")
+        record.task_type = str(task_type) if task_type is not None else None
+        record.initial_observation = str(observation)
+        agent.reset(env, seed=plan.seed)
+        while len(record.turns) < max_turns:
+            before = time.perf_counter()
+            try:
+                action = agent.act(observation, info)
+            finally:
+                record.agent_s += time.perf_counter() - before
+            report = agent_turn_report(agent)
+            if "completion_tokens" in report:
+                tokens = (tokens or 0) + report["completion_tokens"]
+            observation, reward, terminated, truncated, info = env.step(action)
+            record.turns.append(
+                TurnRecord(
+                    turn=len(record.turns) + 1,
+                    action=action if isinstance(action, str) else repr(action),
+                    observation=str(observation),
+                    reward=float(reward),
+                    action_valid=bool(info.get("action_valid", True)),
+                    thinking=report.get("thinking") or extract_thinking(action),
+                    prompt=report.get("prompt"),
+                    info=info_subset(info),
+                    completion_tokens=report.get("completion_tokens"),
+                )
+            )
+            record.total_reward += float(reward)
+            record.won = bool(info.get("won", False))
+            record.score = float(info.get("score", 0.0) or 0.0)
+            if terminated or truncated:
+                record.terminated, record.truncated = bool(terminated), bool(truncated)
+                break
+        else:
+            record.truncated = True
+        if info.get("error"):
+            record.error = f"env reported: {info['error']}"
+    except Exception as exc:  # a bad episode is data, not a crash of the run
+        record.error = describe_error(exc)
+        record.won = False
+    record.completion_tokens = tokens
+    record.wall_s = time.perf_counter() - started
+    return record

@@ -1,0 +1,116 @@
+"""Scores of an evaluation: success rate, mean score and turns, invalid actions, pass@k, pass^k.
+
+With ``n`` attempts at a task of which ``c`` succeeded, the unbiased estimators are
+
+* pass@k = 1 - C(n-c, k) / C(n, k): the chance that at least one of k attempts drawn without
+  replacement succeeds (Chen et al., 2021);
+* pass^k = C(c, k) / C(n, k): the chance that all k drawn attempts succeed (the tau-bench
+  reliability metric).
+
+Both are averaged over the tasks with ``n >= k``; tasks with fewer attempts are left out and
+counted in ``pass_k_tasks_skipped``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from agentgym_suite.evaluation.records import EpisodeRecord
+
+
+def _check(n: int, c: int, k: int) -> None:
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}.")
+    if not 0 <= c <= n:
+        raise ValueError(f"need 0 <= c <= n, got n={n}, c={c}.")
+    if n < k:
+        raise ValueError(f"pass@k needs at least k attempts: n={n} < k={k}.")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k for one task: ``1 - C(n-c, k) / C(n, k)``."""
+    _check(n, c, k)
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k for one task: ``C(c, k) / C(n, k)``."""
+    _check(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def per_task_counts(records: Iterable[EpisodeRecord]) -> dict[str, tuple[int, int]]:
+    """Task id -> (attempts, successes)."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for record in records:
+        counts[record.task_id][0] += 1
+        counts[record.task_id][1] += int(bool(record.won))
+    return {task: (n, c) for task, (n, c) in counts.items()}
+
+
+def mean_pass(counts: dict[str, tuple[int, int]], k: int, *, hat: bool = False) -> tuple[float | None, int]:
+    """Mean pass@k (or pass^k with ``hat=True``) over tasks with ``n >= k``, and how many were used."""
+    estimator = pass_hat_k if hat else pass_at_k
+    values = [estimator(n, c, k) for n, c in counts.values() if n >= k]
+    return (sum(values) / len(values) if values else None), len(values)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
+    """The summary metrics of a set of episodes.
+
+    Keys: ``episodes``, ``tasks``, ``success_rate``, ``mean_score``, ``mean_turns``,
+    ``mean_reward``, ``invalid_action_rate`` (invalid actions / all actions), ``errors``,
+    ``error_rate``, ``k``, ``pass@k``, ``pass^k``, ``pass_at`` / ``pass_hat`` (every j <= k),
+    ``pass_k_tasks``, ``pass_k_tasks_skipped``, ``completion_tokens``, ``agent_time_s``,
+    ``tokens_per_s`` (None unless the agent reported tokens) and ``by_task_type``.
+    Rates are None when there are no episodes.
+    """
+    actions = sum(r.num_turns for r in records)
+    invalid = sum(r.invalid_actions for r in records)
+    errors = sum(1 for r in records if r.failed)
+    counts = per_task_counts(records)
+    pass_at: dict[str, float | None] = {}
+    pass_hat: dict[str, float | None] = {}
+    for j in range(1, k + 1):
+        pass_at[str(j)], _ = mean_pass(counts, j)
+        pass_hat[str(j)], _ = mean_pass(counts, j, hat=True)
+    _, used = mean_pass(counts, k)
+    token_records = [r for r in records if r.completion_tokens is not None]
+    tokens = sum(r.completion_tokens or 0 for r in token_records)
+    token_time = sum(r.agent_s for r in token_records)
+    by_type: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        if record.task_type:
+            by_type[record.task_type].append(record)
+    return {
+        "episodes": len(records),
+        "tasks": len(counts),
+        "success_rate": _mean([float(r.won) for r in records]),
+        "mean_score": _mean([float(r.score) for r in records]),
+        "mean_turns": _mean([float(r.num_turns) for r in records]),
+        "mean_reward": _mean([float(r.total_reward) for r in records]),
+        "invalid_action_rate": (invalid / actions) if actions else (0.0 if records else None),
+        "errors": errors,
+        "error_rate": (errors / len(records)) if records else None,
+        "k": k,
+        "pass@k": pass_at[str(k)],
+        "pass^k": pass_hat[str(k)],
+        "pass_at": pass_at,
+        "pass_hat": pass_hat,
+        "pass_k_tasks": used,
+        "pass_k_tasks_skipped": len(counts) - used,
+        "completion_tokens": tokens if token_records else None,
+        "agent_time_s": sum(r.agent_s for r in records),
+        "tokens_per_s": (tokens / token_time) if token_records and token_time > 0 else None,
+        "by_task_type": {
+            name: {"episodes": len(rs), "success_rate": _mean([float(r.won) for r in rs])}
+            for name, rs in sorted(by_type.items())
+        },
+    }

@@ -1,0 +1,51 @@
+"""Print an evaluation summary as a rich table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    """A two-column table of the headline metrics of ``summary`` (and one row per task type)."""
+    title = f"{summary.get('env_id', '?')} · {summary.get('agent', '?')} · seed {summary.get('seed', '?')}"
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    k = summary.get("k", 1)
+    rows = [
+        ("episodes", summary.get("episodes")),
+        ("tasks", summary.get("tasks")),
+        ("success rate", summary.get("success_rate")),
+        ("mean score", summary.get("mean_score")),
+        ("mean turns", summary.get("mean_turns")),
+        ("invalid action rate", summary.get("invalid_action_rate")),
+        (f"pass@{k}", summary.get("pass@k")),
+        (f"pass^{k}", summary.get("pass^k")),
+        ("errors", summary.get("errors")),
+        ("tokens/s", summary.get("tokens_per_s")),
+        ("wall time (s)", summary.get("wall_time_s")),
+        ("complete", summary.get("complete")),
+    ]
+    for name, value in rows:
+        table.add_row(name, _fmt(value, 1 if name in ("tokens/s", "wall time (s)") else 3))
+    for task_type, stats in (summary.get("by_task_type") or {}).items():
+        table.add_row(f"  {task_type}", f"{_fmt(stats.get('success_rate'))} ({stats.get('episodes')})")
+    return table
+
+
+def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
+    """Print :func:`summary_table` to ``console`` (stdout by default)."""
+    (console or Console()).print(summary_table(summary))

@@ -1,0 +1,229 @@
+"""The evaluation loop behind ``agentgym eval``: plan, skip finished episodes, run, summarise.
+
+Output directory layout:
+
+* ``config.json`` — the run's settings; a re-run with the same directory must match them
+  (env id, env kwargs, agent, seed, turn limit, prompt format), while ``episodes`` and ``k``
+  may grow to extend the run.
+* ``trajectories.jsonl`` — one :class:`~agentgym_suite.evaluation.records.EpisodeRecord` per line.
+* ``summary.json`` — :func:`~agentgym_suite.evaluation.metrics.summarize` over every record
+  in the file, plus the run's settings and timings.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from agentgym_suite.agents.base import Agent
+from agentgym_suite.core.errors import AgentGymError
+from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
+from agentgym_suite.evaluation.episode import run_episode
+from agentgym_suite.evaluation.metrics import summarize
+from agentgym_suite.evaluation.records import EpisodeRecord, episode_key
+from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, LoadReport, TrajectoryStore
+from agentgym_suite.evaluation.tasks import plan_episodes, select_tasks
+
+DEFAULT_MAX_TURNS = 50
+"""Turn limit when neither ``max_turns`` nor the env's registration gives one."""
+
+RESUME_KEYS = ("env_id", "env_kwargs", "agent", "seed", "max_turns", "prompt_format")
+"""Settings a resumed run must share with the run that wrote the directory."""
+
+
+class EvalConfigMismatch(AgentGymError, ValueError):
+    """``--out`` holds a run made with different settings."""
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` returns."""
+
+    summary: dict[str, Any]
+    records: list[EpisodeRecord]
+    out_dir: Path
+    ran: int = 0
+    """Episodes run by this call (the rest were loaded from the directory)."""
+    load_report: LoadReport = field(default_factory=LoadReport)
+
+
+def make_env(env_id: str, env_kwargs: dict[str, Any] | None = None, max_turns: int | None = None) -> gym.Env:
+    """``gymnasium.make(env_id, **env_kwargs)`` with the suite's ids registered and an optional turn limit."""
+    import agentgym_suite  # noqa: F401  (registers the suite's env ids)
+
+    kwargs = dict(env_kwargs or {})
+    if max_turns is not None:
+        kwargs["max_episode_steps"] = max_turns
+    return gym.make(env_id, **kwargs)
+
+
+def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
+    path = out_dir / CONFIG_FILE
+    if not path.exists():
+        return
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    diffs = [
+        f"{key}: {previous.get(key)!r} there, {config.get(key)!r} now"
+        for key in RESUME_KEYS
+        if key in previous and previous.get(key) != config.get(key)
+    ]
+    if diffs:
+        raise EvalConfigMismatch(
+            f"{out_dir} holds a run with other settings ({'; '.join(diffs)}). "
+            "Resume with the same settings, or choose a new --out directory."
+        )
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def _progress(total: int, done: int, enabled: bool) -> tuple[Any, Callable[[EpisodeRecord], None]]:
+    """A rich progress bar (or a no-op) and the callback that advances it."""
+    if not enabled:
+        return None, lambda record: None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    progress = Progress(
+        TextColumn("[bold]eval"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+        TimeRemainingColumn(),
+    )
+    task = progress.add_task("eval", total=total, completed=done, status="")
+    wins = {"won": 0, "n": 0}
+
+    def advance(record: EpisodeRecord) -> None:
+        wins["n"] += 1
+        wins["won"] += int(record.won)
+        status = f"won {wins['won']}/{wins['n']}" + (" (error)" if record.failed else "")
+        progress.update(task, advance=1, status=status)
+
+    return progress, advance
+
+
+def evaluate(
+    env_id: str,
+    agent: str | Agent,
+    *,
+    out_dir: str | Path,
+    episodes: int | None = None,
+    k: int = 1,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    max_turns: int | None = None,
+    prompt_format: str = "single",
+    retry_failed: bool = False,
+    progress: bool = True,
+    agent_options: dict[str, Any] | None = None,
+) -> EvalResult:
+    """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
+
+    Args:
+        env_id: a registered env id.
+        agent: an agent object, or a spec for :func:`~agentgym_suite.evaluation.agent_specs.make_agent`.
+        out_dir: output directory; finished episodes already in it are skipped.
+        episodes: number of tasks (None: every task of the split); each runs ``k`` times.
+        k: attempts per task (pass@k and pass^k are computed for this k).
+        seed: fixes the task selection and every episode's seed.
+        env_kwargs: keyword arguments for ``gymnasium.make``.
+        max_turns: most actions per episode (default: the env's registered limit).
+        prompt_format: ``single`` or ``chat`` (for model agents).
+        retry_failed: run crashed episodes of an earlier run again.
+        progress: show a progress bar.
+        agent_options: extra keyword arguments for a model agent (``temperature``…).
+    """
+    out = Path(out_dir)
+    config = {
+        "env_id": env_id,
+        "env_kwargs": dict(env_kwargs or {}),
+        "agent": agent_label(agent),
+        "seed": int(seed),
+        "max_turns": max_turns,
+        "prompt_format": prompt_format,
+        "k": int(k),
+        "episodes": episodes,
+    }
+    _check_config(out, config)
+    env = make_env(env_id, env_kwargs, max_turns)
+    try:
+        tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
+        plan = plan_episodes(tasks, k, seed)
+        out.mkdir(parents=True, exist_ok=True)
+        store = TrajectoryStore(out)
+        finished, load_report = store.load(drop_failed=retry_failed)
+        todo = [p for p in plan if episode_key(p.task_id, p.attempt) not in finished]
+        turn_limit = max_turns or getattr(env.spec, "max_episode_steps", None) or DEFAULT_MAX_TURNS
+        _write_json(out / CONFIG_FILE, config)
+        policy = make_agent(agent, seed=seed, prompt_format=prompt_format, **(agent_options or {})) if todo else None
+        bar, advance = _progress(len(plan), len(plan) - len(todo), progress and bool(todo))
+        started = time.perf_counter()
+        ran = 0
+        try:
+            if bar is not None:
+                bar.start()
+            for item in todo:
+                record = run_episode(env, policy, item, max_turns=turn_limit)
+                store.append(record)
+                finished[record.key] = record
+                ran += 1
+                advance(record)
+                if record.failed:
+                    env = _fresh_env(env, env_id, env_kwargs, max_turns)
+        finally:
+            if bar is not None:
+                bar.stop()
+            records = list(finished.values())
+            missing = sum(1 for p in plan if episode_key(p.task_id, p.attempt) not in finished)
+            summary = _summary(records, config, time.perf_counter() - started, len(plan), missing, ran)
+            _write_json(out / SUMMARY_FILE, summary)
+    finally:
+        _close(env)
+    return EvalResult(summary=summary, records=records, out_dir=out, ran=ran, load_report=load_report)
+
+
+def _fresh_env(env: gym.Env, env_id: str, env_kwargs: dict[str, Any] | None, max_turns: int | None) -> gym.Env:
+    """Replace an env that crashed: its state can no longer be trusted."""
+    _close(env)
+    return make_env(env_id, env_kwargs, max_turns)
+
+
+def _close(env: gym.Env) -> None:
+    try:
+        env.close()
+    except Exception:  # closing a crashed backend may fail again; nothing left to save
+        pass
+
+
+def _summary(
+    records: list[EpisodeRecord], config: dict[str, Any], run_wall: float, planned: int, missing: int, ran: int
+) -> dict[str, Any]:
+    summary = summarize(records, k=config["k"])
+    summary.update(
+        {
+            "env_id": config["env_id"],
+            "env_kwargs": config["env_kwargs"],
+            "agent": config["agent"],
+            "seed": config["seed"],
+            "max_turns": config["max_turns"],
+            "prompt_format": config["prompt_format"],
+            "episodes_planned": planned,
+            "episodes_missing": missing,
+            "complete": missing == 0,
+            "episodes_run_now": ran,
+            "wall_time_s": sum(r.wall_s for r in records),
+            "run_wall_time_s": run_wall,
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+    )
+    return summary

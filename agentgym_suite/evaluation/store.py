@@ -1,0 +1,112 @@
+"""``trajectories.jsonl``: append-only, crash-safe storage of episode records.
+
+Every episode is appended as one line, flushed and fsync'd before the next one starts, so a
+killed run loses at most the episode in flight. Loading tolerates the damage a kill can do:
+a last line cut short (or any line that is not a valid record) is dropped, kept aside in
+``trajectories.jsonl.corrupt`` for inspection, and the file is rewritten without it before
+anything new is appended. Duplicate keys keep their first record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentgym_suite.evaluation.records import EpisodeRecord
+
+TRAJECTORIES_FILE = "trajectories.jsonl"
+SUMMARY_FILE = "summary.json"
+CONFIG_FILE = "config.json"
+
+
+@dataclass
+class LoadReport:
+    """What :meth:`TrajectoryStore.load` found besides the records."""
+
+    dropped_lines: int = 0
+    duplicates: int = 0
+    removed_failed: int = 0
+    unterminated: bool = False
+    """The file did not end with a newline (a write was cut short)."""
+    notes: list[str] = field(default_factory=list)
+
+
+def read_records(path: str | Path) -> tuple[list[EpisodeRecord], LoadReport]:
+    """Read every valid record of a JSONL file, in file order, without modifying it.
+
+    Lines that are not JSON objects with ``task_id`` and ``attempt`` are counted in
+    ``LoadReport.dropped_lines``; repeated keys after the first in ``duplicates``.
+    """
+    report = LoadReport()
+    records: list[EpisodeRecord] = []
+    seen: set[str] = set()
+    path = Path(path)
+    if not path.exists():
+        return records, report
+    with path.open("rb") as handle:
+        content = handle.read()
+    report.unterminated = bool(content) and not content.endswith(b"\n")
+    raw_lines = content.split(b"\n")
+    for number, raw in enumerate(raw_lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = EpisodeRecord.from_dict(json.loads(raw.decode("utf-8")))
+        except (ValueError, TypeError, UnicodeDecodeError) as exc:
+            report.dropped_lines += 1
+            report.notes.append(f"line {number}: {type(exc).__name__}: {str(exc)[:120]}")
+            continue
+        if record.key in seen:
+            report.duplicates += 1
+            continue
+        seen.add(record.key)
+        records.append(record)
+    return records, report
+
+
+class TrajectoryStore:
+    """The ``trajectories.jsonl`` of one evaluation output directory."""
+
+    def __init__(self, out_dir: str | Path) -> None:
+        self.out_dir = Path(out_dir)
+        self.path = self.out_dir / TRAJECTORIES_FILE
+
+    def load(self, *, drop_failed: bool = False) -> tuple[dict[str, EpisodeRecord], LoadReport]:
+        """Load the finished episodes by key, repairing the file when it holds bad lines.
+
+        Args:
+            drop_failed: also remove crashed episodes (``error`` set) so they run again.
+        """
+        records, report = read_records(self.path)
+        if drop_failed:
+            kept = [r for r in records if not r.failed]
+            report.removed_failed = len(records) - len(kept)
+            records = kept
+        if report.dropped_lines or report.duplicates or report.removed_failed or report.unterminated:
+            self._rewrite(records)
+        return {r.key: r for r in records}, report
+
+    def append(self, record: EpisodeRecord) -> None:
+        """Append one record as a line and force it to disk."""
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(record.to_dict(), ensure_ascii=False) + "\n"
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _rewrite(self, records: list[EpisodeRecord]) -> None:
+        """Keep the original bytes aside, then atomically replace the file with ``records``."""
+        if self.path.exists():
+            backup = self.path.with_name(self.path.name + ".corrupt")
+            with backup.open("ab") as out, self.path.open("rb") as src:
+                out.write(src.read())
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)

@@ -1,0 +1,47 @@
+"""Which tasks an evaluation runs, and the seed of each episode — both fixed by ``--seed``.
+
+Tasks are the first ``episodes`` ids of a seeded permutation of ``env.unwrapped.task_ids()``,
+so a larger ``--episodes`` with the same seed extends the earlier selection (a resumed or
+enlarged run reuses every finished episode). Each (task, attempt) gets its own seed, derived
+from the run seed, the task id and the attempt index only.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class EpisodePlan:
+    """One episode to run: a task, its attempt index and the reset seed."""
+
+    task_id: str
+    attempt: int
+    seed: int
+
+
+def select_tasks(task_ids: list[str], episodes: int | None, seed: int) -> list[str]:
+    """Return ``episodes`` task ids (all when None or larger than the split) in seeded order."""
+    if episodes is not None and episodes < 1:
+        raise ValueError(f"--episodes must be >= 1, got {episodes}.")
+    if not task_ids:
+        raise ValueError("the env has no tasks in this split; check --env-kwargs and the data directory.")
+    order = np.random.default_rng(seed).permutation(len(task_ids))
+    count = len(task_ids) if episodes is None else min(episodes, len(task_ids))
+    return [str(task_ids[i]) for i in order[:count]]
+
+
+def episode_seed(seed: int, task_id: str, attempt: int) -> int:
+    """A 31-bit seed for one episode, independent of which other tasks are run."""
+    state = np.random.SeedSequence([seed & 0xFFFFFFFF, zlib.crc32(task_id.encode("utf-8")), attempt])
+    return int(state.generate_state(1)[0] & 0x7FFFFFFF)
+
+
+def plan_episodes(task_ids: list[str], k: int, seed: int) -> list[EpisodePlan]:
+    """Every (task, attempt) pair, task by task: ``k`` attempts for each selected task."""
+    if k < 1:
+        raise ValueError(f"--k must be >= 1, got {k}.")
+    return [EpisodePlan(t, a, episode_seed(seed, t, a)) for t in task_ids for a in range(k)]
