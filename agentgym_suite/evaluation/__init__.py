@@ -9,9 +9,11 @@ Main entry points: :func:`evaluate` (what ``agentgym eval`` runs), :func:`summar
 from __future__ import annotations
 
 from agentgym_suite.evaluation.metrics import pass_at_k, pass_hat_k, summarize
+from agentgym_suite.evaluation.plotting import plot_runs
 from agentgym_suite.evaluation.records import EpisodeRecord, TurnRecord
 from agentgym_suite.evaluation.runner import EvalResult, evaluate
 from agentgym_suite.evaluation.store import TrajectoryStore, read_records
+from agentgym_suite.evaluation.viewer import write_viewer
 
 __all__ = [
     "EpisodeRecord",
@@ -21,6 +23,8 @@ __all__ = [
     "evaluate",
     "pass_at_k",
     "pass_hat_k",
+    "plot_runs",
     "read_records",
     "summarize",
+    "write_viewer",
 ]
