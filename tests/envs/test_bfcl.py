@@ -1,0 +1,184 @@
+"""BFCL-v0: check_env, oracle replay per category, scoring and bad actions."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import gymnasium
+import pytest
+
+pytest.importorskip("bfcl_eval")
+
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+import agentgym_suite.registration  # noqa: E402,F401
+from agentgym_suite.core.errors import BackendNotInstalledError, NoNetworkError, UnknownTaskError  # noqa: E402
+from agentgym_suite.envs.bfcl import BFCLEnv, data  # noqa: E402
+from agentgym_suite.envs.bfcl.call_strings import CallStringError, parse_call_string  # noqa: E402
+
+MULTI = ["base", "miss_func", "miss_param", "long_context"]
+SINGLE = ["simple", "multiple", "parallel", "parallel_multiple", "live_simple", "live_multiple",
+          "live_parallel", "live_parallel_multiple", "irrelevance", "live_irrelevance", "live_relevance"]
+
+
+def play(env: BFCLEnv, actions: list[str]) -> dict:
+    info: dict = {}
+    for action in actions:
+        _, _, terminated, _, info = env.step(action)
+        if terminated:
+            break
+    return info
+
+
+@pytest.mark.parametrize("category", ["base", "miss_func", "simple", "irrelevance"])
+def test_check_env(category: str) -> None:
+    env = BFCLEnv(category=category)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=True)
+
+
+def test_registered_id() -> None:
+    env = gymnasium.make("BFCL-v0", category="simple")
+    obs, info = env.reset(seed=0)
+    assert isinstance(obs, str) and info["tools"]
+    env.close()
+
+
+@pytest.mark.parametrize("category", MULTI)
+def test_multi_turn_oracle_wins(category: str) -> None:
+    env = BFCLEnv(category=category)
+    for task_id in env.task_ids()[:4]:
+        env.reset(options={"task_id": task_id})
+        info = play(env, env.oracle())
+        assert info["won"], (task_id, info["bfcl_turn_checks"])
+        assert len(info["bfcl_turn_checks"]) == len(env._entry["question"])
+
+
+@pytest.mark.parametrize("category", SINGLE)
+def test_single_turn_oracle_wins(category: str) -> None:
+    env = BFCLEnv(category=category)
+    for task_id in env.task_ids()[:5]:
+        env.reset(options={"task_id": task_id})
+        info = play(env, env.oracle())
+        assert info["won"] and info["score"] == 1.0, (task_id, info.get("bfcl_check"))
+        assert env._finished
+
+
+def test_miss_func_reveals_held_out_functions() -> None:
+    env = BFCLEnv(category="miss_func")
+    _, info = env.reset(options={"task_id": "multi_turn_miss_func_0"})
+    names = {t["function"]["name"] for t in info["tools"]}
+    assert "sort" not in names
+    actions = env.oracle()
+    info = play(env, actions[:5])  # turns 0-2 done (calls + text, calls + text, text)
+    assert info["bfcl_turn"] == 3
+    assert "sort" in {t["function"]["name"] for t in info["tools"]}
+    assert "more functions" in info["messages"][-1]["content"].lower()
+
+
+def test_wrong_calls_lose_multi_turn() -> None:
+    env = BFCLEnv(category="base")
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    info = play(env, ["I cannot help."] * 10)
+    assert info["won"] is False and info["score"] == 0.0
+    assert not info["bfcl_turn_checks"][0]["passed"]
+
+
+def test_wrong_value_loses_single_turn() -> None:
+    env = BFCLEnv(category="simple")
+    env.reset(options={"task_id": "simple_python_0"})
+    call = {"name": "calculate_triangle_area", "arguments": {"base": 11, "height": 5}}
+    _, reward, terminated, _, info = env.step(f"<tool_call>{json.dumps(call)}</tool_call>")
+    assert terminated and reward == 0.0 and not info["won"]
+    assert "base" in info["bfcl_check"]["reason"]
+
+
+def test_string_normalisation_and_int_for_float() -> None:
+    env = BFCLEnv(category="simple")
+    env.reset(options={"task_id": "simple_python_0"})
+    call = {"name": "calculate_triangle_area", "arguments": {"base": 10, "height": 5, "unit": "Units"}}
+    _, reward, _, _, info = env.step(f"<tool_call>{json.dumps(call)}</tool_call>")
+    assert reward == 1.0, info["bfcl_check"]
+
+
+def test_irrelevance_call_loses() -> None:
+    env = BFCLEnv(category="irrelevance")
+    env.reset(options={"task_id": "irrelevance_0"})
+    call = {"name": "determine_body_mass_index", "arguments": {"weight": 70.0, "height": 1.8}}
+    _, reward, terminated, _, _ = env.step(f"<tool_call>{json.dumps(call)}</tool_call>")
+    assert terminated and reward == 0.0
+
+
+@pytest.mark.parametrize(
+    "action, fragment",
+    [
+        ("<tool_call>{not json}</tool_call>", "not valid JSON"),
+        ('<tool_call>{"name": "rm_rf_everything", "arguments": {}}</tool_call>', "no tool named"),
+        ('<tool_call>{"name": "cd", "arguments": {"folder": 5}}</tool_call>', "is not of type"),
+        ('<tool_call>{"name": "cd", "arguments": {}}</tool_call>', "required"),
+        ('<tool_call>{"name": "_load_scenario", "arguments": {"scenario": {}}}</tool_call>', "no tool named"),
+    ],
+)
+def test_bad_actions_are_explained_not_executed(action: str, fragment: str) -> None:
+    env = BFCLEnv(category="base")
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    before = env._model.state()
+    obs, reward, terminated, _, info = env.step(action)
+    assert info["action_valid"] is False
+    assert fragment in obs
+    assert not terminated and reward == 0.0
+    assert env._model.state() == before
+
+
+def test_import_payload_is_just_a_string() -> None:
+    env = BFCLEnv(category="base")
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    payload = "__import__('os').system('touch /tmp/bfcl_pwned')"
+    call = {"name": "cd", "arguments": {"folder": payload}}
+    obs, _, _, _, info = env.step(f"<tool_call>{json.dumps(call)}</tool_call>")
+    assert info["action_valid"] is True  # well-formed; the backend just finds no such folder
+    assert "error" in obs.lower() or "no such" in obs.lower()
+    with pytest.raises(CallStringError):
+        parse_call_string(f"cd(folder={payload})")
+    with pytest.raises(CallStringError):
+        parse_call_string("__import__('os').system('ls')")
+
+
+@pytest.mark.parametrize("action", ["", "   ", "x" * 300_000])
+def test_empty_and_huge_messages(action: str) -> None:
+    env = BFCLEnv(category="base")
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    obs, _, terminated, _, info = env.step(action)
+    assert info["action_valid"] is False and not terminated and obs
+
+
+def test_call_string_parsing() -> None:
+    parsed = parse_call_string("mv(source='a.txt', destination=\"b\")")
+    assert parsed.name == "mv" and parsed.kwargs == {"source": "a.txt", "destination": "b"}
+    assert parse_call_string("sort('f.pdf')").args == ("f.pdf",)
+    assert parse_call_string("f(x=-1.5, y=[1, (2, 3)], z=None)").kwargs == {"x": -1.5, "y": [1, (2, 3)], "z": None}
+    for bad in ["os.system('ls')", "f(x=open('a'))", "f(**{'a': 1})", "f(", "f(x=y)"]:
+        with pytest.raises(CallStringError):
+            parse_call_string(bad)
+
+
+def test_unknown_task_and_categories() -> None:
+    env = BFCLEnv(category="simple")
+    with pytest.raises(UnknownTaskError):
+        env.reset(options={"task_id": "simple_python_99999"})
+    with pytest.raises(NoNetworkError):
+        BFCLEnv(category="web_search")
+    with pytest.raises(ValueError):
+        BFCLEnv(category="nonsense")
+
+
+def test_missing_package_raises_with_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "bfcl_eval" else real(name, *a))
+    with pytest.raises(BackendNotInstalledError, match="--no-deps bfcl-eval"):
+        BFCLEnv(category="simple")
+    assert data.INSTALL_COMMAND.startswith("pip install --no-deps bfcl-eval==")
