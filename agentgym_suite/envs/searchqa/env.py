@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_suite.core.actions import ActionFormat, ParsedAction, SearchFormat
+from agentgym_suite.core.data import data_dir as data_root
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.envs.searchqa.datasets import Question, load_dataset
 from agentgym_suite.envs.searchqa.normalize import exact_match, f1_score
@@ -18,8 +19,8 @@ _CACHE: dict[tuple[str, str], tuple[list[Question], BM25Retriever]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def _shared_dataset(name: str, root: Path | None) -> tuple[list[Question], BM25Retriever]:
-    key = (name, str(root))
+def _shared_dataset(name: str, root: Path) -> tuple[list[Question], BM25Retriever]:
+    key = (name, str(root.resolve()))
     with _CACHE_LOCK:
         if key not in _CACHE:
             questions, passages = load_dataset(name, root)
@@ -81,7 +82,8 @@ class SearchQAEnv(TextEnv):
                          privileged=privileged, invalid_action=invalid_action, render_mode=render_mode)
         if topk < 1 or max_turns < 1:
             raise ValueError(f"topk={topk} and max_turns={max_turns} must both be at least 1.")
-        questions, local = _shared_dataset(dataset, Path(data_dir) if data_dir is not None else None)
+        root = Path(data_dir) if data_dir is not None else data_root() / "searchqa"
+        questions, local = _shared_dataset(dataset, root)
         self.dataset = dataset
         self.questions = {q.id: q for q in questions}
         self._ids = [q.id for q in questions]
