@@ -1,0 +1,120 @@
+"""FinMCP-v0 on the committed fixtures: replay, metrics, oracle, bad actions, missing data."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import agentgym_suite.registration  # noqa: F401
+from agentgym_suite.core.errors import DataNotFoundError, UnknownTaskError
+from agentgym_suite.envs.finmcp import FinMCPEnv
+from agentgym_suite.envs.finmcp.fixtures import write_fixtures
+from agentgym_suite.envs.finmcp.metrics import tool_metrics
+
+
+@pytest.fixture(scope="module")
+def data_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_fixtures(tmp_path_factory.mktemp("finmcp"))
+
+
+def call(name: str, **arguments: object) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+def test_check_env(data_file: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(FinMCPEnv(data_path=data_file), skip_render_check=True)
+
+
+def test_make_and_task_filter(data_file: Path) -> None:
+    env = gymnasium.make("FinMCP-v0", data_path=str(data_file.parent), task="multi turn")
+    assert env.unwrapped.task_ids() == ["602"]
+    obs, info = env.reset(seed=1)
+    assert "purchase fees" in obs and info["tools"]
+
+
+@pytest.mark.parametrize("task_id", ["1", "2", "201", "202", "602"])
+def test_oracle_wins(data_file: Path, task_id: str) -> None:
+    env = FinMCPEnv(data_path=data_file)
+    env.reset(options={"task_id": task_id})
+    info: dict = {}
+    for action in env.oracle():
+        _, reward, terminated, _, info = env.step(action)
+        assert info["action_valid"]
+    assert terminated and reward == 1.0 and info["won"]
+    assert info["finmcp_metrics"] == {"TP": 1.0, "TR": 1.0, "TF1": 1.0, "exact_sequence": 1.0}
+    assert info["finmcp_replay"]["unmatched"] == 0
+
+
+def test_replay_returns_recording_and_errors_on_unmatched(data_file: Path) -> None:
+    env = FinMCPEnv(data_path=data_file)
+    env.reset(options={"task_id": "2"})
+    obs, *_ = env.step(call("SearchFunds", keyword="  Bond ", risk_level="LOW"))
+    assert "Steady Bond A" in obs
+    obs, _, _, _, info = env.step(call("SearchFunds", keyword="equity"))
+    assert "no recorded output" in obs and info["finmcp_replay"]["unmatched"] == 1
+    _, reward, terminated, _, info = env.step("Done.")
+    assert terminated
+    assert info["finmcp_metrics"]["TP"] == 0.5 and info["finmcp_metrics"]["TR"] == 1.0
+    assert reward == pytest.approx(2 / 3) and not info["won"]
+
+
+def test_unmatched_call_handler_hook(data_file: Path) -> None:
+    seen = []
+
+    def world_model(name: str, arguments: dict, sample: object) -> dict:
+        seen.append((name, arguments))
+        return {"imagined": True}
+
+    env = FinMCPEnv(data_path=data_file, unmatched_call_handler=world_model)
+    env.reset(options={"task_id": "1"})
+    obs, *_ = env.step(call("SearchFinancialNews", keyword="banks"))
+    assert seen == [("SearchFinancialNews", {"keyword": "banks"})] and "imagined" in obs
+
+
+def test_metrics() -> None:
+    assert tool_metrics(["A", "B"], ["B", "A"])["exact_sequence"] == 0.0
+    assert tool_metrics(["A", "B"], ["B", "A"])["TF1"] == 1.0
+    assert tool_metrics([], ["A"])["TF1"] == 0.0
+    assert tool_metrics(["A", "A", "C"], ["A"]) == pytest.approx({"TP": 1 / 3, "TR": 1.0, "TF1": 0.5, "exact_sequence": 0.0})
+
+
+@pytest.mark.parametrize(
+    "action, fragment",
+    [
+        ("<tool_call>{oops</tool_call>", "not valid JSON"),
+        (call("DeleteAccount"), "no tool named"),
+        (call("SearchFunds", keyword=5), "is not of type"),
+        (call("SearchFunds", keyword="__import__('os').system('ls')"), "no recorded output"),
+    ],
+)
+def test_bad_actions(data_file: Path, action: str, fragment: str) -> None:
+    env = FinMCPEnv(data_path=data_file)
+    env.reset(options={"task_id": "2"})
+    obs, _, terminated, _, info = env.step(action)
+    assert fragment in obs and not terminated
+    assert info["action_valid"] is (fragment == "no recorded output")
+
+
+@pytest.mark.parametrize("action", ["", "y" * 300_000])
+def test_empty_and_huge(data_file: Path, action: str) -> None:
+    env = FinMCPEnv(data_path=data_file)
+    env.reset(options={"task_id": "1"})
+    _, _, terminated, _, info = env.step(action)
+    assert info["action_valid"] is False and not terminated
+
+
+def test_unknown_task_and_missing_data(data_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(UnknownTaskError):
+        FinMCPEnv(data_path=data_file).reset(options={"task_id": "999"})
+    with pytest.raises(DataNotFoundError, match="fixtures"):
+        FinMCPEnv(data_path=tmp_path)
+    monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
+    with pytest.raises(DataNotFoundError):
+        FinMCPEnv()
