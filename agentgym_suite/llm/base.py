@@ -1,0 +1,171 @@
+"""The one generation protocol every backend implements, and the records it returns.
+
+A backend takes a batch of prompts — plain strings, or chat-message lists (optionally with
+OpenAI-format tool schemas) — plus :class:`SamplingParams`, and returns ``n``
+:class:`Sample` records per prompt: the text, the exact prompt and completion token ids,
+the per-token log-probabilities and why generation stopped.
+
+Conventions shared by every backend that sees tokens (transformers, vLLM):
+
+* ``completion_ids`` are the tokens as sampled, including the end-of-turn token when the
+  model emitted one; ``text == tokenizer.decode(completion_ids, skip_special_tokens=True)``.
+* a stop string ends generation after the token that completed it; the stop string stays
+  in ``text`` (so text and token ids always agree).
+* ``logprobs[i]`` is the log-probability of ``completion_ids[i]`` under the model's own
+  distribution (temperature 1, no top-p), the quantity a policy-gradient trainer needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, Union, runtime_checkable
+
+from agentgym_suite.core.errors import AgentGymError
+
+Message = dict[str, Any]
+Prompt = Union[str, list[Message]]
+"""A raw text prompt, or a list of chat messages (``{"role": ..., "content": ...}``)."""
+Tools = list[dict[str, Any]]
+
+FINISH_REASONS = ("stop", "length", "error")
+
+
+class BackendError(AgentGymError, RuntimeError):
+    """A generation backend failed (server error, timeout, malformed answer, bad prompt)."""
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample. ``temperature=0`` means greedy decoding.
+
+    Attributes:
+        n: samples per prompt.
+        temperature: softmax temperature; 0 selects greedy decoding.
+        top_p: nucleus sampling mass (1.0 = off).
+        max_new_tokens: most tokens generated per sample.
+        stop: strings that end generation (kept in the returned text).
+        seed: seed for sampling; the same seed and prompts give the same samples.
+    """
+
+    n: int = 1
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 256
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"SamplingParams.n must be >= 1, got {self.n}.")
+        if self.temperature < 0:
+            raise ValueError(f"SamplingParams.temperature must be >= 0 (0 = greedy), got {self.temperature}.")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"SamplingParams.top_p must be in (0, 1], got {self.top_p}.")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"SamplingParams.max_new_tokens must be >= 1, got {self.max_new_tokens}.")
+        if isinstance(self.stop, str):
+            object.__setattr__(self, "stop", (self.stop,))
+        else:
+            object.__setattr__(self, "stop", tuple(self.stop))
+
+    @property
+    def greedy(self) -> bool:
+        """True when decoding is greedy."""
+        return self.temperature == 0
+
+
+@dataclass
+class Sample:
+    """One generated completion.
+
+    Attributes:
+        text: the completion text.
+        prompt_ids: the exact token ids the model was conditioned on.
+        completion_ids: the generated token ids (empty when the backend cannot return them).
+        logprobs: log-probability of each completion token (empty when unavailable).
+        finish_reason: ``stop`` (end-of-turn token or stop string), ``length`` or ``error``.
+        has_token_ids: False when the backend could not return token ids (remote APIs).
+        error: why generation failed (``finish_reason == "error"``), else None.
+    """
+
+    text: str
+    prompt_ids: list[int] = field(default_factory=list)
+    completion_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    finish_reason: str = "stop"
+    has_token_ids: bool = True
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True unless generation failed."""
+        return self.error is None
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A text generator the rollout engine and the model agent can drive.
+
+    Attributes:
+        name: a short label for logs (``hf:…``, ``vllm:…``, ``openai:…``).
+        supports_token_prompts: True when :meth:`generate_from_ids` works (needed for the
+            rollout engine's incremental ``chat`` mode).
+    """
+
+    name: str
+    supports_token_prompts: bool
+
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        params: SamplingParams,
+        tools: Sequence[Tools | None] | None = None,
+    ) -> list[list[Sample]]:
+        """Generate ``params.n`` samples for each prompt, in one batched call.
+
+        ``tools`` is None or one tool list (or None) per prompt; it only applies to chat prompts.
+        """
+        ...
+
+
+@runtime_checkable
+class TokenBackend(Backend, Protocol):
+    """A backend that also works on token ids (transformers, vLLM)."""
+
+    def generate_from_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Sample]]:
+        """Generate from already tokenised prompts (used by the incremental chat rollout)."""
+        ...
+
+    def render_prompt(self, prompt: Prompt, tools: Tools | None = None, *, add_generation_prompt: bool = True) -> str:
+        """The exact text a prompt is turned into (chat template applied to message lists)."""
+        ...
+
+    def encode(self, text: str) -> list[int]:
+        """Tokenise ``text`` without adding special tokens."""
+        ...
+
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
+        """Turn token ids back into text."""
+        ...
+
+
+def normalise_tools(prompts: Sequence[Prompt], tools: Sequence[Tools | None] | None) -> list[Tools | None]:
+    """One tool list (or None) per prompt; raises when the lengths differ."""
+    if tools is None:
+        return [None] * len(prompts)
+    tools = list(tools)
+    if len(tools) != len(prompts):
+        raise ValueError(f"got {len(tools)} tool lists for {len(prompts)} prompts; pass one per prompt or None.")
+    return tools
+
+
+def check_prompt(prompt: Any) -> None:
+    """Raise ValueError when ``prompt`` is neither a string nor a list of role/content messages."""
+    if isinstance(prompt, str):
+        return
+    if isinstance(prompt, list) and all(isinstance(m, dict) and "role" in m for m in prompt) and prompt:
+        return
+    raise ValueError(
+        "a prompt must be a string or a non-empty list of chat messages like "
+        f"{{'role': 'user', 'content': '...'}}; got {type(prompt).__name__}: {str(prompt)[:80]!r}"
+    )

@@ -1,0 +1,244 @@
+"""Generation with Hugging Face ``transformers`` on CPU or GPU.
+
+Batches are left-padded; each prompt is repeated ``n`` times; greedy when
+``temperature == 0``. Log-probabilities are recorded during generation (no second pass).
+:meth:`TransformersBackend.score` computes log-probs of given completions under given
+prompts in batch (teacher log-probs for the trainer).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from agentgym_suite.llm.base import (
+    BackendError,
+    Prompt,
+    Sample,
+    SamplingParams,
+    Tools,
+    check_prompt,
+    normalise_tools,
+)
+from agentgym_suite.llm.chat_templates import inject_tools, template_supports_tools
+from agentgym_suite.llm.sampling import RecordingProcessor, StopStrings
+
+
+def default_device() -> str:
+    """``cuda`` when a GPU is visible, else ``cpu``."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class TransformersBackend:
+    """A :class:`~agentgym_suite.llm.base.TokenBackend` over a ``transformers`` causal LM.
+
+    Args:
+        model: a loaded ``PreTrainedModel`` (use :meth:`from_pretrained` to load from a path).
+        tokenizer: its tokenizer; needs a chat template for chat prompts.
+        max_batch_size: rows (prompts × n) per ``generate`` call; larger batches are split.
+        name: label for logs.
+    """
+
+    supports_token_prompts = True
+
+    def __init__(self, model: Any, tokenizer: Any, *, max_batch_size: int = 64, name: str | None = None) -> None:
+        if max_batch_size < 1:
+            raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}.")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_batch_size = max_batch_size
+        self.name = name or f"hf:{getattr(model.config, '_name_or_path', '') or type(model).__name__}"
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.pad_token_id = int(tokenizer.pad_token_id)
+        eos = getattr(model.generation_config, "eos_token_id", None)
+        if eos is None:
+            eos = tokenizer.eos_token_id
+        self.eos_token_ids: set[int] = set(eos if isinstance(eos, list) else [eos]) - {None}
+        if tokenizer.eos_token_id is not None:
+            self.eos_token_ids.add(int(tokenizer.eos_token_id))
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path: str | Path,
+        *,
+        device: str | None = None,
+        dtype: torch.dtype | str | None = None,
+        max_batch_size: int = 64,
+        **model_kwargs: Any,
+    ) -> "TransformersBackend":
+        """Load a model directory or hub id (``HF_HUB_OFFLINE=1`` is respected).
+
+        ``dtype`` defaults to float32 on CPU and bfloat16 on GPU.
+        """
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        device = device or default_device()
+        if dtype is None:
+            dtype = torch.float32 if device == "cpu" else torch.bfloat16
+        tokenizer = AutoTokenizer.from_pretrained(str(path))
+        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **model_kwargs).to(device)
+        model.eval()
+        return cls(model, tokenizer, max_batch_size=max_batch_size, name=f"hf:{path}")
+
+    @property
+    def device(self) -> torch.device:
+        """Device the model lives on."""
+        return next(self.model.parameters()).device
+
+    # ------------------------------------------------------------------ text <-> tokens
+    def render_prompt(self, prompt: Prompt, tools: Tools | None = None, *, add_generation_prompt: bool = True) -> str:
+        """The exact text fed to the model: strings as-is, messages through the chat template."""
+        check_prompt(prompt)
+        if isinstance(prompt, str):
+            return prompt
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise BackendError(f"{self.name}: the tokenizer has no chat template; pass plain-text prompts instead.")
+        kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": add_generation_prompt}
+        if tools and template_supports_tools(self.tokenizer.chat_template):
+            kwargs["tools"] = tools
+        elif tools:
+            prompt = inject_tools(prompt, tools)
+        return self.tokenizer.apply_chat_template(prompt, **kwargs)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` with no special tokens added."""
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
+        """Text of ``ids``."""
+        return self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
+
+    # ------------------------------------------------------------------ generation
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        params: SamplingParams,
+        tools: Sequence[Tools | None] | None = None,
+    ) -> list[list[Sample]]:
+        """Render, tokenise and generate ``params.n`` samples per prompt in batched calls."""
+        tool_lists = normalise_tools(prompts, tools)
+        ids = [self.encode(self.render_prompt(p, t)) for p, t in zip(prompts, tool_lists)]
+        return self.generate_from_ids(ids, params)
+
+    def generate_from_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Sample]]:
+        """Generate from token ids; returns ``params.n`` samples per prompt, in order."""
+        rows = [list(p) for p in prompt_ids for _ in range(params.n)]
+        if any(not r for r in rows):
+            raise BackendError(f"{self.name}: an empty prompt cannot be generated from; give at least one token.")
+        samples: list[Sample] = []
+        for start in range(0, len(rows), self.max_batch_size):
+            samples.extend(self._generate_rows(rows[start : start + self.max_batch_size], params))
+        return [samples[i * params.n : (i + 1) * params.n] for i in range(len(prompt_ids))]
+
+    def _generate_rows(self, rows: list[list[int]], params: SamplingParams) -> list[Sample]:
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
+
+        width = max(len(r) for r in rows)
+        input_ids = torch.full((len(rows), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            input_ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+            attention[i, width - len(row) :] = 1
+        recorder = RecordingProcessor(params.temperature, params.top_p, params.greedy)
+        config = GenerationConfig(
+            do_sample=not params.greedy,
+            temperature=1.0,
+            top_p=1.0,
+            **({} if params.greedy else {"top_k": 0}),
+            max_new_tokens=params.max_new_tokens,
+            eos_token_id=sorted(self.eos_token_ids),
+            pad_token_id=self.pad_token_id,
+        )
+        device = self.device
+        devices = [device.index or 0] if device.type == "cuda" else []
+        with torch.no_grad(), torch.random.fork_rng(devices=devices):
+            if params.seed is not None:
+                torch.manual_seed(params.seed)
+            out = self.model.generate(
+                input_ids=input_ids.to(device),
+                attention_mask=attention.to(device),
+                generation_config=config,
+                logits_processor=LogitsProcessorList([recorder]),
+                stopping_criteria=StoppingCriteriaList([StopStrings(self.tokenizer, params.stop, width)] if params.stop else []),
+            )
+        sequences = out if isinstance(out, torch.Tensor) else out.sequences
+        new_tokens = sequences[:, width:].cpu()
+        recorder.collect(sequences[:, -1])
+        logprobs = recorder.logprobs()
+        return [self._sample(rows[i], new_tokens[i].tolist(), logprobs[i].tolist(), params) for i in range(len(rows))]
+
+    def _sample(self, prompt: list[int], generated: list[int], logprobs: list[float], params: SamplingParams) -> Sample:
+        end, reason = len(generated), "length"
+        for i, token in enumerate(generated):
+            if token in self.eos_token_ids:
+                end, reason = i + 1, "stop"
+                break
+        if params.stop and reason == "length":
+            cut = self._stop_string_end(generated, params.stop)
+            if cut is not None:
+                end, reason = cut, "stop"
+        ids = generated[:end]
+        return Sample(
+            text=self.decode(ids),
+            prompt_ids=list(prompt),
+            completion_ids=ids,
+            logprobs=[float(x) for x in logprobs[:end]],
+            finish_reason=reason,
+        )
+
+    def _stop_string_end(self, generated: list[int], stops: tuple[str, ...]) -> int | None:
+        text = self.decode(generated, skip_special_tokens=False)
+        if not any(s in text for s in stops):
+            return None
+        for k in range(1, len(generated) + 1):
+            if any(s in self.decode(generated[:k], skip_special_tokens=False) for s in stops):
+                return k
+        return None
+
+    # ------------------------------------------------------------------ scoring
+    def score(
+        self,
+        prompt_ids: Sequence[Sequence[int]],
+        completion_ids: Sequence[Sequence[int]],
+        *,
+        batch_size: int = 8,
+    ) -> list[list[float]]:
+        """Log-prob of each completion token given its prompt (one list per pair, no gradient).
+
+        Used for teacher log-probs: the trainer passes the privileged prompt with the
+        completion the student generated.
+        """
+        if len(prompt_ids) != len(completion_ids):
+            raise ValueError(f"score() got {len(prompt_ids)} prompts but {len(completion_ids)} completions.")
+        results: list[list[float]] = []
+        for start in range(0, len(prompt_ids), batch_size):
+            chunk = list(zip(prompt_ids[start : start + batch_size], completion_ids[start : start + batch_size]))
+            results.extend(self._score_chunk([list(p) for p, _ in chunk], [list(c) for _, c in chunk]))
+        return results
+
+    def _score_chunk(self, prompts: list[list[int]], completions: list[list[int]]) -> list[list[float]]:
+        if any(not p for p in prompts):
+            raise ValueError("score() needs at least one prompt token per row.")
+        width = max(len(p) + len(c) for p, c in zip(prompts, completions))
+        input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)
+        attention = torch.zeros((len(prompts), width), dtype=torch.long)
+        for i, (p, c) in enumerate(zip(prompts, completions)):
+            seq = p + c
+            input_ids[i, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            attention[i, : len(seq)] = 1
+        device = self.device
+        with torch.no_grad():
+            logits = self.model(input_ids=input_ids.to(device), attention_mask=attention.to(device)).logits
+        out: list[list[float]] = []
+        for i, (p, c) in enumerate(zip(prompts, completions)):
+            if not c:
+                out.append([])
+                continue
+            rows = logits[i, len(p) - 1 : len(p) + len(c) - 1].float()
+            target = torch.tensor(c, device=rows.device).view(-1, 1)
+            out.append(torch.log_softmax(rows, dim=-1).gather(-1, target).squeeze(-1).cpu().tolist())
+        return out
