@@ -159,7 +159,9 @@ def human_goals(products: list[dict[str, Any]], prices: dict[str, float], human:
                 continue
             bound = _price_bound(prices[product["asin"]], rng)
             text = str(entry["instruction"]).strip(".")
-            goals.append(_goal(product, text, attributes, list(entry.get("instruction_options") or []), bound))
+            options = entry.get("instruction_options") or []
+            options = dict(options) if isinstance(options, dict) else list(options)
+            goals.append(_goal(product, text, attributes, options, bound))
     return goals
 
 
