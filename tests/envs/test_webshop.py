@@ -220,3 +220,29 @@ def test_think_action_format_wraps_oracle(catalogue_dir: Path) -> None:
     assert all(a.startswith("<think>") and a.endswith("</action>") for a in plan)
     _, reward, terminated, info = play(env, plan)
     assert terminated and info["won"] and info["action_valid"]
+
+
+def test_oracle_pages_to_a_gold_product_beyond_the_first_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from agentgym_suite.envs.webshop.synthetic import build_synthetic_catalogue
+
+    monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path / "cache"))
+    products, attributes, human = [], {}, {}
+    for seed in range(6):  # six copies of each product type: many hits per query
+        part = build_synthetic_catalogue(seed)
+        products += part["products"]
+        attributes.update(part["attributes"])
+        human.update(part["human"])
+    for name, content in (("items_shuffle_1000.json", products), ("items_ins_v2_1000.json", attributes),
+                          ("items_human_ins.json", human)):
+        (tmp_path / name).write_text(json.dumps(content), encoding="utf-8")
+    env = WebShopEnv(data_dir=tmp_path, split="all")
+    paged = 0
+    for task_id in env.task_ids()[:60]:
+        env.reset(options={"task_id": task_id})
+        plan = env.oracle()
+        paged += "click[next >]" in plan
+        _, reward, terminated, info = play(env, plan)
+        assert terminated and info["won"] and reward == 1.0, task_id
+    assert paged > 0
