@@ -1,0 +1,73 @@
+"""SkillRise discounting (gamma = 0.6) and (task, position, role) grouping, by hand."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from agentgym_suite.trainers.credit import get_credit_assigner
+from agentgym_suite.trainers.credit.skillrise import SkillRiseCreditConfig, skillrise_scores
+
+
+def trials() -> list[dict]:
+    """Two trials of K = 3 tasks. Trial 1 rewards [1, 0, 1] (task 0 took two turns);
+    trial 2 rewards [0, 1, 1] and an invalid curate at position 1."""
+    t1 = [("solve", 0, 1.0), ("solve", 0, 1.0), ("curate", 0, 0.0), ("solve", 1, 0.0), ("curate", 1, 0.0),
+          ("solve", 2, 1.0)]
+    t2 = [("solve", 0, 0.0), ("curate", 0, 0.0), ("solve", 1, 1.0), ("curate", 1, 0.0), ("solve", 2, 1.0)]
+    rows = []
+    for traj, spec in (("t1", t1), ("t2", t2)):
+        for turn, (role, pos, ret) in enumerate(spec):
+            rows.append(dict(group="g", traj=traj, turn=turn, role=role, pos=pos, ret=ret))
+    rows[9]["invalid"] = True  # t2 curate at position 1
+    return rows
+
+
+def test_curate_credit_is_discounted_later_rewards(make_batch) -> None:
+    # t1 curate@0 = 0.6*0 + 0.36*1 = 0.36, curate@1 = 0.6*1 = 0.6
+    # t2 curate@0 = 0.6*1 + 0.36*1 = 0.96, curate@1 = 0.6*1 = 0.6
+    got = skillrise_scores(make_batch(trials()), 0.6)
+    expected = [1, 1, 0.36, 0, 0.6, 1, 0, 0.96, 1, 0.6, 1]
+    assert got.tolist() == pytest.approx(expected, abs=1e-6)
+
+
+def test_advantages_by_hand(make_batch) -> None:
+    # (p0, solve): trial values 1 (two rows count once) and 0 -> mean 0.5 -> +-0.5
+    # (p0, curate): 0.36, 0.96 -> mean 0.66 -> -0.3, +0.3
+    # (p1, solve): 0, 1 -> -0.5, +0.5
+    # (p1, curate): 0.6, 0.6 - 0.5 (invalid) = 0.1 -> mean 0.35 -> +0.25, -0.25
+    # (p2, solve): 1, 1 -> 0
+    out = get_credit_assigner("skillrise").advantages(make_batch(trials()))
+    expected = [0.5, 0.5, -0.3, -0.5, 0.25, 0.0, -0.5, 0.3, 0.5, -0.25, 0.0]
+    assert out.advantages[:, 1].tolist() == pytest.approx(expected, abs=1e-6)
+
+
+def test_gamma_is_configurable(make_batch) -> None:
+    got = skillrise_scores(make_batch(trials()), 0.5)
+    assert got[2].item() == pytest.approx(0.25) and got[7].item() == pytest.approx(0.75)
+
+
+def test_groups_do_not_mix(make_batch) -> None:
+    rows = trials() + [dict(group="h", traj="t3", turn=0, role="solve", pos=0, ret=1.0)]
+    out = get_credit_assigner("skillrise").advantages(make_batch(rows))
+    assert out.advantages[11, 1].item() == 0.0  # alone in (h, 0, solve)
+    assert out.advantages[0, 1].item() == pytest.approx(0.5)
+
+
+def test_rejects_other_roles_and_missing_positions(make_batch) -> None:
+    rows = trials()
+    rows[0]["role"] = "agent"
+    with pytest.raises(ValueError, match="'solve' or 'curate'"):
+        get_credit_assigner("skillrise").advantages(make_batch(rows))
+    with pytest.raises(ValueError, match="positions"):
+        get_credit_assigner("skillrise").advantages(make_batch(trials(), positions=None))
+
+
+def test_config_validation() -> None:
+    with pytest.raises(ValueError, match="gamma"):
+        SkillRiseCreditConfig(gamma=-0.1)
+    assert SkillRiseCreditConfig().invalid_penalty == 0.5
+
+
+def test_torch_dtype(make_batch) -> None:
+    assert get_credit_assigner("skillrise").advantages(make_batch(trials())).advantages.dtype == torch.float32
