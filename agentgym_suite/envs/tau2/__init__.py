@@ -1,0 +1,7 @@
+"""``Tau2-v0``: tau2-bench customer service (retail, airline, mock) over this suite's own domain tools."""
+
+from agentgym_suite.envs.tau2.env import Tau2Env
+from agentgym_suite.envs.tau2.evaluation import RewardBreakdown, evaluate
+from agentgym_suite.envs.tau2.users import LLMUser, ScriptedUser, UserContext, UserSimulator
+
+__all__ = ["LLMUser", "RewardBreakdown", "ScriptedUser", "Tau2Env", "UserContext", "UserSimulator", "evaluate"]

@@ -1,0 +1,228 @@
+"""``Tau2-v0``: tau2-bench customer-service tasks (retail, airline, mock) with a simulated user.
+
+The agent gets the domain policy as its system prompt and talks to a simulated customer;
+its tool calls run against this suite's own implementation of the domain's tools over a
+fresh copy of the domain database. When the user ends the conversation (``###STOP###``,
+``###TRANSFER###`` or ``###OUT-OF-SCOPE###``) the episode is scored with the task's reward
+bases (see :mod:`agentgym_suite.envs.tau2.evaluation`); ``info["reward_breakdown"]`` holds
+the per-basis scores and the bases left unscored. ``won`` is True when the reward is 1.0.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, ClassVar
+
+from agentgym_suite.core.text_env import TaskStart
+from agentgym_suite.core.tool_calls import ToolCall
+from agentgym_suite.core.tool_env import Conversation, ToolEnv
+from agentgym_suite.envs.tau2.data import SPLITS, DomainData, load_domain
+from agentgym_suite.envs.tau2.evaluation import NLJudge, RewardBreakdown, actions_done, communicated, evaluate
+from agentgym_suite.envs.tau2.users import END_TOKENS, LLMUser, ScriptedUser, UserContext, UserSimulator, is_end
+from agentgym_suite.envs.tau2.world import World, build_world, gold_actions, replay_gold
+
+TOOL_PROTOCOL_NOTE = (
+    "\n\n# Tool calls\nCall a tool by writing <tool_call>\n{\"name\": ..., \"arguments\": {...}}\n</tool_call>. "
+    "Write plain text to talk to the customer. Make one tool call or send one message at a time."
+)
+
+
+class Tau2Env(ToolEnv):
+    """tau2-bench customer service with a simulated user.
+
+    Args:
+        domain: ``retail``, ``airline`` or ``mock`` (``telecom`` raises NotImplementedError).
+        split: ``base`` (all tasks, default), ``train`` or ``test`` from ``split_tasks.json``.
+        user: ``"scripted"`` (offline, deterministic; default) or any :class:`UserSimulator`.
+        user_generate: a chat callable ``(messages) -> str``; when given, an :class:`LLMUser`
+            built on it plays the customer (overrides ``user``).
+        nl_judge: callable ``(assertions, messages) -> list[bool]`` scoring NL assertions;
+            without it the NL basis is reported in ``info["reward_breakdown"]["unscored"]``
+            and the reward is the product of the scorable bases.
+        max_user_turns: how many replies the scripted user gives before it stops.
+        **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
+    """
+
+    benchmark: ClassVar[str] = "tau2"
+
+    def __init__(
+        self,
+        domain: str = "retail",
+        split: str = "base",
+        user: str | UserSimulator = "scripted",
+        user_generate: Callable[[list[dict[str, Any]]], str] | None = None,
+        nl_judge: NLJudge | None = None,
+        max_user_turns: int = 8,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.domain = domain
+        self.data: DomainData = load_domain(domain)
+        if split not in self.data.splits:
+            raise ValueError(f"split={split!r}; the {domain} domain has splits {sorted(self.data.splits)} (suite default: {SPLITS}).")
+        self.split = split
+        self._ids = [i for i in self.data.splits[split] if i in self.data.tasks]
+        if user_generate is not None:
+            self.user: UserSimulator = LLMUser(user_generate, self.data.guidelines)
+        elif isinstance(user, str):
+            if user != "scripted":
+                raise ValueError(f"user={user!r}; pass 'scripted', a UserSimulator, or user_generate=<chat callable>.")
+            self.user = ScriptedUser(max_turns=max_user_turns)
+        elif isinstance(user, UserSimulator):
+            self.user = user
+        else:
+            raise TypeError(f"user must be 'scripted' or a UserSimulator, got {type(user).__name__}")
+        self.nl_judge = nl_judge
+        self.world: World | None = None
+        self._task: dict[str, Any] = {}
+        self._history_calls: list[tuple[str, dict[str, Any]]] = []
+        self._user_turns = 0
+        self._breakdown: RewardBreakdown | None = None
+        self._gold_hashes: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ ToolEnv API
+    def task_ids(self) -> list[str]:
+        return list(self._ids)
+
+    def _start_conversation(self, task_id: str) -> Conversation:
+        self._task = self.data.tasks[task_id]
+        self.world = build_world(self.data, self._task)
+        self._history_calls = []
+        self._user_turns = 0
+        self._breakdown = None
+        history = self._history_messages()
+        first = "" if history and history[-1]["role"] == "user" else self.user.first_message(self._task)
+        tools = self.world.agent.schemas()
+        return Conversation(
+            task=self._instruction_text(),
+            tools=tools,
+            handlers=self.world.agent.handlers(),
+            system_prompt=self.data.policy + TOOL_PROTOCOL_NOTE,
+            first_user_message=first,
+            extra={"domain": self.domain},
+        )
+
+    def _load_task(self, task_id: str) -> TaskStart:
+        start = super()._load_task(task_id)
+        history = self._history_messages()
+        if history:
+            head = [m for m in self.messages if m["role"] == "system"]
+            tail = [m for m in self.messages if m["role"] != "system"]
+            self.messages = head + history + tail
+            start.extra["messages"] = list(self.messages)
+            if not start.observation:
+                start.observation = str(history[-1].get("content") or "")
+        return start
+
+    def _user_reply(self, assistant_text: str) -> str | None:
+        self._user_turns += 1
+        context = UserContext(
+            task=self._task,
+            messages=list(self.messages),
+            goal_reached=self._goal_reached(),
+            transferred=any(r.name == "transfer_to_human_agents" and r.ok for r in self.tool_log),
+            user_turns=self._user_turns - 1,
+            user_actions=self._assertion_fixes("user"),
+            run_user_tool=self._run_user_tool,
+        )
+        reply = self.user.reply(context)
+        if is_end(reply):
+            self.messages.append({"role": "user", "content": reply})
+            return None
+        return reply
+
+    def _evaluate(self) -> tuple[float, bool]:
+        assert self.world is not None
+        self._breakdown = evaluate(self._task, self.world, self.gold_hash(), self.messages, self._calls_so_far(), self.nl_judge)
+        return self._breakdown.reward, self._breakdown.reward == 1.0
+
+    def _extra_info(self) -> dict[str, Any]:
+        return {"reward_breakdown": self._breakdown.as_info()} if self._breakdown is not None else {}
+
+    def oracle(self) -> list[str]:
+        """Remaining gold tool calls (one per message), then a closing reply with the required info."""
+        done = actions_done(gold_actions(self._task), self._calls_so_far())
+        golds = gold_actions(self._task)
+        start = 0
+        while start < len(golds) and done[start]:
+            start += 1
+        steps = []
+        todo = [(a["name"], a.get("arguments") or {}) for a in golds[start:]] + self._assertion_fixes("assistant")
+        for name, arguments in todo:
+            body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+            steps.append(f"<tool_call>\n{body}\n</tool_call>")
+        infos = [str(i) for i in (self._task.get("evaluation_criteria") or {}).get("communicate_info") or []]
+        closing = "I have taken care of your request."
+        if infos:
+            closing += " For your reference: " + "; ".join(infos) + "."
+        steps.append(closing)
+        return steps
+
+    # ------------------------------------------------------------------ helpers
+    def gold_hash(self) -> str:
+        """Hash of the databases after replaying the current task's gold actions on a fresh copy (cached)."""
+        key = str(self._task["id"])
+        if key not in self._gold_hashes:
+            self._gold_hashes[key] = replay_gold(self.data, self._task).state_hash()
+        return self._gold_hashes[key]
+
+    def _assertion_fixes(self, side: str) -> list[tuple[str, dict[str, Any]]]:
+        """Calls on ``side`` that make the task's currently failing env assertions hold."""
+        if self.world is None:
+            return []
+        toolkit = self.world.user if side == "user" else self.world.agent
+        if toolkit is None:
+            return []
+        fixes = []
+        for assertion in (self._task.get("evaluation_criteria") or {}).get("env_assertions") or []:
+            if assertion.get("env_type", "assistant") != side or not assertion.get("assert_value", True):
+                continue
+            try:
+                holds = bool(self.world.run(side, assertion["func_name"], assertion.get("arguments") or {}))
+            except (ValueError, KeyError, TypeError):
+                holds = False
+            fix = None if holds else toolkit.assertion_fix(assertion["func_name"], assertion.get("arguments") or {})
+            if fix is not None:
+                fixes.append(fix)
+        return fixes
+
+    def _run_user_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        assert self.world is not None and self.world.user is not None
+        return self.world.user.handlers()[name](**arguments)
+
+    def _calls_so_far(self) -> list[tuple[str, dict[str, Any]]]:
+        return self._history_calls + [(r.name, r.arguments) for r in self.tool_log]
+
+    def _goal_reached(self) -> bool:
+        criteria = self._task.get("evaluation_criteria") or {}
+        acts = all(actions_done(gold_actions(self._task), self._calls_so_far()))
+        infos = all(communicated(list(criteria.get("communicate_info") or []), self.messages))
+        return acts and infos
+
+    def _instruction_text(self) -> str:
+        ticket = self._task.get("ticket")
+        if ticket:
+            return str(ticket)
+        return self.user.first_message(self._task) if isinstance(self.user, ScriptedUser) else "Help the customer under the policy."
+
+    def _history_messages(self) -> list[dict[str, Any]]:
+        """The task's pre-filled conversation in OpenAI format (its tool calls were replayed by ``build_world``)."""
+        history = (self._task.get("initial_state") or {}).get("message_history") or []
+        out: list[dict[str, Any]] = []
+        self._history_calls = []
+        for message in history:
+            role = message.get("role")
+            if role == "tool":
+                out.append({"role": "tool", "tool_call_id": str(message.get("id", "")), "content": str(message.get("content") or "")})
+                continue
+            entry: dict[str, Any] = {"role": role, "content": str(message.get("content") or "")}
+            calls = message.get("tool_calls") or []
+            if calls:
+                entry["tool_calls"] = [ToolCall(c["name"], dict(c.get("arguments") or {}), str(c.get("id", ""))).to_openai() for c in calls]
+                if role == "assistant":
+                    self._history_calls.extend((c["name"], dict(c.get("arguments") or {})) for c in calls)
+            out.append(entry)
+        return out
+
+
+__all__ = ["END_TOKENS", "Tau2Env"]

@@ -1,0 +1,134 @@
+"""Shared machinery of the tau2 domain toolkits: tool declaration, JSON schemas, safe maths.
+
+A domain toolkit is a class whose public tools are methods decorated with :func:`tool`.
+The decorator stores the OpenAI-format schema next to the method, so the schema the agent
+sees and the code that runs can never drift apart. Tools raise ``ValueError`` for a refused
+request; the tool-env base turns that into an error result the agent can read.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import operator
+from typing import Any, Callable, ClassVar
+
+READ, WRITE, GENERIC = "read", "write", "generic"
+
+STRING: dict[str, Any] = {"type": "string"}
+INTEGER: dict[str, Any] = {"type": "integer"}
+NUMBER: dict[str, Any] = {"type": "number"}
+STRING_LIST: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+
+
+def described(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    """Return ``schema`` with a ``description``."""
+    return {**schema, "description": description}
+
+
+def tool(doc: str, /, *, tool_kind: str = READ, optional: tuple[str, ...] = (), **params: dict[str, Any]) -> Callable:
+    """Declare a method as a tool with the given parameter schemas (all required unless ``optional``)."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.__tool_spec__ = {  # type: ignore[attr-defined]
+            "type": "function",
+            "function": {
+                "name": fn.__name__,
+                "description": doc,
+                "parameters": {
+                    "type": "object",
+                    "properties": params,
+                    "required": [p for p in params if p not in optional],
+                },
+            },
+        }
+        fn.__tool_kind__ = tool_kind  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def plain(value: Any) -> Any:
+    """A detached JSON-plain copy of ``value`` (results must not alias the live database)."""
+    return json.loads(json.dumps(value, ensure_ascii=False))
+
+
+class DomainTools:
+    """Base class of a domain's agent-side (or user-side) toolkit over a dict database."""
+
+    domain: ClassVar[str] = ""
+
+    def __init__(self, db: dict[str, Any]) -> None:
+        self.db = db
+
+    @classmethod
+    def _tool_methods(cls) -> list[str]:
+        return [name for name in sorted(dir(cls)) if hasattr(getattr(cls, name), "__tool_spec__")]
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI-format schemas of every tool, in alphabetical order."""
+        return [copy.deepcopy(getattr(type(self), name).__tool_spec__) for name in self._tool_methods()]
+
+    def handlers(self) -> dict[str, Callable[..., Any]]:
+        """Tool name -> bound method (the allow-list the env dispatches to)."""
+        return {name: self._wrap(getattr(self, name)) for name in self._tool_methods()}
+
+    def kind(self, name: str) -> str:
+        """``read``, ``write`` or ``generic`` for tool ``name``."""
+        return getattr(getattr(type(self), name), "__tool_kind__", READ)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Run a tool or an assertion/initialisation function by name (used for gold replay)."""
+        if name.startswith("_") or not callable(getattr(self, name, None)):
+            raise ValueError(f"{type(self).__name__} has no function {name!r}")
+        return getattr(self, name)(**arguments)
+
+    @staticmethod
+    def assertion_fix(func_name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        """The call that makes a failing env assertion hold, when the domain knows one (else None)."""
+        return None
+
+    @staticmethod
+    def _wrap(method: Callable[..., Any]) -> Callable[..., Any]:
+        def run(**kwargs: Any) -> Any:
+            return plain(method(**kwargs))
+
+        run.__name__ = method.__name__
+        run.__doc__ = method.__doc__
+        return run
+
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+
+
+def safe_calculate(expression: str) -> str:
+    """Evaluate + - * / arithmetic on numbers by walking the syntax tree (never ``eval``).
+
+    Returns the result rounded to two decimals, as text.
+    """
+    if not all(ch in "0123456789+-*/(). " for ch in expression):
+        raise ValueError("Invalid characters in expression; use numbers, + - * /, parentheses and spaces")
+    if len(expression) > 500:
+        raise ValueError("Expression too long (500 characters at most)")
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"Invalid expression: {exc.msg}") from None
+
+    def walk(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            left, right = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Div) and right == 0:
+                raise ValueError("Division by zero")
+            return _BINARY[type(node.op)](left, right)
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            return _UNARY[type(node.op)](walk(node.operand))
+        raise ValueError("Invalid expression; use numbers, + - * /, parentheses and spaces")
+
+    return str(round(walk(tree), 2))

@@ -1,0 +1,157 @@
+"""Simulated users for tau2: the ``UserSimulator`` protocol, a scripted user and an LLM user.
+
+A user reply that contains ``###STOP###`` (goal done), ``###TRANSFER###`` (handed to a
+human) or ``###OUT-OF-SCOPE###`` (the scenario has no answer) ends the conversation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, runtime_checkable
+
+STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
+END_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
+AGENT_GREETING = "Hi! How can I help you today?"
+
+
+@dataclass
+class UserContext:
+    """What a user simulator sees when it has to answer the agent."""
+
+    task: dict[str, Any]
+    messages: list[dict[str, Any]]
+    goal_reached: bool
+    transferred: bool
+    user_turns: int
+    user_actions: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    run_user_tool: Callable[[str, dict[str, Any]], Any] | None = None
+
+
+@runtime_checkable
+class UserSimulator(Protocol):
+    """Plays the customer of a tau2 task."""
+
+    def first_message(self, task: dict[str, Any]) -> str:
+        """The customer's opening message."""
+        ...
+
+    def reply(self, context: UserContext) -> str:
+        """The customer's answer to the agent's latest text message."""
+        ...
+
+
+def is_end(text: str) -> bool:
+    """True when a user message ends the conversation."""
+    return any(token in text for token in END_TOKENS)
+
+
+def scenario_parts(task: dict[str, Any]) -> dict[str, str]:
+    """The user scenario's fields as text: persona, reason, known, unknown, instructions."""
+    scenario = task.get("user_scenario") or {}
+    instructions = scenario.get("instructions")
+    parts = {"persona": str(scenario.get("persona") or "")}
+    if isinstance(instructions, dict):
+        parts["reason"] = str(instructions.get("reason_for_call") or "")
+        parts["known"] = str(instructions.get("known_info") or "")
+        parts["unknown"] = str(instructions.get("unknown_info") or "")
+        parts["instructions"] = str(instructions.get("task_instructions") or "")
+    else:
+        parts["reason"] = str(instructions or task.get("ticket") or "")
+        parts["known"] = parts["unknown"] = parts["instructions"] = ""
+    return parts
+
+
+def scenario_text(task: dict[str, Any]) -> str:
+    """The whole scenario as one block of text for a simulator prompt."""
+    parts = scenario_parts(task)
+    labels = (("persona", "Persona"), ("reason", "Reason for the call"), ("known", "Known information"),
+              ("unknown", "Unknown information"), ("instructions", "Instructions"))
+    return "\n".join(f"{label}: {parts[key]}" for key, label in labels if parts[key].strip() and parts[key].strip() != ".")
+
+
+class ScriptedUser:
+    """Offline user that replays the task's scenario without a model (deterministic).
+
+    Opens with the reason for the call and the known information; afterwards it ends the
+    conversation (``###STOP###``) as soon as the task's expected actions and required
+    information have been carried out, answers ``###TRANSFER###`` after a transfer, agrees
+    when the agent asks a question or for confirmation, and otherwise restates the next
+    piece of its scenario. After ``max_turns`` replies it stops. Before stopping it carries
+    out the user-side device actions its scenario asks for (``context.user_actions``).
+    """
+
+    def __init__(self, max_turns: int = 8) -> None:
+        self.max_turns = max_turns
+
+    def first_message(self, task: dict[str, Any]) -> str:
+        parts = scenario_parts(task)
+        text = " ".join(p for p in (parts["reason"], parts["known"]) if p.strip())
+        return text.strip() or "I need some help with my account."
+
+    def reply(self, context: UserContext) -> str:
+        if context.transferred:
+            return TRANSFER
+        if context.goal_reached or context.user_turns >= self.max_turns:
+            if context.goal_reached and context.run_user_tool is not None:
+                for name, arguments in context.user_actions:
+                    try:
+                        context.run_user_tool(name, arguments)
+                    except ValueError:
+                        continue
+            return STOP
+        last = next((str(m.get("content") or "") for m in reversed(context.messages) if m.get("role") == "assistant"), "")
+        if "?" in last or "confirm" in last.lower():
+            return "Yes, please go ahead."
+        parts = scenario_parts(context.task)
+        pieces = [p for p in (parts["known"], parts["instructions"], parts["reason"]) if p.strip() and p.strip() != "."]
+        if pieces:
+            return pieces[context.user_turns % len(pieces)]
+        return "Is there anything else you need from me?"
+
+
+class LLMUser:
+    """User simulated by a chat model: any callable ``(messages: list[dict]) -> str``.
+
+    The model gets the simulation guidelines and the task's scenario as its system prompt and
+    sees the conversation with roles flipped (the agent speaks as ``user``). A failing
+    backend ends the conversation with ``###OUT-OF-SCOPE###`` and keeps the error in
+    ``last_error`` instead of crashing the episode.
+    """
+
+    def __init__(self, generate: Callable[[list[dict[str, Any]]], str], guidelines: str = "") -> None:
+        self.generate = generate
+        self.guidelines = guidelines
+        self.last_error: str | None = None
+        self._own: list[str] = []
+
+    def _system(self, task: dict[str, Any]) -> str:
+        return f"{self.guidelines.strip()}\n\n<scenario>\n{scenario_text(task)}\n</scenario>".strip()
+
+    def _ask(self, messages: list[dict[str, Any]]) -> str:
+        try:
+            text = str(self.generate(messages) or "").strip()
+        except Exception as exc:  # a backend failure is data for the episode, not a crash
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return OUT_OF_SCOPE
+        return text or OUT_OF_SCOPE
+
+    def first_message(self, task: dict[str, Any]) -> str:
+        self._own = []
+        self.last_error = None
+        text = self._ask([{"role": "system", "content": self._system(task)}, {"role": "user", "content": AGENT_GREETING}])
+        self._own.append(text)
+        return text
+
+    def reply(self, context: UserContext) -> str:
+        flipped: list[dict[str, Any]] = [{"role": "system", "content": self._system(context.task)}]
+        for message in context.messages:
+            role, content = message.get("role"), str(message.get("content") or "")
+            if role == "assistant" and content.strip():
+                flipped.append({"role": "user", "content": content})
+            elif role == "user":
+                flipped.append({"role": "assistant", "content": content})
+        if len(flipped) == 1 or flipped[1]["role"] != "user":
+            flipped.insert(1, {"role": "user", "content": AGENT_GREETING})
+        text = self._ask(flipped)
+        self._own.append(text)
+        return text
