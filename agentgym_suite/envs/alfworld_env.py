@@ -1,0 +1,135 @@
+"""``ALFWorld-v0``: ALFWorld's household tasks on its real PDDL text engine.
+
+Games are the self-contained ``game.tw-pddl`` files under
+``$AGENTGYM_DATA/alfworld/json_2.1.1/<split>/<task folder>/<trial>/``; they are played with
+TextWorld's PDDL backend and ALFWorld's own name demangler, so observations, task texts and
+admissible commands read exactly as ALFWorld shows them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentgym_suite.core.data import benchmark_dir
+from agentgym_suite.core.errors import missing_backend
+from agentgym_suite.core.text_env import TaskStart
+from agentgym_suite.envs.textworld_base import TextWorldBackedEnv, normalise_command
+
+SPLITS = ("valid_unseen", "valid_seen", "train")
+TASK_TYPES = (
+    "pick_and_place_simple",
+    "look_at_obj_in_light",
+    "pick_clean_then_place_in_recep",
+    "pick_heat_then_place_in_recep",
+    "pick_cool_then_place_in_recep",
+    "pick_two_obj_and_place",
+)
+"""The six ALFWorld task types; a game's type is the prefix of its task folder name."""
+
+
+def task_type_of(task_id: str) -> str:
+    """The task type of an ALFWorld task id (``<task folder>/<trial>``)."""
+    return task_id.split("-", 1)[0]
+
+
+class ALFWorldEnv(TextWorldBackedEnv):
+    """ALFWorld text games.
+
+    Args:
+        split: ``valid_unseen`` (134 games), ``valid_seen`` (140) or ``train``.
+        task_types: keep only these task types (see :data:`TASK_TYPES`); ``None`` keeps all.
+        reward_scale: reward on success (the seeds train with 10); 1.0 by default.
+        **kwargs: see :class:`~agentgym_suite.core.text_env.TextEnv`.
+
+    Task ids are ``<task folder>/<trial folder>`` relative to the split, e.g.
+    ``pick_and_place_simple-Book-None-Desk-304/trial_T2019…``.
+    """
+
+    benchmark = "alfworld"
+    prompt_description = "the ALFRED embodied household environment"
+
+    def __init__(
+        self,
+        *,
+        split: str = "valid_unseen",
+        task_types: list[str] | tuple[str, ...] | None = None,
+        reward_scale: float = 1.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(reward_scale=reward_scale, **kwargs)
+        if split not in SPLITS:
+            raise ValueError(f"split={split!r}; choose one of {SPLITS}.")
+        unknown = set(task_types or ()) - set(TASK_TYPES)
+        if unknown:
+            raise ValueError(f"Unknown ALFWorld task type(s) {sorted(unknown)}; choose from {TASK_TYPES}.")
+        self.split = split
+        self.task_types = tuple(task_types) if task_types else TASK_TYPES
+        root = benchmark_dir("alfworld", f"json_2.1.1/{split}")
+        self._split_dir = root / "json_2.1.1" / split
+        self._games = {
+            str(path.parent.relative_to(self._split_dir)): path
+            for path in sorted(self._split_dir.glob("*/*/game.tw-pddl"))
+            if task_type_of(path.parent.parent.name) in self.task_types
+        }
+        self._ids = sorted(self._games)
+        self._game_path: Path | None = None
+
+    def task_ids(self) -> list[str]:
+        return list(self._ids)
+
+    def game_file(self, task_id: str) -> Path:
+        """Path of the ``game.tw-pddl`` file of ``task_id``."""
+        return self._games[self.resolve_task_id(task_id, self._ids)]
+
+    def _load_task(self, task_id: str) -> TaskStart:
+        try:
+            import textworld
+            from alfworld.agents.environment.alfred_tw_env import AlfredDemangler
+            from textworld.envs.pddl import PddlEnv
+        except ImportError as exc:
+            raise missing_backend("alfworld", "alfworld") from exc
+        path = self._games[task_id]
+        if self._game is None or self._game_path != path:
+            self.close_game()
+            infos = textworld.EnvInfos(won=True, admissible_commands=True, score=True, max_score=True,
+                                       extras=["walkthrough"])
+            game = AlfredDemangler(PddlEnv(infos), shuffle=False)
+            game.load(json.loads(path.read_text()))  # data, not a path: the engine leaves files open
+            self._game = game
+            self._game_path = path
+        state = self._game.reset()
+        self._begin(state)
+        self._max_score = 1.0
+        self._walkthrough = [normalise_command(c) for c in (state.get("extra.walkthrough") or [])]
+        observation = self._clean_feedback(state.feedback or "")
+        task = observation.split("Your task is to:", 1)[-1].strip() if "Your task is to:" in observation else ""
+        return TaskStart(observation, task, list(state.get("admissible_commands") or []),
+                         extra={"task_type": task_type_of(task_id)})
+
+    def _step_reward(self, score_delta: float, won: bool) -> float:
+        return self.reward_scale if won else 0.0
+
+    def _replan(self) -> list[str]:
+        """Ask the PDDL planner for a plan from the current state."""
+        inner = self._game
+        while not hasattr(inner, "_pddl_state") and getattr(inner, "_wrapped_env", None) is not None:
+            inner = inner._wrapped_env
+        plan = inner._pddl_state.replan(inner._entity_infos)
+        return [normalise_command(c) for c in plan or []]
+
+    def _privileged_info(self) -> dict[str, Any]:
+        return {"oracle": self.oracle(), "walkthrough": list(self._walkthrough),
+                "task_type": task_type_of(self._task_id or "")}
+
+    def close_game(self) -> None:
+        """Stop the running game (the env stays usable)."""
+        if self._game is not None:
+            self._game.close()
+            self._game = None
+            self._game_path = None
+
+    def close(self) -> None:
+        self.close_game()
+        super().close()

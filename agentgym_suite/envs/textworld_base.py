@@ -1,0 +1,131 @@
+"""Shared stepping logic for envs backed by a TextWorld ``Environment`` (TextWorld, ALFWorld)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.text_env import StepOutcome, TextEnv
+
+
+def normalise_command(command: str) -> str:
+    """Lower-case and collapse whitespace, the way both engines expect commands."""
+    return re.sub(r"\s+", " ", command.strip().lower())
+
+
+MAX_GAME_COMMAND_CHARS = 200
+"""The game engines truncate longer commands; longer ones are rejected before they get there."""
+
+
+class TextWorldBackedEnv(TextEnv):
+    """A :class:`TextEnv` whose dynamics come from a running TextWorld ``Environment``.
+
+    Subclasses start ``self._game`` (a ``textworld.core.Environment``) in ``_load_task`` and
+    keep the walkthrough of the task in ``self._walkthrough``. Per-step reward is the score
+    delta times ``reward_scale``; the normalised score is score / max score.
+    """
+
+    def __init__(self, *, reward_scale: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reward_scale = float(reward_scale)
+        self._game: Any = None
+        self._state: Any = None
+        self._walkthrough: list[str] = []
+        self._history: list[str] = []
+        self._raw_score = 0.0
+        self._max_score = 1.0
+
+    # ------------------------------------------------------------------ oracle
+    def oracle(self) -> list[str]:
+        """Remaining walkthrough when the episode followed it so far, else a fresh plan."""
+        if self._state is None:
+            return []
+        if self._state["won"]:
+            return []
+        walked = self._history
+        if walked == self._walkthrough[: len(walked)]:
+            remaining = self._walkthrough[len(walked):]
+        else:
+            remaining = self._replan()
+        return [self.format_action(c) for c in remaining]
+
+    def _replan(self) -> list[str]:
+        """A plan from the current state when the agent left the walkthrough."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ stepping
+    def _begin(self, state: Any) -> None:
+        self._state = state
+        self._history = []
+        self._raw_score = float(state.get("score") or 0)
+        self._max_score = float(state.get("max_score") or 1) or 1.0
+
+    def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
+        command = normalise_command(command)
+        problem = self._command_problem(command)
+        if problem:
+            return StepOutcome(f"The game cannot parse that command: {problem}.", 0.0, self._score_now(),
+                               action_valid=False, extra={"invalid_reason": problem})
+        admissible = {normalise_command(a): a for a in self._state.get("admissible_commands") or []}
+        known = command in admissible
+        if known:
+            command = admissible[command]  # the engine's own spelling (PDDL matching is exact)
+        try:
+            state, _, done = self._game.step(command)
+        except Exception as exc:  # a dying backend ends this episode, not the batch
+            return StepOutcome(f"The game engine failed: {type(exc).__name__}: {exc}", 0.0, self._score_now(),
+                               truncated=True, action_valid=False, extra={"error": f"backend error: {exc!r}"})
+        if known:
+            self._history.append(normalise_command(command))
+        self._state = state
+        new_score = float(state.get("score") or 0)
+        delta = new_score - self._raw_score
+        self._raw_score = new_score
+        won = bool(state.get("won"))
+        lost = bool(state.get("lost"))
+        feedback = self._clean_feedback(state.feedback or "")
+        if not known:
+            feedback = feedback or "Nothing happens."
+        # A well-formed command the game does not know is a valid action with no effect
+        # (as in the seeds); ``command_admissible`` tells the two apart.
+        extra: dict[str, Any] = {"command": command, "command_admissible": known}
+        if "policy_commands" in state and state["policy_commands"] is not None:
+            extra["policy_commands"] = list(state["policy_commands"])
+        return StepOutcome(
+            observation=feedback,
+            reward=self._step_reward(delta, won),
+            score=1.0 if won else max(0.0, min(1.0, new_score / self._max_score)),
+            won=won,
+            terminated=bool(done or won or lost),
+            admissible_actions=list(state.get("admissible_commands") or []),
+            extra=extra,
+        )
+
+    @staticmethod
+    def _command_problem(command: str) -> str:
+        if not command.isascii():
+            return "commands must be plain ASCII text"
+        if len(command) > MAX_GAME_COMMAND_CHARS:
+            return f"commands are at most {MAX_GAME_COMMAND_CHARS} characters"
+        return ""
+
+    def _score_now(self) -> float:
+        return max(0.0, min(1.0, self._raw_score / self._max_score))
+
+    def _step_reward(self, score_delta: float, won: bool) -> float:
+        return score_delta * self.reward_scale
+
+    @staticmethod
+    def _clean_feedback(text: str) -> str:
+        """Drop the engine's ``>`` prompt lines and runs of blank lines."""
+        lines = [line.rstrip() for line in text.splitlines() if line.strip() != ">"]
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+    def close(self) -> None:
+        if self._game is not None:
+            try:
+                self._game.close()
+            finally:
+                self._game = None
+        super().close()

@@ -1,0 +1,138 @@
+"""``TextWorld-v0``: games generated offline with TextWorld's own generator.
+
+Each env instance holds a family of ``n_games`` games of one challenge and difficulty; task
+ids are ``game-0 … game-{n-1}``, generated lazily from ``seed`` (plus a per-split offset) and
+cached on disk, so the same kwargs give the same games on every run and machine.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from agentgym_suite.core.text_env import TaskStart
+from agentgym_suite.envs.textworld_base import TextWorldBackedEnv, normalise_command
+from agentgym_suite.envs.textworld_games import SPLIT_SEED_OFFSETS, generate_game, resolve_settings
+
+
+class TextWorldEnv(TextWorldBackedEnv):
+    """A family of generated TextWorld games.
+
+    Args:
+        challenge: ``custom``, ``tw-cooking``, ``tw-coin_collector`` or ``tw-treasure_hunter``.
+        settings: difficulty knobs (see ``textworld_games.DEFAULT_SETTINGS``).
+        n_games: number of games in the family (task ids ``game-0`` …).
+        seed: base seed of the family.
+        split: ``train``, ``valid`` or ``test``: disjoint seed ranges of the same family.
+        planner_infos: request TextWorld's per-step planner (``policy_commands`` in ``info``).
+            It costs 2-3x in steps/s, so it is off unless asked for; the oracle uses it only
+            when the agent has left the walkthrough.
+        reward_scale: multiplies the per-step score delta.
+        games_dir: where to cache generated games (default: see ``games_root``).
+        **kwargs: see :class:`~agentgym_suite.core.text_env.TextEnv`.
+    """
+
+    benchmark = "textworld"
+    prompt_description = "a text adventure game"
+
+    def __init__(
+        self,
+        *,
+        challenge: str = "custom",
+        settings: dict[str, Any] | None = None,
+        n_games: int = 10,
+        seed: int = 1234,
+        split: str = "train",
+        planner_infos: bool = False,
+        reward_scale: float = 1.0,
+        games_dir: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(reward_scale=reward_scale, **kwargs)
+        if n_games < 1:
+            raise ValueError(f"n_games must be >= 1, got {n_games}.")
+        if split not in SPLIT_SEED_OFFSETS:
+            raise ValueError(f"split={split!r}; choose one of {sorted(SPLIT_SEED_OFFSETS)}.")
+        self.challenge = challenge
+        self.settings = resolve_settings(challenge, settings)
+        self.n_games = int(n_games)
+        self.base_seed = int(seed)
+        self.split = split
+        self.planner_infos = planner_infos
+        self.games_dir = games_dir
+        self._ids = [f"game-{i}" for i in range(self.n_games)]
+        self._game_file: str | None = None
+
+    def task_ids(self) -> list[str]:
+        return list(self._ids)
+
+    def game_seed(self, task_id: str) -> int:
+        """The generator seed of ``task_id``."""
+        index = self._ids.index(self.resolve_task_id(task_id, self._ids))
+        return self.base_seed + SPLIT_SEED_OFFSETS[self.split] + index
+
+    def game_file(self, task_id: str) -> str:
+        """Path of the game of ``task_id`` (generated on first use)."""
+        from pathlib import Path
+
+        root = Path(self.games_dir) if self.games_dir else None
+        return str(generate_game(self.challenge, self.settings, self.game_seed(task_id), root))
+
+    def _start(self, path: str, planner: bool) -> Any:
+        import textworld
+
+        with warnings.catch_warnings():
+            # jericho warns that generated games lack its per-game score tables; TextWorld
+            # tracks score itself, so the warning says nothing about these games.
+            warnings.filterwarnings("ignore", message=".*is not fully supported.*")
+            return textworld.start(path, request_infos=self._request_infos(planner))
+
+    def _request_infos(self, planner: bool) -> Any:
+        import textworld
+
+        return textworld.EnvInfos(
+            admissible_commands=True, score=True, max_score=True, won=True, lost=True,
+            objective=True, description=True, extras=["walkthrough"], policy_commands=planner,
+        )
+
+    def _load_task(self, task_id: str) -> TaskStart:
+        path = self.game_file(task_id)
+        if self._game is not None and self._game_file == path:
+            state = self._game.reset()
+        else:
+            self.close_game()
+            self._game = self._start(path, self.planner_infos)
+            self._game_file = path
+            state = self._game.reset()
+        self._begin(state)
+        self._walkthrough = [normalise_command(c) for c in (state.get("extra.walkthrough") or [])]
+        objective = (state.get("objective") or "").strip()
+        description = (state.get("description") or "").strip()
+        observation = self._clean_feedback(f"{objective}\n\n{description}")
+        return TaskStart(observation, objective, list(state.get("admissible_commands") or []),
+                         extra={"max_score": self._max_score})
+
+    def _replan(self) -> list[str]:
+        """Replay the episode in a planner-enabled copy of the game and read its plan."""
+        probe = self._start(self._game_file, True)
+        try:
+            state = probe.reset()
+            for command in self._history:
+                state, _, _ = probe.step(command)
+            return [normalise_command(c) for c in (state.get("policy_commands") or [])]
+        finally:
+            probe.close()
+
+    def _privileged_info(self) -> dict[str, Any]:
+        return {"oracle": self.oracle(), "walkthrough": list(self._walkthrough)}
+
+    def close_game(self) -> None:
+        """Stop the running game (the env stays usable; the next reset starts one)."""
+        if self._game is not None:
+            self._game.close()
+            self._game = None
+            self._game_file = None
+
+    def close(self) -> None:
+        self.close_game()
+        super().close()
