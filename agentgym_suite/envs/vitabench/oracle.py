@@ -1,0 +1,53 @@
+"""Tool calls that bring a task's database to its first expected state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentgym_suite.envs.vitabench.scoring import TABLE, record_kind, same_record, status_class
+
+
+def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], current: dict[str, Any]) -> list[tuple[str, dict[str, Any], str | None]]:
+    """(tool, arguments, then-pay tool or None) for each required record not yet in place.
+
+    A ``then`` tool is called with the id the creating call returns, so the env's oracle sends
+    the creating calls first and the payments in a second message.
+    """
+    calls: list[tuple[str, dict[str, Any], str | None]] = []
+    for record in expected.get("required_orders", []):
+        kind = record_kind(record)
+        table = TABLE[kind]
+        rid = record.get("order_id") if kind == "order" else record.get(f"{kind}_id")
+        want = status_class(record.get("status"))
+        if rid in (initial.get(table) or {}):
+            have = status_class((current.get(table) or {}).get(rid, {}).get("status"))
+            if have != want and want == "cancelled":
+                name = {"order": "cancel_delivery_order" if domain == "delivery" else "instore_cancel_order",
+                        "book": "instore_cancel_book", "reservation": "instore_cancel_reservation"}[kind]
+                calls.append((name, {f"{kind}_id" if kind != "order" else "order_id": rid}, None))
+            elif have == "unpaid" and want == "active":
+                name = {"order": "pay_delivery_order" if domain == "delivery" else "pay_instore_order", "book": "pay_instore_book"}.get(kind)
+                if name:
+                    calls.append((name, {f"{kind}_id" if kind != "order" else "order_id": rid}, None))
+            continue
+        if any(k not in (initial.get(table) or {}) and same_record(record, v) for k, v in (current.get(table) or {}).items()):
+            continue
+        pay = want == "active"
+        if kind == "order":
+            items = [{"product_id": str(p.get("product_id", "")), "quantity": int(p.get("quantity", 1)),
+                      **({"attributes": p["attributes"]} if p.get("attributes") else {})} for p in record.get("products", [])]
+            if domain == "delivery":
+                args = {"store_id": record["store_id"], "items": items, "address": (record.get("location") or {}).get("address", "")}
+                if record.get("note"):
+                    args["note"] = record["note"]
+                calls.append(("create_delivery_order", args, "pay_delivery_order" if pay else None))
+            else:
+                calls.append(("create_instore_product_order", {"shop_id": record["store_id"], "items": items}, "pay_instore_order" if pay else None))
+        elif kind == "book":
+            args = {"shop_id": record["shop_id"], "book_time": str(record.get("book_time", "")), "customer_count": int(record.get("customer_count", 1))}
+            calls.append(("instore_book", args, "pay_instore_book" if pay else None))
+        else:
+            args = {"shop_id": record["shop_id"], "reservation_time": str(record.get("reservation_time", "")),
+                    "customer_count": int(record.get("customer_count", 1))}
+            calls.append(("instore_reservation", args, None))
+    return calls

@@ -1,0 +1,162 @@
+"""VitaBench-v0: check_env, oracle and scripted-user episodes, scoring, judge, bad actions."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import agentgym_suite.registration  # noqa: F401
+from agentgym_suite.core.data import has_benchmark_data
+from agentgym_suite.core.errors import DataNotFoundError, UnknownTaskError
+from agentgym_suite.envs.vitabench import VitaBenchEnv
+from agentgym_suite.envs.vitabench.user import STOP, LLMUser
+
+pytestmark = pytest.mark.skipif(not has_benchmark_data("vitabench", "domains"), reason="set AGENTGYM_DATA to the shared data")
+
+
+def play(env: VitaBenchEnv, actions: list[str]) -> tuple[float, bool, dict]:
+    reward, terminated, info = 0.0, False, {}
+    for action in actions:
+        _, reward, terminated, _, info = env.step(action)
+        if terminated:
+            break
+    return reward, terminated, info
+
+
+def call(name: str, **arguments: object) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+@pytest.mark.parametrize("domain", ["delivery", "instore"])
+def test_check_env(domain: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(VitaBenchEnv(domain=domain), skip_render_check=True)
+
+
+def test_make() -> None:
+    env = gymnasium.make("VitaBench-v0", domain="instore")
+    obs, info = env.reset(seed=3)
+    assert obs.startswith("Hi.") and any(t["function"]["name"] == "instore_book" for t in info["tools"])
+
+
+@pytest.mark.parametrize("domain", ["delivery", "instore"])
+def test_oracle_with_scripted_user_wins(domain: str) -> None:
+    env = VitaBenchEnv(domain=domain)
+    wins = 0
+    for task_id in env.task_ids()[:6]:
+        env.reset(options={"task_id": task_id})
+        reward, terminated, info = play(env, env.oracle() + ["Done."])
+        assert terminated
+        assert info["vitabench_rubrics"]["scored"] is False and "unscored" in info["vitabench_rubrics"]["reason"]
+        wins += info["won"]
+        assert reward == float(info["won"])
+    assert wins >= 5
+
+
+def test_scripted_user_confirms_then_stops_and_doing_nothing_loses() -> None:
+    env = VitaBenchEnv(domain="delivery")
+    obs, _ = env.reset(options={"task_id": "10711001"})
+    assert "rice noodles" in obs
+    obs, reward, terminated, _, _ = env.step("Which restaurant would you like?")
+    assert not terminated and "confirm" in obs.lower()
+    _, reward, terminated, _, info = env.step("Sorry, I cannot help.")
+    assert terminated and reward == 0.0
+    assert info["vitabench_state"]["passed"] is False and info["vitabench_state"]["problems"]
+    assert STOP in info["messages"][-1]["content"]
+
+
+def test_wrong_product_loses() -> None:
+    env = VitaBenchEnv(domain="delivery")
+    env.reset(options={"task_id": "10711002"})
+    task = env.tasks["10711002"]
+    expected = task["evaluation_criteria"]["expected_states"][0]["required_orders"][0]
+    store = task["environment"]["stores"][expected["store_id"]]
+    other = next(p["product_id"] for p in store["products"] if p["product_id"] != expected["products"][0]["product_id"])
+    obs, *_ = env.step(call("create_delivery_order", store_id=expected["store_id"], items=[{"product_id": other, "quantity": 1}],
+                            address=expected["location"]["address"]))
+    assert "10711002N01" in obs
+    reward, terminated, info = play(env, [call("pay_delivery_order", order_id="10711002N01"), "Done.", "Done."])
+    assert terminated and reward == 0.0
+
+
+def test_judge_rubrics_scored_and_combined() -> None:
+    def judge_all_pass(messages: list[dict]) -> str:
+        rubric_part = messages[-1]["content"].split("Conversation:")[0]
+        n = len(re.findall(r"^\d+\. ", rubric_part, re.MULTILINE))
+        return json.dumps({"results": [True] * n})
+
+    env = VitaBenchEnv(domain="delivery", judge=judge_all_pass)
+    env.reset(options={"task_id": "10711001"})
+    reward, _, info = play(env, env.oracle() + ["Done."])
+    assert info["vitabench_rubrics"]["scored"] is True and reward == 1.0
+
+    env = VitaBenchEnv(domain="delivery", judge=lambda m: "I refuse")
+    env.reset(options={"task_id": "10711001"})
+    reward, _, info = play(env, env.oracle() + ["Done."])
+    assert info["vitabench_rubrics"]["scored"] is False and reward == 0.0
+
+
+def test_llm_user_callable() -> None:
+    seen: list[list[dict]] = []
+
+    def chat(messages: list[dict]) -> str:
+        seen.append(messages)
+        return "I want noodles." if len(seen) == 1 else f"Bye {STOP}"
+
+    env = VitaBenchEnv(domain="delivery", user=chat)
+    obs, _ = env.reset(options={"task_id": "10711001"})
+    assert obs == "I want noodles." and "rice noodles" in seen[0][0]["content"]
+    _, _, terminated, _, _ = env.step("What kind?")
+    assert terminated and seen[1][-1] == {"role": "user", "content": "What kind?"}
+    assert isinstance(LLMUser(chat, "{persona}{instructions}"), LLMUser)
+
+
+@pytest.mark.parametrize(
+    "action, fragment",
+    [
+        ("<tool_call>{bad json</tool_call>", "not valid JSON"),
+        (call("drop_database"), "no tool named"),
+        (call("pay_delivery_order", order_id=7), "is not of type"),
+        (call("create_delivery_order", store_id="x"), "required"),
+    ],
+)
+def test_bad_actions(action: str, fragment: str) -> None:
+    env = VitaBenchEnv(domain="delivery")
+    env.reset(options={"task_id": "10716001"})
+    before = json.dumps(env._vt.db, sort_keys=True)
+    obs, _, terminated, _, info = env.step(action)
+    assert fragment in obs and info["action_valid"] is False and not terminated
+    assert json.dumps(env._vt.db, sort_keys=True) == before
+
+
+def test_injection_string_is_inert_and_tool_errors_explained() -> None:
+    env = VitaBenchEnv(domain="delivery")
+    env.reset(options={"task_id": "10716001"})
+    obs, _, _, _, info = env.step(call("get_delivery_order_detail", order_id="__import__('os').system('ls')"))
+    assert info["action_valid"] is True and "no order" in obs
+    obs, *_ = env.step(call("pay_delivery_order", order_id="10716001O01"))
+    assert "has status" in obs  # already paid
+
+
+@pytest.mark.parametrize("action", ["", "z" * 300_000])
+def test_empty_and_huge(action: str) -> None:
+    env = VitaBenchEnv(domain="instore")
+    env.reset(seed=0)
+    _, _, terminated, _, info = env.step(action)
+    assert info["action_valid"] is False and not terminated
+
+
+def test_unknown_task_and_missing_data(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(UnknownTaskError):
+        VitaBenchEnv(domain="delivery").reset(options={"task_id": "nope"})
+    with pytest.raises(ValueError):
+        VitaBenchEnv(domain="ota")
+    monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
+    with pytest.raises(DataNotFoundError):
+        VitaBenchEnv(domain="delivery")
