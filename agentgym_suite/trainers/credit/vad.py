@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from agentgym_suite.trainers.credit.base import (

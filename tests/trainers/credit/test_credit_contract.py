@@ -132,6 +132,23 @@ class TestCreditContract:
         assert (leaf.grad[off] == 0).all(), "masked-out tokens must get no gradient"
         assert leaf.grad[~off].abs().sum() > 0
 
+    def test_non_finite_values_on_masked_tokens_do_not_leak(self, plugin: CreditAssigner, make_batch) -> None:
+        batch = make_batch(multi_turn_rows(plugin))
+        logprobs, logits = aux_inputs(plugin, batch)
+        off = batch.completion_mask == 0
+        assert batch.old_logprobs is not None and batch.teacher_logprobs is not None
+        batch.old_logprobs[off] = float("nan")
+        batch.teacher_logprobs[off] = float("-inf")
+        assert batch.teacher_logits is not None
+        batch.teacher_logits[off] = float("nan")
+        assert torch.isfinite(plugin.advantages(batch).advantages).all()
+        aux = plugin.aux_loss(batch, logprobs, logits)
+        if aux is not None:
+            assert torch.isfinite(aux.loss)
+            aux.loss.backward()
+            leaf = logits if plugin.needs_full_logits else logprobs
+            assert leaf is not None and leaf.grad is not None and torch.isfinite(leaf.grad).all()
+
     def test_aux_loss_on_a_row_subset(self, plugin: CreditAssigner, make_batch) -> None:
         if not plugin.has_aux_loss:
             pytest.skip("plug-in has no auxiliary loss")
@@ -148,8 +165,10 @@ class TestCreditContract:
         batch = make_batch(multi_turn_rows(plugin), **{missing: None})
         with pytest.raises(ValueError, match=missing):
             plugin.advantages(batch)
-            logprobs = torch.zeros_like(batch.completion_mask, dtype=torch.float32)
-            plugin.aux_loss(batch, logprobs, None)
+        if plugin.has_aux_loss:
+            logprobs, logits = aux_inputs(plugin, make_batch(multi_turn_rows(plugin)))
+            with pytest.raises(ValueError, match=missing):
+                plugin.aux_loss(batch, logprobs, logits)
 
     def test_unknown_parameter_lists_known_ones(self, plugin: CreditAssigner) -> None:
         with pytest.raises(ValueError, match="known parameters"):
