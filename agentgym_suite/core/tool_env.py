@@ -144,7 +144,7 @@ class ToolEnv(TextEnv):
         if convo.first_user_message:
             self.messages.append({"role": "user", "content": convo.first_user_message})
         self.tool_log = []
-        extra = {"messages": list(self.messages), **convo.extra}
+        extra = {"messages": list(self.messages), **self._extra_info(), **convo.extra}
         return TaskStart(convo.first_user_message, convo.task, None, list(convo.tools), extra)
 
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
