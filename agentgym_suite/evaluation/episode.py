@@ -45,7 +45,8 @@ def agent_turn_report(agent: Agent) -> dict[str, Any]:
 
 def run_episode(env: gym.Env, agent: Agent, plan: EpisodePlan, *, max_turns: int) -> EpisodeRecord:
     """Play ``plan`` in ``env`` with ``agent`` for at most ``max_turns`` actions."""
-    record = EpisodeRecord(task_id=plan.task_id, attempt=plan.attempt, seed=plan.seed)
+    env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+    record = EpisodeRecord(task_id=plan.task_id, attempt=plan.attempt, seed=plan.seed, env_id=env_id)
     started = time.perf_counter()
     tokens: int | None = None
     try:

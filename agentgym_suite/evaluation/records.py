@@ -2,8 +2,13 @@
 
 Each line of ``trajectories.jsonl`` is :meth:`EpisodeRecord.to_dict`. An episode is keyed by
 ``task_id`` and ``attempt`` (``key``), which is what a resumed run uses to skip finished work.
-Records hold text only (no token ids): they are for scoring, reading and the viewer; the
-rollout engine's trajectory records are the ones that carry tokens for training.
+Records hold text only (no token ids): they are for scoring, reading and the viewer.
+
+Each line is also a valid :class:`agentgym_suite.rollout.records.Trajectory` record: it carries
+``env_id``, ``group_id``, ``traj_id``, ``episode_return`` and, per turn, ``index`` (0-based),
+``prompt_text`` and ``completion_text``, so ``rollout.read_trajectories`` (and ``to_dataset``)
+read an evaluation's file as it is. Conversely :meth:`EpisodeRecord.from_dict` reads rollout
+trajectory lines, so the viewer shows rollout dumps too.
 """
 
 from __future__ import annotations
@@ -82,6 +87,34 @@ class TurnRecord:
     info: dict[str, Any] = field(default_factory=dict)
     completion_tokens: int | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict that is also a rollout ``Turn`` record.
+
+        A text prompt is stored once, as ``prompt_text``; a chat prompt (message list) as ``prompt``.
+        """
+        data = asdict(self)
+        text_prompt = isinstance(self.prompt, str)
+        data["prompt"] = None if text_prompt else self.prompt
+        data["index"] = self.turn - 1
+        data["prompt_text"] = self.prompt if text_prompt else ""
+        data["completion_text"] = self.action
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnRecord:
+        """Rebuild a turn from :meth:`to_dict` output or from a rollout ``Turn`` dict."""
+        names = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in names}
+        if "turn" not in values and "index" in data:
+            values["turn"] = int(data["index"]) + 1
+        values.setdefault("action", data.get("completion_text", ""))
+        if not values.get("prompt") and data.get("prompt_text"):
+            values["prompt"] = data["prompt_text"]
+        values.setdefault("observation", "")
+        values.setdefault("reward", 0.0)
+        values.setdefault("action_valid", True)
+        return cls(**values)
+
 
 @dataclass
 class EpisodeRecord:
@@ -91,6 +124,7 @@ class EpisodeRecord:
         task_id: the env's task id.
         attempt: 0-based attempt index for this task (``k`` attempts per task).
         seed: the seed the env and agent were reset with.
+        env_id: the env id the episode ran in.
         task: the task instruction.
         task_type: ``info["task_type"]`` when the env reports one.
         initial_observation: the observation returned by ``reset``.
@@ -109,6 +143,7 @@ class EpisodeRecord:
     task_id: str
     attempt: int
     seed: int | None = None
+    env_id: str = ""
     task: str = ""
     task_type: str | None = None
     initial_observation: str = ""
@@ -144,22 +179,32 @@ class EpisodeRecord:
         return sum(1 for t in self.turns if not t.action_valid)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dict (one line of ``trajectories.jsonl``)."""
+        """A JSON-serialisable dict (one line of ``trajectories.jsonl``; also a rollout ``Trajectory``)."""
         data = asdict(self)
+        data["turns"] = [turn.to_dict() for turn in self.turns]
         data["key"] = self.key
         data["num_turns"] = self.num_turns
         data["version"] = RECORD_VERSION
+        data["group_id"] = self.task_id
+        data["traj_id"] = self.key
+        data["episode_return"] = self.total_reward
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EpisodeRecord:
-        """Rebuild a record from :meth:`to_dict` output (derived and unknown keys are ignored)."""
-        if not isinstance(data, dict) or "task_id" not in data or "attempt" not in data:
-            raise ValueError("an episode record needs at least 'task_id' and 'attempt'")
-        turn_names = {f.name for f in fields(TurnRecord)}
-        turns = [TurnRecord(**{k: v for k, v in t.items() if k in turn_names}) for t in data.get("turns", [])]
+    def from_dict(cls, data: dict[str, Any], *, attempt: int | None = None) -> EpisodeRecord:
+        """Rebuild a record from :meth:`to_dict` output or a rollout ``Trajectory`` dict.
+
+        ``attempt`` is used when the dict has none (rollout records); unknown keys are ignored.
+        """
+        if not isinstance(data, dict) or "task_id" not in data:
+            raise ValueError("an episode record needs at least 'task_id'")
+        if "attempt" not in data and attempt is None:
+            raise ValueError("an episode record needs an 'attempt' index")
+        turns = [TurnRecord.from_dict(t) for t in data.get("turns", [])]
         names = {f.name for f in fields(cls)} - {"turns"}
         values = {k: v for k, v in data.items() if k in names}
         values["task_id"] = str(values["task_id"])
-        values["attempt"] = int(values["attempt"])
+        values["attempt"] = int(values.get("attempt", attempt))
+        if "total_reward" not in values and isinstance(data.get("episode_return"), (int, float)):
+            values["total_reward"] = float(data["episode_return"])
         return cls(turns=turns, **values)

@@ -36,12 +36,14 @@ class LoadReport:
 def read_records(path: str | Path) -> tuple[list[EpisodeRecord], LoadReport]:
     """Read every valid record of a JSONL file, in file order, without modifying it.
 
-    Lines that are not JSON objects with ``task_id`` and ``attempt`` are counted in
-    ``LoadReport.dropped_lines``; repeated keys after the first in ``duplicates``.
+    Lines that are not JSON objects with a ``task_id`` are counted in
+    ``LoadReport.dropped_lines``; repeated keys after the first in ``duplicates``. Lines
+    without an ``attempt`` (rollout trajectory records) are numbered per task in file order.
     """
     report = LoadReport()
     records: list[EpisodeRecord] = []
     seen: set[str] = set()
+    per_task: dict[str, int] = {}
     path = Path(path)
     if not path.exists():
         return records, report
@@ -53,7 +55,9 @@ def read_records(path: str | Path) -> tuple[list[EpisodeRecord], LoadReport]:
         if not raw.strip():
             continue
         try:
-            record = EpisodeRecord.from_dict(json.loads(raw.decode("utf-8")))
+            data = json.loads(raw.decode("utf-8"))
+            task = str(data.get("task_id")) if isinstance(data, dict) else ""
+            record = EpisodeRecord.from_dict(data, attempt=per_task.get(task, 0))
         except (ValueError, TypeError, UnicodeDecodeError) as exc:
             report.dropped_lines += 1
             report.notes.append(f"line {number}: {type(exc).__name__}: {str(exc)[:120]}")
@@ -62,6 +66,7 @@ def read_records(path: str | Path) -> tuple[list[EpisodeRecord], LoadReport]:
             report.duplicates += 1
             continue
         seen.add(record.key)
+        per_task[record.task_id] = max(per_task.get(record.task_id, 0), record.attempt + 1)
         records.append(record)
     return records, report
 

@@ -79,3 +79,30 @@ def test_info_subset_and_thinking() -> None:
     assert "nested" not in kept and len(kept["note"]) == 2000
     assert extract_thinking("<think> a </think><action>b</action><think>c</think>") == "a\n\nc"
     assert extract_thinking("plain") is None
+
+
+def test_lines_are_rollout_trajectories_and_back(tmp_path: Path) -> None:
+    from agentgym_suite.rollout.records import Trajectory, Turn, read_trajectories, write_trajectories
+
+    store = TrajectoryStore(tmp_path)
+    record = _rec("t1", 1)
+    record.env_id, record.total_reward = "FakeEval-v0", 1.0
+    record.turns.append(TurnRecord(2, "look", "dark", 0.0, False, prompt=[{"role": "user", "content": "hi"}]))
+    record.turns[0].prompt = "the prompt"
+    store.append(record)
+    (trajectory,) = read_trajectories(store.path)
+    assert (trajectory.task_id, trajectory.env_id, trajectory.traj_id) == ("t1", "FakeEval-v0", "t1#1")
+    assert trajectory.episode_return == 1.0 and trajectory.won
+    assert [t.index for t in trajectory.turns] == [0, 1]
+    assert trajectory.turns[0].completion_text == "<think>x</think>go"
+    assert trajectory.turns[0].prompt_text == "the prompt"
+    assert read_records(store.path)[0][0] == record
+
+    rollout_file = tmp_path / "rollout.jsonl"
+    turns = [Turn(index=0, prompt_text="p", completion_text="open box", reward=0.5, observation="opened")]
+    write_trajectories(rollout_file, [Trajectory("t9", "g", "X-v0", 3, turns=turns, episode_return=0.5),
+                                      Trajectory("t9", "g", "X-v0", 4, won=True)])
+    first, second = read_records(rollout_file)[0]
+    assert (first.key, second.key) == ("t9#0", "t9#1")
+    assert first.turns[0].action == "open box" and first.turns[0].turn == 1 and first.turns[0].prompt == "p"
+    assert first.total_reward == 0.5 and second.won
