@@ -1,0 +1,422 @@
+"""``AgentGRPOTrainer``: TRL's ``GRPOTrainer`` trained on multi-turn episodes.
+
+What changes relative to TRL, and where:
+
+* ``_generate_and_score_completions`` — each generation batch (``generation_batch_size``
+  dataset rows = tasks, each repeated G times by TRL's sampler) is produced by multi-turn
+  rollouts of G envs per task, turned into rows (``row_layout``), and scored by the credit
+  plug-in, whose per-token advantages ``(R, T)`` replace TRL's per-sequence ones. TRL's
+  reference-model KL, old log-probs and PPO-clip loss are used unchanged.
+* ``_compute_loss`` — calls TRL's loss and adds the plug-in's auxiliary loss, computed from the
+  same per-token log-probs TRL computed (captured, not recomputed).
+
+The number of rows per generation batch varies with episode length; it is padded with
+all-masked rows to a multiple of ``steps_per_generation`` so TRL can split it evenly. With a
+token-mean loss (``loss_type`` dapo, the default, or bnpo) padding rows change nothing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any, Callable
+
+import gymnasium as gym
+import torch
+from datasets import Dataset
+from transformers import AutoTokenizer
+from trl import GRPOTrainer
+from trl.models import unwrap_model_for_generation
+
+from agentgym_suite.llm.base import SamplingParams
+from agentgym_suite.trainers.config import AgentGRPOConfig
+from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, get_credit_assigner
+from agentgym_suite.trainers.episodes import Episode, EpisodeSpec, collect_episodes, wrap_env
+from agentgym_suite.trainers.metrics import episode_metrics
+from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
+from agentgym_suite.trainers.teacher import (
+    env_response_text,
+    oracle_text,
+    privileged_prefix,
+    skill_text,
+    task_family,
+    teacher_prompt_ids,
+)
+from agentgym_suite.trainers.trajectory_log import TrajectoryLog
+
+
+def resolve_model_path(name: str) -> str:
+    """``tiny`` -> the suite's tiny test model directory; anything else unchanged."""
+    if name == "tiny":
+        from agentgym_suite.llm.tiny import tiny_model_dir
+
+        return str(tiny_model_dir())
+    return name
+
+
+def episode_return(*_: Any, **__: Any) -> list[float]:
+    """Placeholder reward function: the trainer scores episodes itself, so TRL never calls it."""
+    raise RuntimeError("AgentGRPOTrainer scores episodes from the env; this reward function is never called.")
+
+
+def default_env_factory(args: AgentGRPOConfig) -> Callable[[], gym.Env]:
+    """A factory for the env ``args`` trains on (after ``env_mode``), failing early and clearly."""
+    import agentgym_suite  # noqa: F401  (registers every implemented env id)
+
+    env_id = args.train_env_id
+    if env_id not in gym.registry:
+        why = {
+            "synthetic": "env_mode=synthetic trains on SyntheticTools-v0",
+            "rehearsal": "env_mode=rehearsal trains on EnvACE-Rehearsal-v0",
+        }.get(args.env_mode, f"env_id={env_id}")
+        raise ValueError(
+            f"{why}, but {env_id!r} is not registered in this install (its module is missing). "
+            "Run `agentgym list` to see which env ids are ready, or choose env_mode=real with a ready env_id."
+        )
+    kwargs = dict(args.env_kwargs or {})
+    if args.env_mode == "rehearsal":
+        kwargs.setdefault("base_env_id", args.env_id)
+    if args.action_format and "action_format" not in kwargs and _accepts(env_id, "action_format"):
+        kwargs["action_format"] = args.action_format
+
+    def make() -> gym.Env:
+        return gym.make(env_id, max_episode_steps=args.max_turns, **kwargs)
+
+    return make
+
+
+def _accepts(env_id: str, name: str) -> bool:
+    entry = gym.spec(env_id).entry_point
+    cls = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def build_task_dataset(args: AgentGRPOConfig, env: gym.Env) -> Dataset:
+    """One dataset row per task: ``task_id`` and the env seed its group shares."""
+    ids = list(args.task_ids) if args.task_ids else list(env.unwrapped.task_ids())
+    if args.num_tasks is not None:
+        ids = ids[: args.num_tasks]
+    if not ids:
+        raise ValueError(f"{args.train_env_id} has no tasks to train on; check env_kwargs (split) and task_ids.")
+    seeds = [int(args.seed) * 1_000_003 + i for i in range(len(ids))]
+    return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids, "env_seed": seeds})
+
+
+class AgentGRPOTrainer(GRPOTrainer):
+    """Multi-turn GRPO on suite envs with pluggable credit assignment.
+
+    Args:
+        model: model path/id or loaded model; default ``args.model_name_or_path``.
+        args: an :class:`AgentGRPOConfig`.
+        train_dataset: rows with ``task_id`` and ``env_seed``; default: every task of the env.
+        processing_class: tokenizer; default loaded from the model path.
+        env_factory: zero-argument callable returning a fresh env; default ``gymnasium.make``
+            of ``args.train_env_id`` (SkillRise trials are wrapped around it automatically).
+        credit: a credit plug-in instance; default built from ``args.credit``/``args.credit_params``.
+        callbacks: TRL/transformers callbacks (logging only).
+    """
+
+    _tag_names = ["trl", "grpo", "agentgym-suite"]
+
+    def __init__(
+        self,
+        model: Any = None,
+        args: AgentGRPOConfig | None = None,
+        train_dataset: Dataset | None = None,
+        processing_class: Any = None,
+        env_factory: Callable[[], gym.Env] | None = None,
+        credit: CreditAssigner | None = None,
+        callbacks: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if args is None:
+            raise ValueError("AgentGRPOTrainer needs args=AgentGRPOConfig(...); see configs/ for examples.")
+        if not isinstance(args, AgentGRPOConfig):
+            raise TypeError(f"args must be an AgentGRPOConfig, got {type(args).__name__}.")
+        model = model if model is not None else resolve_model_path(args.model_name_or_path)
+        if processing_class is None:
+            path = model if isinstance(model, str) else model.config._name_or_path
+            processing_class = AutoTokenizer.from_pretrained(path)
+        if processing_class.pad_token_id is None:
+            processing_class.pad_token = processing_class.eos_token
+        self.credit = credit if credit is not None else build_credit(args)
+        if self.credit.needs_full_logits:
+            raise ValueError(
+                f"credit={self.credit.name!r} needs full-vocabulary teacher logits, which AgentGRPOTrainer does not "
+                "compute; use a log-prob based plug-in (grpo, gigpo, sdar, agentopsd, rlsd, skill_sd, ...)."
+            )
+        base_factory = env_factory or default_env_factory(args)
+        if self.credit.name == "skillrise":
+            from agentgym_suite.trainers.skillrise import skillrise_factory
+
+            base_factory = skillrise_factory(base_factory, args)
+        self.env_factory = base_factory
+        if train_dataset is None:
+            probe = self.env_factory()
+            try:
+                train_dataset = build_task_dataset(args, probe)
+            finally:
+                probe.close()
+        self._envs: list[gym.Env] = []
+        self._credit_batch: CreditBatch | None = None
+        self._captured_logps: torch.Tensor | None = None
+        self._capture = False
+        self._traj_log: TrajectoryLog | None = None
+        super().__init__(
+            model=model,
+            reward_funcs=[episode_return],
+            args=args,
+            train_dataset=train_dataset,
+            processing_class=processing_class,
+            callbacks=callbacks,
+            **kwargs,
+        )
+        self.env_id = args.train_env_id
+
+    # ------------------------------------------------------------------ data
+    def _set_signature_columns_if_needed(self) -> None:
+        if self._signature_columns is None:
+            self._signature_columns = ["prompt", "task_id", "env_seed"]
+
+    # ------------------------------------------------------------------ rollouts
+    def _rollout(self, inputs: list[dict[str, Any]], num_generations: int) -> list[Episode]:
+        """Multi-turn rollouts for one generation batch (G consecutive inputs = one group)."""
+        args: AgentGRPOConfig = self.args
+        step = self.state.global_step
+        rank = self.accelerator.process_index
+        specs = [
+            EpisodeSpec(task_id=str(x["task_id"]), seed=int(x["env_seed"]), group=f"{step}:{rank}:{i // num_generations}",
+                        traj=f"{step}:{rank}:{i}")
+            for i, x in enumerate(inputs)
+        ]
+        params = SamplingParams(
+            n=1, temperature=float(self.temperature), top_p=float(self.top_p or 1.0),
+            max_new_tokens=int(self.max_completion_length),
+        )
+        needs_oracle = self.credit.needs_teacher_logprobs and args.teacher_context == "oracle"
+        while len(self._envs) < len(specs):
+            self._envs.append(wrap_env(self.env_factory(), args.prompt_format, args.history_length))
+
+        def family(task_id: str, task: str, info: dict[str, Any]) -> str:
+            return task_family(args.env_id, task_id, task, info)
+
+        kwargs = dict(max_turns=args.max_turns, prompt_format=args.prompt_format, history_length=args.history_length,
+                      max_prompt_tokens=args.max_prompt_tokens, want_oracle=needs_oracle, family_of=family,
+                      envs=self._envs[: len(specs)])
+        if self.use_vllm:
+            from agentgym_suite.trainers.generation import TRLVLLMBackend
+
+            if self.state.global_step != self._last_loaded_step:
+                self.vllm_generation.sync_weights()
+                self._last_loaded_step = self.state.global_step
+            backend = TRLVLLMBackend(self.vllm_generation, self.processing_class, self.eos_token_ids)
+            return collect_episodes(specs, self.env_factory, backend, params, **kwargs)
+        from agentgym_suite.llm.transformers_backend import TransformersBackend
+
+        with unwrap_model_for_generation(
+            self.model_wrapped, self.accelerator, gather_deepspeed3_params=self.args.ds3_gather_for_generation,
+            gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
+        ) as unwrapped:
+            backend = TransformersBackend(unwrapped, self.processing_class, max_batch_size=max(len(specs), 1))
+            was_training = unwrapped.training
+            unwrapped.eval()
+            try:
+                return collect_episodes(specs, self.env_factory, backend, params, **kwargs)
+            finally:
+                unwrapped.train(was_training)
+
+    # ------------------------------------------------------------------ the TRL seam
+    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        device = self.accelerator.device
+        mode = "train" if self.model.training else "eval"
+        args: AgentGRPOConfig = self.args
+        num_generations = self.num_generations if mode == "train" else self.num_generations_eval
+        episodes = self._rollout(inputs, num_generations)
+        rows = build_rows(episodes, args.row_layout)
+        real = len(rows)
+        chunks = args.steps_per_generation if mode == "train" else 1
+        pad_id = int(self.processing_class.pad_token_id)
+        n_pad = (-real) % chunks if real else chunks
+        rows_ids = [r.prompt_ids[-args.max_prompt_tokens:] for r in rows] + [[pad_id]] * n_pad
+        comp_ids = [r.completion_ids or [pad_id] for r in rows] + [[pad_id]] * n_pad
+        width_p = max(len(p) for p in rows_ids)
+        width_c = max(len(c) for c in comp_ids)
+        prompt_ids, prompt_mask = pad_left(rows_ids, pad_id, width_p)
+        completion_ids = pad_right(comp_ids, pad_id, width_c, torch.long)
+        keep = [self._keep_row(r) for r in rows] + [0] * n_pad
+        completion_mask = pad_right([[k] * len(c) for k, c in zip(keep, comp_ids)], 0, width_c, torch.long)
+        env_mask = pad_right([r.env_mask for r in rows] + [[0]] * n_pad, 0, width_c, torch.long)
+        sampling_logps = pad_right([r.logprobs for r in rows] + [[0.0]] * n_pad, 0.0, width_c, torch.float32)
+        prompt_ids, prompt_mask = prompt_ids.to(device), prompt_mask.to(device)
+        completion_ids, completion_mask = completion_ids.to(device), completion_mask.to(device)
+        env_mask, sampling_logps = env_mask.to(device), sampling_logps.to(device)
+        loss_mask = completion_mask * env_mask
+
+        input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
+        attention_mask = torch.cat([prompt_mask, completion_mask], dim=1)
+        logits_to_keep = completion_ids.size(1)
+        batch_size = args.per_device_train_batch_size if mode == "train" else args.per_device_eval_batch_size
+        generate_every = args.steps_per_generation * self.num_iterations
+        need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs
+        old_logps = ref_logps = teacher_logps = None
+        with torch.no_grad():
+            if need_old:
+                old_logps = self._logps(self.model, input_ids, attention_mask, logits_to_keep, batch_size)
+            if self.beta != 0.0:
+                ref_logps = self._ref_logps(input_ids, attention_mask, logits_to_keep, batch_size)
+            if self.credit.needs_teacher_logprobs:
+                teacher_logps = self._teacher_logps(rows, comp_ids, n_pad, pad_id, width_c, batch_size)
+
+        credit_batch = self._credit_batch_for(rows, n_pad, loss_mask, old_logps, teacher_logps)
+        out = self.credit.advantages(credit_batch)
+        advantages = torch.where(loss_mask.bool(), out.advantages.to(device), torch.zeros_like(out.advantages).to(device))
+        self._credit_batch = credit_batch
+
+        for key, value in {**episode_metrics(episodes, rows), **out.metrics}.items():
+            self._metrics[mode][key].append(float(value))
+        self._metrics[mode]["reward"].append(float(torch.tensor([e.ret for e in episodes]).mean()) if episodes else 0.0)
+        if mode == "train" and args.save_trajectories:
+            self._trajectory_log().write_step(self.state.global_step + 1, episodes)
+
+        output: dict[str, Any] = {
+            "prompt_ids": prompt_ids,
+            "prompt_mask": prompt_mask,
+            "completion_ids": completion_ids,
+            "completion_mask": completion_mask,
+            "advantages": advantages,
+            "num_items_in_batch": self.accelerator.gather(loss_mask.sum()).sum(),
+            "row_index": torch.arange(real + n_pad, device=device),
+        }
+        if args.row_layout == "trajectory":
+            output["tool_mask"] = env_mask
+        if old_logps is not None:
+            output["old_per_token_logps"] = old_logps
+        if ref_logps is not None:
+            output["ref_per_token_logps"] = ref_logps
+        if self.use_vllm:
+            output["sampling_per_token_logps"] = sampling_logps
+        return output
+
+    def _keep_row(self, row: Row) -> int:
+        """0 masks a row whose generation was cut by the token budget (mask_truncated_completions)."""
+        if self.mask_truncated_completions and row.turns and row.turns[-1].finish_reason == "length":
+            return 0
+        return 1
+
+    def _logps(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int, bs: int) -> torch.Tensor:
+        logps, _, _ = self._get_per_token_logps_and_entropies(model, input_ids, attention_mask, keep, batch_size=bs)
+        return logps
+
+    def _ref_logps(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int, bs: int) -> torch.Tensor:
+        if self.ref_model is not None:
+            return self._logps(self.ref_model, input_ids, attention_mask, keep, bs)
+        from trl.models.utils import use_adapter
+
+        model = self.accelerator.unwrap_model(self.model)
+        with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
+            return self._logps(self.model, input_ids, attention_mask, keep, bs)
+
+    def _teacher_logps(self, rows: list[Row], comp_ids: list[list[int]], n_pad: int, pad_id: int, width_c: int,
+                       bs: int) -> torch.Tensor:
+        """Log-probs of the same completions under the same weights with the privileged prefix."""
+        args: AgentGRPOConfig = self.args
+        encode = self.processing_class.encode
+        prompts = []
+        for r in rows:
+            prefix = encode(privileged_prefix(self._privileged_text(r)), add_special_tokens=False)
+            prompts.append(teacher_prompt_ids(prefix, r.prompt_ids, args.max_prompt_tokens + len(prefix)))
+        prompts += [[pad_id]] * n_pad
+        device = self.accelerator.device
+        width_p = max(len(p) for p in prompts)
+        t_ids, t_mask = pad_left(prompts, pad_id, width_p)
+        c_ids = pad_right(comp_ids, pad_id, width_c, torch.long)
+        c_mask = pad_right([[1] * len(c) for c in comp_ids], 0, width_c, torch.long)
+        ids = torch.cat([t_ids, c_ids], dim=1).to(device)
+        mask = torch.cat([t_mask, c_mask], dim=1).to(device)
+        return self._logps(self.model, ids, mask, width_c, bs)
+
+    def _privileged_text(self, row: Row) -> str:
+        args: AgentGRPOConfig = self.args
+        first = row.turns[0]
+        if args.teacher_context == "oracle":
+            return oracle_text(first.oracle)
+        if args.teacher_context == "env_response":
+            return env_response_text(first.response)
+        return skill_text(row.episode.family, args.skills_dir)
+
+    def _credit_batch_for(self, rows: list[Row], n_pad: int, mask: torch.Tensor, old: torch.Tensor | None,
+                          teacher: torch.Tensor | None) -> CreditBatch:
+        role = self.credit.primary_role
+        pad_keys = [f"pad:{i}" for i in range(n_pad)]
+        roles = [r.role if r.role != "agent" else role for r in rows] + [role] * n_pad
+        return CreditBatch(
+            group_ids=[r.group for r in rows] + pad_keys,
+            traj_ids=[r.traj for r in rows] + pad_keys,
+            turn_idx=[r.turn_idx for r in rows] + [0] * n_pad,
+            roles=roles,
+            returns=torch.tensor([r.ret for r in rows] + [0.0] * n_pad, dtype=torch.float32, device=mask.device),
+            invalid=torch.tensor([r.invalid for r in rows] + [False] * n_pad, dtype=torch.bool, device=mask.device),
+            completion_mask=mask.detach(),
+            old_logprobs=None if old is None else old.detach().float(),
+            teacher_logprobs=None if teacher is None else teacher.detach().float(),
+            step_rewards=torch.tensor([r.step_reward for r in rows] + [0.0] * n_pad, dtype=torch.float32,
+                                      device=mask.device),
+            anchor_keys=[r.anchor for r in rows] + pad_keys,
+            task_ids=[r.episode.task_id for r in rows] + pad_keys,
+            positions=[r.position for r in rows] + [0] * n_pad,
+            step=int(self.state.global_step),
+        )
+
+    def _trajectory_log(self) -> TrajectoryLog:
+        if self._traj_log is None:
+            self._traj_log = TrajectoryLog(os.path.join(self.args.output_dir, "trajectories"),
+                                           rank=self.accelerator.process_index)
+        return self._traj_log
+
+    # ------------------------------------------------------------------ loss
+    def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any):  # type: ignore[override]
+        result = super()._get_per_token_logps_and_entropies(*args, **kwargs)
+        if self._capture:
+            self._captured_logps = result[0]
+        return result
+
+    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+        if not self.credit.has_aux_loss or self._credit_batch is None:
+            return super()._compute_loss(model, inputs)
+        self._capture = True
+        try:
+            loss = super()._compute_loss(model, inputs)
+        finally:
+            self._capture = False
+        logps = self._captured_logps
+        self._captured_logps = None
+        sub = self._credit_batch.select(inputs["row_index"])
+        aux = self.credit.aux_loss(sub, logps.float(), None)
+        if aux is None:
+            return loss
+        mode = "train" if self.model.training else "eval"
+        normalizer = self.current_gradient_accumulation_steps if mode == "train" else 1.0
+        for key, value in aux.metrics.items():
+            self._metrics[mode][key].append(float(value))
+        self._metrics[mode][f"credit/{self.credit.name}/aux_loss"].append(float(aux.loss.detach()))
+        return loss + aux.loss.to(loss.device) / normalizer
+
+
+def build_credit(args: AgentGRPOConfig) -> CreditAssigner:
+    """The plug-in named by ``args.credit`` with ``args.credit_params`` (the trainer's invalid
+    penalty filled in when the plug-in has one and the params do not set it)."""
+    from dataclasses import fields
+
+    from agentgym_suite.trainers.credit.registry import CREDIT_ASSIGNERS
+
+    params = dict(args.credit_params or {})
+    cls = CREDIT_ASSIGNERS[args.credit]
+    names = {f.name for f in fields(cls.config_cls)}
+    if "invalid_penalty" in names and "invalid_penalty" not in params and args.credit != "skillrise":
+        params["invalid_penalty"] = args.invalid_action_penalty
+    return get_credit_assigner(args.credit, **params)
+

@@ -1,0 +1,229 @@
+"""``AgentGRPOConfig``: TRL's ``GRPOConfig`` plus the multi-turn agent settings.
+
+One flat dataclass, parsed by ``TrlParser`` from YAML and command-line flags. Every new
+field carries a ``help`` text; ``__post_init__`` rejects bad values with a message that says
+how to fix them. TRL's own fields keep their meaning; in particular ``num_generations`` is
+the group size G (``group_size`` is a readable alias), ``max_completion_length`` is the
+token budget of **one turn**, ``temperature`` is the rollout temperature and ``beta`` the KL
+coefficient.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from trl import GRPOConfig
+
+ENV_MODES = ("real", "synthetic", "rehearsal")
+ROW_LAYOUTS = ("turn", "trajectory")
+PROMPT_FORMATS = ("single", "chat")
+TEACHER_SOURCES = ("skills", "oracle", "env_response")
+SYNTHETIC_ENV_ID = "SyntheticTools-v0"
+REHEARSAL_ENV_ID = "EnvACE-Rehearsal-v0"
+TOKEN_MEAN_LOSSES = ("dapo", "bnpo", "dr_grpo", "cispo", "vespo")
+"""TRL loss types whose normalisation ignores rows with an all-zero mask (padding rows)."""
+
+
+def _as_dict(name: str, value: Any) -> dict[str, Any]:
+    """Accept a dict, a JSON string or None (from YAML or a command-line flag)."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, str):
+        try:
+            loaded = json.loads(value)
+        except json.JSONDecodeError as err:
+            raise ValueError(
+                f"{name} must be a mapping; got the string {value!r}, which is not valid JSON ({err.msg}). "
+                f"Write it as a YAML mapping or as JSON, e.g. --{name} '{{\"key\": 1}}'."
+            ) from None
+        if isinstance(loaded, dict):
+            return loaded
+    raise ValueError(f"{name} must be a mapping (YAML dict or JSON object); got {type(value).__name__}: {value!r}.")
+
+
+@dataclass
+class AgentGRPOConfig(GRPOConfig):
+    """Configuration of :class:`~agentgym_suite.trainers.AgentGRPOTrainer`.
+
+    See ``configs/`` for complete examples (a CPU smoke run and the papers' setups).
+    """
+
+    _VALID_DICT_FIELDS = GRPOConfig._VALID_DICT_FIELDS + ["env_kwargs", "credit_params"]
+
+    model_name_or_path: str = field(
+        default="tiny",
+        metadata={
+            "help": "Model to train: a local directory or hub id, or 'tiny' for the suite's tiny random "
+            "Qwen2-style test model (built locally, no download)."
+        },
+    )
+    env_id: str = field(
+        default="TextWorld-v0",
+        metadata={"help": "Gymnasium id of the env to train on (see `agentgym list`)."},
+    )
+    env_kwargs: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={"help": "Keyword arguments for gymnasium.make(env_id, ...), e.g. {split: train}."},
+    )
+    env_mode: str = field(
+        default="real",
+        metadata={
+            "help": "real: train on env_id itself; synthetic: on SyntheticTools-v0 (procedural tool worlds); "
+            "rehearsal: on EnvACE-Rehearsal-v0 wrapping env_id, with the policy as world model."
+        },
+    )
+    group_size: int | None = field(
+        default=None,
+        metadata={
+            "help": "G, rollouts per task (same task id and seed). Alias of num_generations; when set it "
+            "overrides num_generations."
+        },
+    )
+    max_turns: int = field(
+        default=50,
+        metadata={"help": "Turn budget per episode (ALFWorld 50, WebShop 15, Search 4); the episode is truncated after it."},
+    )
+    prompt_format: str = field(
+        default="single",
+        metadata={
+            "help": "single: one fresh verl-agent prompt per turn (task, last history_length steps, observation, "
+            "admissible actions); chat: the whole conversation as chat messages."
+        },
+    )
+    row_layout: str = field(
+        default="turn",
+        metadata={
+            "help": "turn: one training row per agent turn (verl-agent); trajectory: one row per episode with the "
+            "env's tokens masked out (TRL env_mask; needs prompt_format=chat)."
+        },
+    )
+    history_length: int = field(
+        default=2,
+        metadata={"help": "Observation/action pairs of history in the single-message prompt (seeds: 2, Search: 4)."},
+    )
+    action_format: str | None = field(
+        default="think_action",
+        metadata={
+            "help": "Action format passed to command envs (plain | think_action | search); None keeps the env's "
+            "default. Tool envs ignore it."
+        },
+    )
+    invalid_action_penalty: float = field(
+        default=0.1,
+        metadata={
+            "help": "c in score_row = return - c*invalid (0.1 ALFWorld/WebShop, 0.01 Search, 0.5 SkillRise). "
+            "Passed to the credit plug-in unless credit_params sets invalid_penalty."
+        },
+    )
+    credit: str = field(
+        default="grpo",
+        metadata={"help": "Credit-assignment plug-in (grpo, dr_grpo, gigpo, sdar, agentopsd, rlsd, skill_sd, ...)."},
+    )
+    credit_params: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={"help": "Parameters of the credit plug-in, e.g. {lam: 0.01, beta: 5.0} for sdar."},
+    )
+    teacher_context: str = field(
+        default="skills",
+        metadata={
+            "help": "Privileged text of the teacher prompt (plug-ins that need teacher log-probs): skills (the "
+            "suite's skill texts for the task family), oracle (the env's oracle walkthrough) or env_response "
+            "(the real env's response to the row's action)."
+        },
+    )
+    skills_dir: str | None = field(
+        default=None,
+        metadata={"help": "Directory of your own skill texts (general.md plus <family>.md); default: the suite's."},
+    )
+    max_prompt_tokens: int = field(
+        default=4096,
+        metadata={
+            "help": "Longest prompt in tokens; longer student prompts are left-truncated, teacher prompts keep "
+            "the privileged text and lose history instead."
+        },
+    )
+    task_ids: list[str] | None = field(
+        default=None,
+        metadata={"help": "Train on these task ids only; default: every task of the env's split."},
+    )
+    num_tasks: int | None = field(
+        default=None,
+        metadata={"help": "Use only the first num_tasks tasks (after task_ids); None = all."},
+    )
+    save_trajectories: bool = field(
+        default=True,
+        metadata={"help": "Append every step's trajectories to <output_dir>/trajectories/step_XXXXXX.jsonl."},
+    )
+    skillrise_tasks: int = field(
+        default=3,
+        metadata={"help": "SkillRise: K related tasks per trial (Solve/Curate alternating)."},
+    )
+    skillrise_max_chars: int = field(
+        default=4000,
+        metadata={"help": "SkillRise: longest skill document kept (characters)."},
+    )
+    skillrise_turns_per_task: int = field(
+        default=10,
+        metadata={"help": "SkillRise: turn budget of each Solve task inside a trial."},
+    )
+
+    def __post_init__(self) -> None:
+        """Validate the agent fields, then let TRL validate its own."""
+        self.env_kwargs = _as_dict("env_kwargs", self.env_kwargs)
+        self.credit_params = _as_dict("credit_params", self.credit_params)
+        _choice("env_mode", self.env_mode, ENV_MODES)
+        _choice("row_layout", self.row_layout, ROW_LAYOUTS)
+        _choice("prompt_format", self.prompt_format, PROMPT_FORMATS)
+        _choice("teacher_context", self.teacher_context, TEACHER_SOURCES)
+        if self.group_size is not None:
+            if self.group_size < 2:
+                raise ValueError(
+                    f"group_size must be >= 2 (got {self.group_size}): group-relative advantages need at least "
+                    "two rollouts per task; the papers use 8 (EnvACE: 4)."
+                )
+            self.num_generations = self.group_size
+        if self.max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1 (got {self.max_turns}); it is the turn budget of an episode.")
+        if self.history_length < 0:
+            raise ValueError(f"history_length must be >= 0 (got {self.history_length}); 2 is the verl-agent default.")
+        if not (self.invalid_action_penalty >= 0):
+            raise ValueError(
+                f"invalid_action_penalty must be >= 0 (got {self.invalid_action_penalty}); use 0 to disable it."
+            )
+        if self.row_layout == "trajectory" and self.prompt_format != "chat":
+            raise ValueError(
+                "row_layout=trajectory trains on whole conversations and needs prompt_format=chat; set "
+                "prompt_format: chat, or use row_layout: turn with the single-message prompt."
+            )
+        if self.max_prompt_tokens < 16:
+            raise ValueError(f"max_prompt_tokens must be >= 16 (got {self.max_prompt_tokens}).")
+        if self.num_tasks is not None and self.num_tasks < 1:
+            raise ValueError(f"num_tasks must be >= 1 or null (got {self.num_tasks}).")
+        if self.skillrise_tasks < 1 or self.skillrise_max_chars < 1 or self.skillrise_turns_per_task < 1:
+            raise ValueError("skillrise_tasks, skillrise_max_chars and skillrise_turns_per_task must all be >= 1.")
+        from agentgym_suite.trainers.credit import available_credit_assigners
+
+        known = available_credit_assigners()
+        if self.credit not in known:
+            raise ValueError(f"Unknown credit plug-in {self.credit!r}. Known plug-ins: {', '.join(sorted(known))}.")
+        super().__post_init__()
+        if self.num_iterations < 1:
+            raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")
+
+    @property
+    def train_env_id(self) -> str:
+        """The env id rollouts actually run on, after ``env_mode``."""
+        if self.env_mode == "synthetic":
+            return SYNTHETIC_ENV_ID
+        if self.env_mode == "rehearsal":
+            return REHEARSAL_ENV_ID
+        return self.env_id
+
+
+def _choice(name: str, value: Any, options: tuple[str, ...]) -> None:
+    if value not in options:
+        raise ValueError(f"{name}={value!r} is not supported; choose one of: {', '.join(options)}.")

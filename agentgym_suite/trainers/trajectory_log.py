@@ -1,0 +1,51 @@
+"""Trajectories of every training step as JSON lines, written so that they survive a kill.
+
+``<dir>/step_000003.jsonl`` holds one line per episode of the generation batch made at
+optimiser step 3 (``-rank1`` suffix for other processes). Each line is flushed and synced
+as it is written. A step that is generated again after a resume replaces its file, so a
+step interrupted half-way is not logged twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+from agentgym_suite.trainers.episodes import Episode
+
+
+class TrajectoryLog:
+    """Writes one JSONL file per step."""
+
+    def __init__(self, directory: str | Path, rank: int = 0) -> None:
+        self.directory = Path(directory)
+        self.rank = rank
+
+    def path(self, step: int) -> Path:
+        """File of ``step``."""
+        suffix = "" if self.rank == 0 else f"-rank{self.rank}"
+        return self.directory / f"step_{step:06d}{suffix}.jsonl"
+
+    def write_step(self, step: int, episodes: Sequence[Episode]) -> Path:
+        """Write the episodes of ``step`` (replacing a partial file from an interrupted run)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.path(step)
+        with path.open("w", encoding="utf-8") as fh:
+            for ep in episodes:
+                fh.write(json.dumps({"step": step, **ep.to_json()}, ensure_ascii=False) + "\n")
+                fh.flush()
+            os.fsync(fh.fileno())
+        return path
+
+
+def read_step(path: str | Path) -> list[dict]:
+    """The episodes logged in one step file (a torn last line from a kill is skipped)."""
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
