@@ -1,7 +1,8 @@
 """Run one episode with one agent and turn it into an :class:`EpisodeRecord`.
 
 A crash of the env or the agent never escapes: the episode is returned with ``error`` set
-(``"ExceptionType: message"``) and the turns played so far, so an evaluation goes on.
+to ``"<stage> failed: ExceptionType: message"`` (stage ``reset``, ``agent`` or ``step``, as in
+the rollout engine's records) and the turns played so far, so an evaluation goes on.
 
 Agents may report more about each action through an optional ``last_turn`` attribute, read
 right after ``act``: a dict (or object) with any of ``prompt`` (what the model saw),
@@ -43,12 +44,18 @@ def agent_turn_report(agent: Agent) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def env_may_be_broken(record: EpisodeRecord) -> bool:
+    """True when the episode's error came from the env (its state can no longer be trusted)."""
+    return record.error is not None and not record.error.startswith("agent failed:")
+
+
 def run_episode(env: gym.Env, agent: Agent, plan: EpisodePlan, *, max_turns: int) -> EpisodeRecord:
     """Play ``plan`` in ``env`` with ``agent`` for at most ``max_turns`` actions."""
     env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
     record = EpisodeRecord(task_id=plan.task_id, attempt=plan.attempt, seed=plan.seed, env_id=env_id)
     started = time.perf_counter()
     tokens: int | None = None
+    stage = "reset"
     try:
         observation, info = env.reset(seed=plan.seed, options={"task_id": plan.task_id})
         record.task = str(info.get("task", ""))
@@ -57,6 +64,7 @@ def run_episode(env: gym.Env, agent: Agent, plan: EpisodePlan, *, max_turns: int
         record.initial_observation = str(observation)
         agent.reset(env, seed=plan.seed)
         while len(record.turns) < max_turns:
+            stage = "agent"
             before = time.perf_counter()
             try:
                 action = agent.act(observation, info)
@@ -65,6 +73,7 @@ def run_episode(env: gym.Env, agent: Agent, plan: EpisodePlan, *, max_turns: int
             report = agent_turn_report(agent)
             if "completion_tokens" in report:
                 tokens = (tokens or 0) + report["completion_tokens"]
+            stage = "step"
             observation, reward, terminated, truncated, info = env.step(action)
             record.turns.append(
                 TurnRecord(
@@ -88,9 +97,9 @@ def run_episode(env: gym.Env, agent: Agent, plan: EpisodePlan, *, max_turns: int
         else:
             record.truncated = True
         if info.get("error"):
-            record.error = f"env reported: {info['error']}"
+            record.error = f"env reported: {str(info['error'])[:MAX_ERROR_CHARS]}"
     except Exception as exc:  # a bad episode is data, not a crash of the run
-        record.error = describe_error(exc)
+        record.error = f"{stage} failed: {describe_error(exc)}"
         record.won = False
     record.completion_tokens = tokens
     record.wall_s = time.perf_counter() - started

@@ -25,7 +25,7 @@ import gymnasium as gym
 from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
-from agentgym_suite.evaluation.episode import run_episode
+from agentgym_suite.evaluation.episode import env_may_be_broken, run_episode
 from agentgym_suite.evaluation.metrics import summarize
 from agentgym_suite.evaluation.records import EpisodeRecord, episode_key
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, LoadReport, TrajectoryStore
@@ -178,7 +178,7 @@ def evaluate(
                 finished[record.key] = record
                 ran += 1
                 advance(record)
-                if record.failed:
+                if env_may_be_broken(record):
                     env = _fresh_env(env, env_id, env_kwargs, max_turns)
         finally:
             if bar is not None:

@@ -22,9 +22,12 @@ class FakeEvalEnv(TextEnv):
     """Open the box, take the key."""
 
     benchmark = "fake"
+    created = 0
+    """How many instances were built (tests check when the runner replaces a crashed env)."""
 
     def __init__(self, *, crash_task: str | None = None, n_tasks: int = 6, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        FakeEvalEnv.created += 1
         self.crash_task = crash_task
         self.n_tasks = n_tasks
         self._opened = False

@@ -16,7 +16,7 @@ from agentgym_suite.evaluation.runner import EvalConfigMismatch, evaluate
 from agentgym_suite.evaluation.store import read_records
 from agentgym_suite.evaluation.tasks import episode_seed, select_tasks
 
-from .fake_env import register_fake_env
+from .fake_env import FakeEvalEnv, register_fake_env
 
 FAKE = register_fake_env()
 TIMING_KEYS = ("wall_s", "agent_s")
@@ -114,15 +114,17 @@ def test_interrupted_run_continues_where_it_stopped(tmp_path: Path) -> None:
 
 
 def test_env_crash_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
+    before = FakeEvalEnv.created
     result = evaluate(FAKE, "oracle", out_dir=tmp_path, episodes=6, seed=0, env_kwargs={"crash_task": "task-2"},
                       progress=False)
     by_task = {r.task_id: r for r in result.records}
     crashed = by_task["task-2"]
     assert crashed.failed and not crashed.won
-    assert crashed.error.startswith("RuntimeError: simulated backend crash in task-2")
+    assert crashed.error.startswith("step failed: RuntimeError: simulated backend crash in task-2")
     assert len(crashed.turns) == 1  # the first action went through before the crash
     assert all(r.won and not r.failed for t, r in by_task.items() if t != "task-2")
     assert result.summary["errors"] == 1 and result.summary["success_rate"] == pytest.approx(5 / 6)
+    assert FakeEvalEnv.created - before == 2  # the crashed env was replaced by a fresh one
     errors = [json.loads(line)["error"] for line in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
     assert sum(1 for e in errors if e) == 1
 
@@ -145,9 +147,10 @@ class FlakyAgent(RandomAgent):
 
 
 def test_agent_error_is_recorded_and_tokens_are_counted(tmp_path: Path) -> None:
+    before = FakeEvalEnv.created
     result = evaluate(FAKE, FlakyAgent(), out_dir=tmp_path, episodes=6, seed=0, max_turns=3, progress=False)
     by_task = {r.task_id: r for r in result.records}
-    assert by_task["task-1"].error.startswith("ConnectionError: backend unreachable")
+    assert by_task["task-1"].error.startswith("agent failed: ConnectionError: backend unreachable")
     ok = by_task["task-0"]
     assert ok.turns[0].completion_tokens == 7 and ok.turns[0].thinking == "reasoning"
     assert ok.turns[0].prompt[0]["role"] == "user"
@@ -155,6 +158,7 @@ def test_agent_error_is_recorded_and_tokens_are_counted(tmp_path: Path) -> None:
     assert result.summary["completion_tokens"] == sum(r.completion_tokens or 0 for r in result.records)
     assert result.summary["tokens_per_s"] is not None and result.summary["tokens_per_s"] > 0
     assert result.summary["agent"] == "flaky" and result.summary["errors"] == 1
+    assert FakeEvalEnv.created - before == 1  # an agent failure leaves the env in use
 
 
 def test_retry_failed_reruns_only_crashed_episodes(tmp_path: Path) -> None:
