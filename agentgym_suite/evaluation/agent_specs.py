@@ -81,7 +81,9 @@ def make_agent(spec: str | Agent, *, seed: int | None = None, prompt_format: str
     if spec == "random":
         return RandomAgent(seed=seed)
     if is_model_spec(spec):
-        return make_model_agent(spec, prompt_format=prompt_format, seed=seed, **options)
+        # no constructor seed: each episode's own seed (agent.reset(env, seed=…)) seeds sampling,
+        # so the k attempts at one task differ and a resumed episode repeats exactly
+        return make_model_agent(spec, prompt_format=prompt_format, **options)
     raise AgentSpecError(
         f"Unknown agent {spec!r}. Use one of: oracle, random, hf:PATH, vllm:PATH, openai:MODEL@URL, default, tiny."
     )

@@ -68,6 +68,7 @@ def test_model_spec_names() -> None:
     assert agent_specs._supported_kwargs(lambda a, **kw: None, {"x": 1, "y": None}) == {"x": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("agentgym_suite.agents.model_agent") is None,
     reason="agentgym_suite.agents.model_agent is not in this install",
@@ -77,3 +78,6 @@ def test_tiny_model_agent_end_to_end(tmp_path: Path) -> None:
                       agent_options={"max_new_tokens": 8})
     assert result.summary["episodes"] == 2 and result.summary["errors"] == 0
     assert all(1 <= r.num_turns <= 2 for r in result.records)
+    turn = result.records[0].turns[0]
+    assert turn.prompt and turn.completion_tokens is not None and 1 <= turn.completion_tokens <= 8
+    assert result.summary["tokens_per_s"] is not None and result.summary["agent"] == "tiny"
