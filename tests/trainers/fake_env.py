@@ -6,7 +6,7 @@ from __future__ import annotations
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 
-TASKS = {f"t{i}": f"collect the letter {c}" for i, c in enumerate("aeiou")}
+TASKS = {f"t{i}": f"collect the letter {c}" for i, c in enumerate("aeioust")}
 
 
 class LetterEnv(TextEnv):
