@@ -1,0 +1,152 @@
+"""Download and verify benchmark data (``agentgym data fetch`` / ``agentgym data verify``)."""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+from urllib.parse import urlparse
+
+from agentgym_suite.core.data import DATA_ENV_VAR, data_dir
+from agentgym_suite.core.data_sources import SOURCES, DataSource, RemoteFile, git_blob_id
+from agentgym_suite.core.errors import AgentGymError, NoNetworkError
+
+DOWNLOAD_TIMEOUT_S = 30
+
+
+class ChecksumError(AgentGymError):
+    """A downloaded or present file does not match its published git blob id."""
+
+
+def source(benchmark: str) -> DataSource:
+    """The data source of ``benchmark``; unknown names list the known ones."""
+    try:
+        return SOURCES[benchmark]
+    except KeyError:
+        raise ValueError(f"Unknown benchmark {benchmark!r}; known: {', '.join(sorted(SOURCES))}.") from None
+
+
+def _download(url: str, target: Path, timeout: float) -> None:
+    host = urlparse(url).netloc
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response, target.open("wb") as out:
+            shutil.copyfileobj(response, out)
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        raise NoNetworkError(
+            f"Could not download {url}: {getattr(exc, 'reason', exc)}. This machine cannot reach {host}; "
+            f"download the file on a machine with internet access and copy it into the folder that "
+            f"{DATA_ENV_VAR} names, then run `agentgym data verify`."
+        ) from exc
+
+
+def _check_blob(path: Path, expected: str, label: str) -> None:
+    actual = git_blob_id(path)
+    if expected and not actual.startswith(expected):
+        raise ChecksumError(f"{label}: git blob id {actual[:12]} does not match the published {expected}; the file is corrupt or altered.")
+
+
+def _extract(archive: Path, members: dict[str, str], dest: Path) -> list[Path]:
+    written: list[Path] = []
+
+    def place(name: str) -> Path | None:
+        inner = name.split("/", 1)[1] if archive.suffix == ".gz" and "/" in name else name  # tarballs wrap a top folder
+        for prefix, target_prefix in members.items():
+            if inner.startswith(prefix) and not inner.endswith("/"):
+                target = (dest / (target_prefix + inner[len(prefix):])).resolve()
+                if dest.resolve() not in target.parents:
+                    raise ChecksumError(f"archive member {name!r} would escape {dest}")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                return target
+        return None
+
+    if archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                target = place(info.filename)
+                if target is not None:
+                    with zf.open(info) as src, target.open("wb") as out:
+                        shutil.copyfileobj(src, out)
+                    written.append(target)
+    else:
+        with tarfile.open(archive) as tf:
+            for member in tf.getmembers():
+                target = place(member.name) if member.isfile() else None
+                if target is not None:
+                    extracted = tf.extractfile(member)
+                    assert extracted is not None
+                    with extracted, target.open("wb") as out:
+                        shutil.copyfileobj(extracted, out)
+                    written.append(target)
+    return written
+
+
+def fetch(benchmark: str, *, root: Path | None = None, timeout: float = DOWNLOAD_TIMEOUT_S) -> list[Path]:
+    """Download ``benchmark``'s official files into ``root/benchmark`` and verify them.
+
+    Raises:
+        NoNetworkError: when an upstream host cannot be reached (the message says what to do).
+        ChecksumError: when a file does not match its published id (nothing is kept).
+    """
+    src = source(benchmark)
+    dest = (root or data_dir()) / benchmark
+    if not src.files:
+        raise AgentGymError(f"There is nothing to download for {benchmark}. {src.note}")
+    dest.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory(prefix=f"agentgym-{benchmark}-") as tmp:
+        for remote in src.files:
+            name = Path(urlparse(remote.url).path).name
+            local = Path(tmp) / name
+            _download(remote.url, local, timeout)
+            if remote.archive_members:
+                written += _extract(local, remote.archive_members, dest)
+            else:
+                _check_blob(local, remote.git_blob, remote.dest)
+                target = dest / remote.dest
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(local), target)
+                written.append(target)
+    if benchmark == "alfworld":
+        written += _copy_alfworld_logic(dest)
+    verify(benchmark, root=root)
+    return written
+
+
+def _copy_alfworld_logic(dest: Path) -> list[Path]:
+    import importlib.util
+
+    spec = importlib.util.find_spec("alfworld")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    package = Path(list(spec.submodule_search_locations)[0]) / "data"
+    out = []
+    for name in ("alfred.pddl", "alfred.twl2"):
+        if (package / name).exists():
+            (dest / "logic").mkdir(parents=True, exist_ok=True)
+            out.append(Path(shutil.copy(package / name, dest / "logic" / name)))
+    return out
+
+
+def verify(benchmark: str, *, root: Path | None = None) -> dict[str, str]:
+    """Check the present files of ``benchmark`` against their published ids.
+
+    Returns path -> ``ok`` | ``missing``; raises :class:`ChecksumError` on a mismatch.
+    """
+    src = source(benchmark)
+    base = (root or data_dir()) / benchmark
+    report: dict[str, str] = {}
+    for rel, blob in src.known_blobs.items():
+        path = base / rel
+        if not path.exists():
+            report[rel] = "missing"
+            continue
+        _check_blob(path, blob, str(path))
+        report[rel] = "ok"
+    return report
+
+
+__all__ = ["ChecksumError", "RemoteFile", "fetch", "source", "verify"]

@@ -1,0 +1,103 @@
+"""``agentgym data``: fetch from a local server, checksum checks, the offline message, verify."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import io
+import socket
+import tarfile
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from agentgym_suite.cli import main
+from agentgym_suite.core import data_sources
+from agentgym_suite.core.data_sources import DataSource, RemoteFile, git_blob_id
+from agentgym_suite.core.errors import NoNetworkError
+from agentgym_suite.core.fetch import ChecksumError, fetch, verify
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", root
+    server.shutdown()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_fetch_verifies_and_writes(served: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, www = served
+    (www / "a.json").write_text('{"x": 1}')
+    blob = git_blob_id(www / "a.json")[:12]
+    monkeypatch.setitem(data_sources.SOURCES, "demo", DataSource("demo", files=(RemoteFile(f"{url}/a.json", "sub/a.json", blob),),
+                                                              known_blobs={"sub/a.json": blob}))
+    written = fetch("demo", root=tmp_path / "data")
+    assert written == [tmp_path / "data" / "demo" / "sub" / "a.json"]
+    assert verify("demo", root=tmp_path / "data") == {"sub/a.json": "ok"}
+
+
+def test_fetch_rejects_a_bad_checksum(served: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, www = served
+    (www / "a.json").write_text("tampered")
+    monkeypatch.setitem(data_sources.SOURCES, "demo", DataSource("demo", files=(RemoteFile(f"{url}/a.json", "a.json", "0123456789ab"),)))
+    with pytest.raises(ChecksumError, match="does not match the published 0123456789ab"):
+        fetch("demo", root=tmp_path / "data")
+    assert not (tmp_path / "data" / "demo" / "a.json").exists()
+
+
+def test_archive_members_are_mapped_and_cannot_escape(served: tuple[str, Path], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    url, www = served
+    with tarfile.open(www / "repo.tar.gz", "w:gz") as tf:
+        for name, body in {"repo-abc/data/x/keep.txt": b"keep", "repo-abc/other/skip.txt": b"skip"}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            tf.addfile(info, io.BytesIO(body))
+    monkeypatch.setitem(data_sources.SOURCES, "demo", DataSource("demo", files=(
+        RemoteFile(f"{url}/repo.tar.gz", ".", archive_members={"data/x/": "x/"}),)))
+    written = fetch("demo", root=tmp_path / "data")
+    assert [p.relative_to(tmp_path / "data" / "demo").as_posix() for p in written] == ["x/keep.txt"]
+    with tarfile.open(www / "evil.tar.gz", "w:gz") as tf:
+        info = tarfile.TarInfo("repo-abc/data/x/../../../../escape.txt")
+        info.size = 1
+        tf.addfile(info, io.BytesIO(b"!"))
+    monkeypatch.setitem(data_sources.SOURCES, "demo", DataSource("demo", files=(
+        RemoteFile(f"{url}/evil.tar.gz", ".", archive_members={"data/x/": "x/"}),)))
+    with pytest.raises(ChecksumError, match="escape"):
+        fetch("demo", root=tmp_path / "data")
+
+
+def test_offline_fetch_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/items.json"
+    monkeypatch.setitem(data_sources.SOURCES, "webshop", DataSource("webshop", files=(RemoteFile(url, "data/items.json"),)))
+    with pytest.raises(NoNetworkError, match="This machine cannot reach 127.0.0.1"):
+        fetch("webshop", root=tmp_path, timeout=2)
+    monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
+    assert main(["data", "fetch", "webshop", "--timeout", "2"]) == 1
+    assert "AGENTGYM_DATA" in capsys.readouterr().err
+
+
+def test_nothing_to_download_explains(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="bfcl-eval"):
+        fetch("bfcl", root=tmp_path)
+
+
+def test_verify_shared_data_checksums(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["data", "verify", "tau2"]) == 0
+    assert "ok       domains/retail/db.json" in capsys.readouterr().out
+    assert main(["data", "verify", "webshop"]) == 1  # the catalogue is not in the shared data
+    assert "missing  data/items_shuffle_1000.json" in capsys.readouterr().out

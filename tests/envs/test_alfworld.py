@@ -1,0 +1,108 @@
+"""ALFWorld-v0 on the real PDDL engine: contract, oracle replay per task type, errors."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import agentgym_suite  # noqa: F401
+from agentgym_suite.core.errors import DataNotFoundError, UnknownTaskError
+from agentgym_suite.envs.alfworld_env import TASK_TYPES, task_type_of
+
+pytest.importorskip("alfworld", reason="ALFWorld backend not installed: pip install 'agentgym-suite[alfworld]'")
+
+
+def play_oracle(env: gym.Env, task_id: str) -> tuple[dict, float, int]:
+    env.reset(options={"task_id": task_id})
+    terminated = truncated = False
+    total, steps = 0.0, 0
+    info: dict = {}
+    while not (terminated or truncated):
+        _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle()[0])
+        total += reward
+        steps += 1
+    return info, total, steps
+
+
+@pytest.fixture(scope="module")
+def env() -> gym.Env:
+    env = gym.make("ALFWorld-v0", reward_scale=10.0)
+    yield env
+    env.close()
+
+
+def test_split_sizes(env: gym.Env) -> None:
+    assert len(env.unwrapped.task_ids()) == 134
+    assert len(gym.make("ALFWorld-v0", split="valid_seen").unwrapped.task_ids()) == 140
+
+
+def test_check_env_warnings_as_errors(env: gym.Env) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("task_type", TASK_TYPES)
+def test_oracle_wins_one_game_per_task_type(env: gym.Env, task_type: str) -> None:
+    task_id = next(t for t in env.unwrapped.task_ids() if task_type_of(t) == task_type)
+    info, total, steps = play_oracle(env, task_id)
+    assert info["won"] and total == 10.0 and steps <= 50
+
+
+def test_observation_task_and_admissible_commands_as_alfworld_shows_them(env: gym.Env) -> None:
+    obs, info = env.reset(options={"task_id": env.unwrapped.task_ids()[0]})
+    assert obs.startswith("-= Welcome to TextWorld, ALFRED! =-")
+    assert "Your task is to:" in obs and info["task"] in obs
+    assert "look" in info["admissible_actions"] and "inventory" in info["admissible_actions"]
+    assert info["task_type"] in TASK_TYPES
+
+
+def test_planner_oracle_after_a_detour(env: gym.Env) -> None:
+    task_id = next(t for t in env.unwrapped.task_ids() if task_type_of(t) == "pick_and_place_simple")
+    _, info = env.reset(options={"task_id": task_id})
+    detour = next(a for a in info["admissible_actions"] if a.startswith("go to") and a != env.unwrapped.oracle()[0])
+    env.step(detour)
+    terminated = False
+    while not terminated:
+        _, _, terminated, truncated, info = env.step(env.unwrapped.oracle()[0])
+        assert not truncated
+    assert info["won"]
+
+
+def test_task_type_filter() -> None:
+    env = gym.make("ALFWorld-v0", task_types=["pick_two_obj_and_place"])
+    ids = env.unwrapped.task_ids()
+    assert ids and all(task_type_of(t) == "pick_two_obj_and_place" for t in ids)
+    with pytest.raises(ValueError, match="task type"):
+        gym.make("ALFWorld-v0", task_types=["juggle"])
+
+
+@pytest.mark.parametrize("action", ["", "x" * 100_000, "открой холодильник", "go to\x1b[2J desk 1", "<action>"])
+def test_bad_actions(env: gym.Env, action: str) -> None:
+    env.reset(options={"task_id": env.unwrapped.task_ids()[0]})
+    obs, reward, terminated, _, info = env.step(action)
+    assert info["action_valid"] is False and obs and reward == 0.0 and not terminated
+
+
+def test_unknown_command_does_nothing(env: gym.Env) -> None:
+    env.reset(options={"task_id": env.unwrapped.task_ids()[0]})
+    obs, _, _, _, info = env.step("fly to the moon")
+    assert obs == "Nothing happens." and info["command_admissible"] is False
+
+
+def test_unknown_task_and_missing_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env: gym.Env) -> None:
+    with pytest.raises(UnknownTaskError, match="Unknown task id 'nope'"):
+        env.reset(options={"task_id": "nope"})
+    monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
+    with pytest.raises(DataNotFoundError, match="AGENTGYM_DATA.*agentgym data fetch alfworld"):
+        gym.make("ALFWorld-v0")
+
+
+@pytest.mark.slow
+def test_oracle_wins_all_valid_unseen(env: gym.Env) -> None:
+    lost = [t for t in env.unwrapped.task_ids() if not play_oracle(env, t)[0]["won"]]
+    assert lost == []
