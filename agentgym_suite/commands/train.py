@@ -1,0 +1,57 @@
+"""``agentgym train CONFIG.yaml [--flag value ...]``: multi-turn GRPO with a YAML config.
+
+The YAML holds :class:`~agentgym_suite.trainers.AgentGRPOConfig` fields (TRL's GRPOConfig
+plus the agent settings); flags override them. Parsed with TRL's ``TrlParser``, so an
+``env:`` mapping in the YAML sets environment variables as in TRL's own scripts. Multi-GPU:
+``accelerate launch --config_file configs/accelerate/zero3.yaml -m agentgym_suite.cli train …``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``train`` subcommand."""
+    parser = subparsers.add_parser(
+        "train",
+        help="train a model on an env with multi-turn GRPO and a credit plug-in (YAML config + flag overrides)",
+        description="Train with AgentGRPOTrainer. Example: agentgym train configs/smoke_cpu.yaml --max_steps 3",
+    )
+    parser.add_argument("config", help="YAML file of AgentGRPOConfig fields (see configs/)")
+    parser.add_argument("overrides", nargs=argparse.REMAINDER, help="--field value pairs overriding the YAML")
+    parser.add_argument("--resume", action="store_true",
+                        help="resume from the last checkpoint in output_dir (same step, same data order)")
+    parser.set_defaults(func=run)
+
+
+def parse_config(config: str, overrides: list[str]):
+    """The AgentGRPOConfig of a YAML file plus ``--field value`` overrides."""
+    from trl import TrlParser
+
+    from agentgym_suite.trainers.config import AgentGRPOConfig
+
+    if not Path(config).is_file():
+        raise FileNotFoundError(f"config file {config!r} not found; pass a YAML file such as configs/smoke_cpu.yaml.")
+    (args,) = TrlParser((AgentGRPOConfig,)).parse_args_and_config(args=["--config", config, *overrides])
+    return args
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse the config, build the trainer, train, save the final model."""
+    overrides = [o for o in args.overrides if o != "--resume"]
+    resume = args.resume or "--resume" in args.overrides
+    try:
+        config = parse_config(args.config, overrides)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"agentgym train: {err}", file=sys.stderr)
+        return 2
+    from agentgym_suite.trainers.agent_grpo import AgentGRPOTrainer
+
+    trainer = AgentGRPOTrainer(args=config)
+    trainer.train(resume_from_checkpoint=True if resume else None)
+    trainer.save_model(config.output_dir)
+    print(f"agentgym train: done after {trainer.state.global_step} steps; model saved to {config.output_dir}")
+    return 0
