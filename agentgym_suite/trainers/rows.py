@@ -49,7 +49,7 @@ def build_rows(episodes: Sequence[Episode], layout: str) -> list[Row]:
             continue
         if layout == "turn":
             for k, t in enumerate(ep.turns):
-                ret = ep.position_rewards.get(t.position, ep.ret) if ep.position_rewards else ep.ret
+                ret = ep.position_rewards.get(t.position, 0.0) if ep.position_rewards else ep.ret
                 rows.append(Row(
                     prompt_ids=t.prompt_ids, completion_ids=t.completion_ids, env_mask=[1] * len(t.completion_ids),
                     logprobs=t.logprobs, group=ep.group, traj=ep.traj, turn_idx=k, role=t.role, ret=ret,

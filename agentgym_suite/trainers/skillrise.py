@@ -1,0 +1,195 @@
+"""SkillRise trials (ALGORITHMS §4): K related tasks solved in a row with a skill document
+curated in between, as one env episode.
+
+``Solve(x0) → Curate → Solve(x1) → Curate → … → Solve(x_{K-1})``. The skill document starts
+empty in every trial and lives only in the prompts. A Curate turn must answer with the new
+document inside ``<skill>…</skill>`` (the last block is taken, cut to ``max_chars``); when no
+block parses, the old document is kept and the turn is marked invalid.
+
+The env reports, for the turn about to be prompted, ``info["role"]`` (``solve``/``curate``)
+and ``info["position"]`` (task index p), plus ``info["position_rewards"]`` (reward of each
+finished task), which is what the ``skillrise`` credit plug-in needs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import gymnasium as gym
+
+from agentgym_suite.core.spaces import action_space, observation_space
+from agentgym_suite.trainers.teacher import task_family
+
+SKILL_BLOCK = re.compile(r"<skill>(.*?)</skill>", re.DOTALL)
+SOLVE_HISTORY = 15
+CURATE_HISTORY = 50
+
+
+def parse_skill(text: str, max_chars: int) -> str | None:
+    """Content of the last ``<skill>…</skill>`` block, cut to ``max_chars``; None when absent or empty."""
+    blocks = SKILL_BLOCK.findall(text or "")
+    if not blocks or not blocks[-1].strip():
+        return None
+    return blocks[-1].strip()[:max_chars]
+
+
+class SkillRiseTrial(gym.Env[str, str]):
+    """A trial of ``k`` tasks of one family from ``env`` with Solve and Curate turns.
+
+    Args:
+        env: the base env (a suite ``TextEnv``, possibly wrapped).
+        env_id: its id (to find the task family, e.g. the ALFWorld task type).
+        k: tasks per trial.
+        turns_per_task: turn budget of each Solve task.
+        max_chars: longest skill document kept.
+    """
+
+    renders_prompts = True
+
+    def __init__(self, env: gym.Env, *, env_id: str, k: int = 3, turns_per_task: int = 10, max_chars: int = 4000):
+        if k < 1 or turns_per_task < 1 or max_chars < 1:
+            raise ValueError("SkillRiseTrial needs k, turns_per_task and max_chars >= 1.")
+        self.env = env
+        self.env_id = env_id
+        self.k = k
+        self.turns_per_task = turns_per_task
+        self.max_chars = max_chars
+        self.observation_space = observation_space()
+        self.action_space = action_space()
+        self.tasks: list[str] = []
+        self.doc = ""
+        self.position = 0
+        self.role = "solve"
+        self.rewards: dict[int, float] = {}
+        self._seed: int | None = None
+        self._history: list[tuple[str, str]] = []
+        self._obs = ""
+        self._info: dict[str, Any] = {}
+        self._task_turns = 0
+        self._task_reward = 0.0
+        self._task_won = False
+
+    # ------------------------------------------------------------------ task pass-through
+    def task_ids(self) -> list[str]:
+        """The base env's task ids (each is the first task of a trial)."""
+        return list(self.env.unwrapped.task_ids())
+
+    def oracle(self) -> list[str]:
+        """The base env's oracle while solving; nothing while curating."""
+        return list(self.env.unwrapped.oracle()) if self.role == "solve" else []
+
+    # ------------------------------------------------------------------ Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._seed = seed
+        first = (options or {}).get("task_id")
+        ids = self.task_ids()
+        if first is None:
+            first = ids[int(self.np_random.integers(len(ids)))]
+        family = task_family(self.env_id, str(first))
+        same = [t for t in ids if t != str(first) and task_family(self.env_id, t) == family]
+        picks = list(self.np_random.permutation(len(same)))[: self.k - 1] if same else []
+        self.tasks = [str(first)] + [same[int(i)] for i in picks]
+        while len(self.tasks) < self.k:  # a family smaller than k repeats its tasks
+            self.tasks.append(self.tasks[len(self.tasks) % max(1, len(self.tasks))])
+        self.doc, self.position, self.rewards = "", 0, {}
+        return self._start_task()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.role == "curate":
+            return self._curate(action)
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._history.append((self._obs, action))
+        self._obs, self._info = obs, info
+        self._task_turns += 1
+        self._task_reward += float(reward)
+        self._task_won = bool(info.get("won", False))
+        valid = bool(info.get("action_valid", True))
+        if not (terminated or truncated or self._task_turns >= self.turns_per_task):
+            return self._prompt_info(obs, info, float(reward), valid)
+        self.rewards[self.position] = self._task_reward
+        if self.position == self.k - 1:
+            out_obs, out_info = self._render("solve", obs, info)
+            out_info.update(action_valid=valid, won=self._task_won, position_rewards=dict(self.rewards))
+            return out_obs, float(reward), True, False, out_info
+        self.role = "curate"
+        prompt, out = self._render("curate", obs, info)
+        out.update(action_valid=valid, position_rewards=dict(self.rewards))
+        return prompt, float(reward), False, False, out
+
+    def close(self) -> None:
+        self.env.close()
+
+    # ------------------------------------------------------------------ internals
+    def _start_task(self) -> tuple[str, dict[str, Any]]:
+        self.role = "solve"
+        self._history, self._task_turns, self._task_reward, self._task_won = [], 0, 0.0, False
+        obs, info = self.env.reset(seed=self._seed, options={"task_id": self.tasks[self.position]})
+        self._obs, self._info = obs, info
+        return self._render("solve", obs, info)
+
+    def _curate(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        new = parse_skill(action, self.max_chars)
+        valid = new is not None
+        if valid:
+            self.doc = new  # type: ignore[assignment]
+        self.position += 1
+        obs, info = self._start_task()
+        info.update(action_valid=valid, position_rewards=dict(self.rewards))
+        if not valid:
+            info["invalid_reason"] = "no <skill>...</skill> block; the old skill document was kept"
+        return obs, 0.0, False, False, info
+
+    def _prompt_info(self, obs: str, info: dict[str, Any], reward: float, valid: bool):
+        prompt, out = self._render("solve", obs, info)
+        out.update(action_valid=valid, position_rewards=dict(self.rewards))
+        return prompt, reward, False, False, out
+
+    def _render(self, role: str, obs: str, info: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        text = self._solve_prompt(obs, info) if role == "solve" else self._curate_prompt()
+        out = dict(info)
+        out.update(role=role, position=self.position, raw_observation=obs if role == "solve" else "<curate>",
+                   prompt_messages=[{"role": "user", "content": text}], skill_document=self.doc,
+                   trial_tasks=list(self.tasks))
+        return text, out
+
+    def _solve_prompt(self, obs: str, info: dict[str, Any]) -> str:
+        fmt = getattr(self.env.unwrapped, "action_format", None)
+        lines = [
+            "You are an expert agent. A skill document distilled from earlier attempts is below; use it only "
+            "when you are confident it applies.",
+            f"<skill_document>\n{self.doc or '(empty)'}\n</skill_document>",
+            f"Your task is: {info.get('task', '')}",
+        ]
+        recent = self._history[-SOLVE_HISTORY:]
+        if recent:
+            lines.append("Recent trajectory:\n" + "\n".join(f"[Observation: {o!r}, Action: {a!r}]" for o, a in recent))
+        lines.append(f"Current observation: {obs}")
+        if info.get("admissible_actions"):
+            lines.append("Admissible actions: [" + ", ".join(repr(a) for a in info["admissible_actions"]) + "]")
+        lines.append(getattr(fmt, "instructions", "") or "Give your action inside <action> </action>.")
+        return "\n\n".join(lines)
+
+    def _curate_prompt(self) -> str:
+        attempt = "\n".join(f"Observation: {o}\nAction: {a}" for o, a in self._history[-CURATE_HISTORY:])
+        outcome = "SUCCESS" if self._task_won else "FAILURE"
+        return (
+            "You maintain a skill document that helps solve tasks of this kind.\n\n"
+            f"Current document:\n<skill_document>\n{self.doc or '(empty)'}\n</skill_document>\n\n"
+            f"Your last attempt:\n{attempt}\nOutcome: {outcome}\n\n"
+            "Rewrite the document. Rules: abstract away task-specific names and numbers; every statement must be "
+            "grounded in the attempt above; list pitfalls you hit; be concise. Suggested headings: "
+            "## When to use / ## Workflow / ## Pitfalls. "
+            f"Answer with the whole new document inside <skill> </skill> (at most {self.max_chars} characters)."
+        )
+
+
+def skillrise_factory(base: Callable[[], gym.Env], args: Any) -> Callable[[], gym.Env]:
+    """Wrap every env of ``base`` in a SkillRise trial configured from an AgentGRPOConfig."""
+
+    def make() -> gym.Env:
+        return SkillRiseTrial(base(), env_id=args.env_id, k=args.skillrise_tasks,
+                              turns_per_task=args.skillrise_turns_per_task, max_chars=args.skillrise_max_chars)
+
+    return make
