@@ -67,10 +67,12 @@ class TextWorldBackedEnv(TextEnv):
         if problem:
             return StepOutcome(f"The game cannot parse that command: {problem}.", 0.0, self._score_now(),
                                action_valid=False, extra={"invalid_reason": problem})
-        admissible = {normalise_command(a): a for a in self._state.get("admissible_commands") or []}
-        known = command in admissible
-        if known:
-            command = admissible[command]  # the engine's own spelling (PDDL matching is exact)
+        admissible_list = self._state.get("admissible_commands") or []
+        known = command in admissible_list
+        if not known:  # the engine may spell it with capitals (PDDL matching is exact)
+            spelled = {normalise_command(a): a for a in admissible_list}
+            known = command in spelled
+            command = spelled.get(command, command)
         try:
             state, _, done = self._game.step(command)
         except Exception as exc:  # a dying backend ends this episode, not the batch
