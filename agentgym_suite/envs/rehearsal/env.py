@@ -1,0 +1,304 @@
+"""``RehearsalEnv``: a tool env whose tools are answered by a world model (EnvACE).
+
+Design: the rehearsal env *holds* an instance of the base tool env and lets it run the
+episode as usual - its tasks, system prompt, user turns, tool list (including tools revealed
+later), oracle and bookkeeping stay the base env's own - but it replaces the base's
+``run_call`` (validate + execute one call) on that one instance with :meth:`_run_call`. Before
+each step the rehearsal env validates the message's calls against the base's whitelist and
+schemas and sends the valid ones to the world model in one batched generation; the base's
+dispatch loop then receives those simulated results in order. No base handler is called, so
+nothing is executed. With ``world_model="real"`` the hook forwards to the base's own
+``run_call`` (a pass-through used as the fidelity reference and in tests).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.info import REQUIRED_INFO_KEYS
+from agentgym_suite.core.text_env import StepOutcome, TaskStart
+from agentgym_suite.core.tool_calls import ToolCall, ToolCallError, error_payload, parse_tool_calls, validate_call
+from agentgym_suite.core.tool_env import ToolEnv, ToolRecord
+from agentgym_suite.envs.rehearsal.contract import is_error_result
+from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, conversation_lines
+from agentgym_suite.envs.rehearsal.rewards import (
+    REWARD_MODES,
+    Call,
+    execution_free,
+    execution_free_reward,
+    gold_call_score,
+    gold_calls_from_oracle,
+    judge_score,
+    task_criteria,
+)
+from agentgym_suite.envs.rehearsal.world_model import REAL, Simulation, WorldModel
+
+DEFAULT_BASE_ENV = "SyntheticTools-v0"
+FORCED_FAIL = "a tool call failed and end_on_tool_error is set"
+
+
+def make_base_env(base_env: Any, base_env_kwargs: dict[str, Any] | None) -> ToolEnv:
+    """The base tool env: an env id (made with its registered kwargs) or an env instance."""
+    if isinstance(base_env, str):
+        import agentgym_suite.registration as registration
+
+        registration.register_all()
+        if base_env == "EnvACE-Rehearsal-v0":
+            raise ValueError("base_env cannot be the rehearsal env itself; name a tool env such as BFCL-v0 or Tau2-v0.")
+        env = gym.make(base_env, **dict(base_env_kwargs or {})).unwrapped
+    elif isinstance(base_env, gym.Env):
+        if base_env_kwargs:
+            raise ValueError("base_env_kwargs only apply when base_env is an env id; configure the instance directly.")
+        env = base_env.unwrapped
+    else:
+        raise TypeError(f"base_env must be a tool env id such as 'BFCL-v0' or a tool env instance; got {type(base_env).__name__}.")
+    if not isinstance(env, ToolEnv):
+        raise ValueError(
+            f"{type(env).__name__} is not a tool env; the rehearsal env wraps tool envs only "
+            "(BFCL-v0, Tau2-v0, VitaBench-v0, FinMCP-v0, SyntheticTools-v0)."
+        )
+    return env
+
+
+def recorded_examples(base: ToolEnv) -> list[dict[str, Any]]:
+    """(name, arguments, result) examples recorded for the current task, when the data has them."""
+    from agentgym_suite.envs.finmcp.env import FinMCPEnv
+    from agentgym_suite.envs.finmcp.replay import _decode
+
+    examples = getattr(base, "recorded_examples", None)
+    if callable(examples):
+        return list(examples())
+    if isinstance(base, FinMCPEnv) and base.task_id is not None:
+        return [{"name": c.name, "arguments": c.arguments, "result": _decode(c.output)}
+                for c in base.samples[base.task_id].recorded_calls]
+    return []
+
+
+class RehearsalEnv(ToolEnv):
+    """EnvACE world rehearsal over any tool env of the suite.
+
+    Args:
+        base_env: the tool env supplying tasks, tools, instructions, user turns, recorded
+            examples and its success check: an env id (default ``SyntheticTools-v0``) or an
+            instance. ``base_env_id`` is accepted as an alias (the trainer's name for it).
+        base_env_kwargs: keyword arguments for ``gymnasium.make(base_env, ...)``.
+        world_model: a backend spec (``default`` - the embedded model, ``tiny``, ``hf:...``),
+            a backend object (the trainer passes the policy it trains), or ``"real"`` to run
+            the base env's real tools. Specs load on the first simulated call.
+        reward_mode: ``auto`` (default: ``base`` when the world is real or the base check
+            needs no execution, else ``gold_calls``), ``base``, ``gold_calls``, ``judge`` or
+            ``none``; see :mod:`agentgym_suite.envs.rehearsal.rewards`.
+        judge: for ``reward_mode="judge"``: a backend spec or object, or a callable
+            ``(transcript, criteria) -> list[bool] | float``; default the world model.
+        end_on_tool_error: a malformed call or an error result ends the episode with reward 0
+            (EnvACE's rule; default True).
+        use_recorded_examples: show the task's recorded examples to the simulator (default
+            True; test-time rehearsal turns this off so gold results do not leak).
+        sampling: simulator sampling (``SamplingParams`` or a dict of its fields).
+        max_prompt_chars: longest simulator user prompt.
+        action_format: ignored (the whole assistant message is the action in tool envs).
+        **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv` (``privileged``, ...).
+    """
+
+    benchmark: ClassVar[str] = "rehearsal"
+
+    def __init__(
+        self,
+        base_env: Any = None,
+        base_env_kwargs: dict[str, Any] | None = None,
+        world_model: Any = "default",
+        *,
+        reward_mode: str = "auto",
+        judge: Any = None,
+        end_on_tool_error: bool = True,
+        use_recorded_examples: bool = True,
+        sampling: Any = None,
+        max_prompt_chars: int = 24_000,
+        base_env_id: str | None = None,
+        action_format: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(end_on_tool_error=end_on_tool_error, **kwargs)
+        if base_env is not None and base_env_id is not None and base_env != base_env_id:
+            raise ValueError(f"base_env={base_env!r} and base_env_id={base_env_id!r} disagree; pass one of them.")
+        self.base = make_base_env(base_env if base_env is not None else (base_env_id or DEFAULT_BASE_ENV), base_env_kwargs)
+        self.base.end_on_tool_error = end_on_tool_error
+        self.base_env_id = self.base.spec.id if self.base.spec is not None else type(self.base).__name__
+        self.real = isinstance(world_model, str) and world_model == REAL
+        self.world_model: WorldModel | None = None if self.real else WorldModel(
+            world_model, sampling=sampling, max_prompt_chars=max_prompt_chars)
+        self.reward_mode = self._resolve_reward_mode(reward_mode)
+        if self.reward_mode == "judge" and judge is None and self.world_model is None:
+            raise ValueError("reward_mode='judge' with world_model='real' needs judge=<backend spec, backend or callable>.")
+        self._judge_spec = judge
+        self._judge: Any = None
+        self.use_recorded_examples = use_recorded_examples
+        self._base_run_call = self.base.run_call
+        self.base.run_call = self._run_call  # type: ignore[method-assign]  # see the module docstring
+        self._pending: deque[tuple[ToolCall, Simulation]] = deque()
+        self._step_generations: list[dict[str, Any]] = []
+        self.episode_generations: list[dict[str, Any]] = []
+        self._made: list[Call] = []
+        self._gold: list[Call] = []
+        self._examples: list[dict[str, Any]] = []
+        self._last_output = ""
+
+    # ------------------------------------------------------------------ configuration
+    def _resolve_reward_mode(self, mode: str) -> str:
+        if mode == "auto":
+            return "base" if self.real or execution_free(self.base) else "gold_calls"
+        if mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode={mode!r}; choose auto or one of {REWARD_MODES}.")
+        if mode == "base" and not self.real and not execution_free(self.base):
+            raise ValueError(
+                f"reward_mode='base' needs a base check that runs without real tools, but {type(self.base).__name__}'s "
+                "check reads the state its tools change. Use reward_mode='gold_calls' or 'judge', or world_model='real'."
+            )
+        return mode
+
+    def set_world_model(self, world_model: Any) -> None:
+        """Swap the world model (e.g. the trainer's current policy backend); takes effect at the next call."""
+        if isinstance(world_model, str) and world_model == REAL:
+            raise ValueError("set_world_model cannot switch to 'real'; make a new env with world_model='real'.")
+        if self.real:
+            raise ValueError("this env was made with world_model='real'; make a new env to rehearse with a model.")
+        assert self.world_model is not None
+        self.world_model = WorldModel(world_model, sampling=self.world_model.sampling,
+                                      max_prompt_chars=self.world_model.max_prompt_chars)
+
+    # ------------------------------------------------------------------ pass-through
+    def task_ids(self) -> list[str]:
+        return self.base.task_ids()
+
+    def oracle(self) -> list[str]:
+        return self.base.oracle()
+
+    def _privileged_info(self) -> dict[str, Any]:
+        return self.base._privileged_info()
+
+    def close(self) -> None:
+        self.base.close()
+
+    # ------------------------------------------------------------------ episode
+    def _load_task(self, task_id: str) -> TaskStart:
+        seed = int(self.np_random.integers(2**31 - 1))
+        observation, info = self.base.reset(seed=seed, options={"task_id": task_id})
+        self.messages = self.base.messages
+        self.tool_log = self.base.tool_log
+        self._pending.clear()
+        self.episode_generations = []
+        self._step_generations = []
+        self._made = []
+        self._last_output = ""
+        self._examples = recorded_examples(self.base) if self.use_recorded_examples else []
+        needs_gold = self.reward_mode in ("gold_calls", "judge")
+        self._gold = gold_calls_from_oracle(self.base.oracle()) if needs_gold else []
+        return TaskStart(observation, str(info.get("task", "")), info.get("admissible_actions"), info.get("tools"),
+                         self._extra(info))
+
+    def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
+        self._last_output = command
+        self._step_generations = []
+        if not self.real:
+            self._simulate_message(command)
+        observation, reward, terminated, truncated, info = self.base.step(command)
+        self._pending.clear()
+        self._tools = info.get("tools")
+        won, score = bool(info.get("won")), float(info.get("score") or 0.0)
+        forced_fail = info.get("error") == FORCED_FAIL
+        if terminated and not forced_fail and self.reward_mode != "base":
+            score, won = self._score()
+            reward = score
+        elif terminated and not forced_fail and not self.real:
+            recomputed = execution_free_reward(self.base, self._made)
+            if recomputed is not None:
+                score, won = recomputed
+                reward = score
+        if forced_fail:
+            reward, score, won = 0.0, 0.0, False
+        return StepOutcome(observation, float(reward), score, won, bool(terminated), bool(truncated),
+                           action_valid=bool(info.get("action_valid", True)),
+                           admissible_actions=info.get("admissible_actions"), extra=self._extra(info))
+
+    def _extra(self, info: dict[str, Any]) -> dict[str, Any]:
+        extra = {k: v for k, v in info.items() if k not in REQUIRED_INFO_KEYS and k != "privileged"}
+        extra.update(
+            simulator_generations=list(self._step_generations),
+            base_env_id=self.base_env_id,
+            world_model=REAL if self.real else self.world_model.name,  # type: ignore[union-attr]
+            reward_mode=self.reward_mode,
+        )
+        return extra
+
+    # ------------------------------------------------------------------ simulation
+    def _simulate_message(self, command: str) -> None:
+        """Validate the message's calls and simulate the valid ones in one batched generation."""
+        assert self.world_model is not None
+        calls = [c for c in parse_tool_calls(command).calls if validate_call(c, self.base._tool_index) is None]
+        if not calls:
+            return
+        history = list(self.base.messages)
+        requests = [SimulatorRequest(list(self.base._tools or []), self._examples, history, command, c.name, dict(c.arguments))
+                    for c in calls]
+        meta = [{"call_id": c.id, "turn": self.turn, "index": i} for i, c in enumerate(calls)]
+        seed = int(self.np_random.integers(2**31 - 1))
+        simulations = self.world_model.simulate(requests, seed=seed, meta=meta)
+        for call, simulation in zip(calls, simulations):
+            self._pending.append((call, simulation))
+            self._step_generations.append(simulation.record)
+            self.episode_generations.append(simulation.record)
+
+    def _run_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """The base's ``run_call`` while rehearsing: simulated results, in the order the calls come."""
+        if self.real:
+            name, result, status = self._base_run_call(call)
+        else:
+            name, result, status = self._simulated_call(call)
+        if status != "invalid":
+            self._made.append((call.name, dict(call.arguments)))
+        return name, result, status
+
+    def _simulated_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        error = validate_call(call, self.base._tool_index)
+        if error is not None:
+            result: Any = error_payload(error)
+            self.base.tool_log.append(ToolRecord(call.name, call.arguments, result, False, self.turn))
+            return call.name, result, "invalid"
+        if not self._pending or self._pending[0][0] != call:
+            message = f"{call.name} reached the rehearsal env without a simulated result; nothing was executed"
+            result = error_payload(ToolCallError("SIMULATOR_FAILED", message, name=call.name))
+            self.base.tool_log.append(ToolRecord(call.name, call.arguments, result, False, self.turn))
+            return call.name, result, "error"
+        _, simulation = self._pending.popleft()
+        ok = not is_error_result(simulation.result)
+        self.base.tool_log.append(ToolRecord(call.name, call.arguments, simulation.result, ok, self.turn))
+        return call.name, simulation.result, "ok" if ok else "error"
+
+    # ------------------------------------------------------------------ scoring
+    def _score(self) -> tuple[float, bool]:
+        if self.reward_mode == "none":
+            return 0.0, False
+        if self.reward_mode == "gold_calls":
+            return gold_call_score(self._made, self._gold)
+        criteria = task_criteria(self.base, self._task_text, self._gold)
+        transcript = "\n".join(conversation_lines(self.base.messages))
+        score, won, _ = judge_score(self._judge_backend(), transcript, criteria, seed=int(self.np_random.integers(2**31 - 1)))
+        return score, won
+
+    def _judge_backend(self) -> Any:
+        if self._judge is None:
+            spec = self._judge_spec
+            if spec is None:
+                assert self.world_model is not None
+                self._judge = self.world_model.backend
+            elif isinstance(spec, str):
+                from agentgym_suite.llm import load_backend
+
+                self._judge = load_backend(spec)
+            else:
+                self._judge = spec
+        return self._judge

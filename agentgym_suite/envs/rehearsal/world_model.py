@@ -1,0 +1,172 @@
+"""World models for the rehearsal env: a generation backend that answers tool calls.
+
+:class:`WorldModel` wraps any :class:`~agentgym_suite.llm.base.Backend` (or a spec string,
+loaded on first use) and simulates a batch of tool calls with **one** backend call: one
+generation per call, each parsed with the strict output contract. Every generation is
+returned as a :class:`Simulation` whose ``record`` is the JSON-friendly dict that goes into
+``info["simulator_generations"]`` (format documented in :mod:`agentgym_suite.envs.rehearsal`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from agentgym_suite.envs.rehearsal.contract import SIMULATOR_FAILED, contract_error, is_error_result, parse_execution_result
+from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, build_simulator_messages
+from agentgym_suite.llm.base import SamplingParams
+
+REAL = "real"
+"""The ``world_model`` value that executes the base env's real tools (fidelity reference)."""
+
+DEFAULT_SAMPLING = SamplingParams(temperature=1.0, max_new_tokens=512)
+"""Simulator sampling: temperature 1 as in training rollouts; one result rarely needs more tokens."""
+
+
+def sampling_params(value: SamplingParams | dict[str, Any] | None) -> SamplingParams:
+    """Accept SamplingParams, a dict of its fields (``n`` is forced to 1) or None (the default)."""
+    if value is None:
+        return DEFAULT_SAMPLING
+    if isinstance(value, SamplingParams):
+        params = value
+    elif isinstance(value, dict):
+        unknown = set(value) - {"temperature", "top_p", "max_new_tokens", "stop", "seed", "n"}
+        if unknown:
+            raise ValueError(f"unknown simulator sampling keys {sorted(unknown)}; use temperature, top_p, max_new_tokens, stop, seed.")
+        params = SamplingParams(**{**{"temperature": 1.0, "max_new_tokens": 512}, **value})
+    else:
+        raise TypeError(f"sampling must be SamplingParams, a dict or None; got {type(value).__name__}.")
+    if params.n != 1:
+        params = SamplingParams(temperature=params.temperature, top_p=params.top_p, max_new_tokens=params.max_new_tokens,
+                                stop=params.stop, seed=params.seed)
+    return params
+
+
+@dataclass
+class Simulation:
+    """The simulated answer to one call and the record of its generation."""
+
+    result: Any
+    contract_valid: bool
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        """True when the result is an error (a contract violation or an error the simulator reported)."""
+        return is_error_result(self.result)
+
+
+class WorldModel:
+    """A backend playing the environment.
+
+    Args:
+        backend: a backend object (anything with ``generate(prompts, params)``) or a spec for
+            :func:`~agentgym_suite.llm.load_backend` (``tiny``, ``default``, ``hf:...``), loaded
+            the first time a call is simulated.
+        sampling: simulator sampling parameters.
+        max_prompt_chars: longest simulator user prompt (older conversation is dropped first).
+    """
+
+    def __init__(self, backend: Any, *, sampling: SamplingParams | dict[str, Any] | None = None,
+                 max_prompt_chars: int = 24_000) -> None:
+        if isinstance(backend, str):
+            if backend == REAL:
+                raise ValueError("world_model='real' executes the base env's tools and needs no WorldModel.")
+            self.spec: str | None = backend
+            self._backend: Any = None
+        elif callable(getattr(backend, "generate", None)):
+            self.spec = None
+            self._backend = backend
+        else:
+            raise TypeError(
+                f"world_model must be 'real', a backend spec string (tiny, default, hf:PATH, vllm:PATH, openai:MODEL@URL) "
+                f"or a backend object with generate(prompts, params); got {type(backend).__name__}."
+            )
+        self.sampling = sampling_params(sampling)
+        self.max_prompt_chars = int(max_prompt_chars)
+
+    @property
+    def name(self) -> str:
+        """A label for logs and info."""
+        if self.spec is not None:
+            return self.spec
+        return str(getattr(self._backend, "name", type(self._backend).__name__))
+
+    @property
+    def loaded(self) -> bool:
+        """True once the backend exists (specs load lazily)."""
+        return self._backend is not None
+
+    @property
+    def backend(self) -> Any:
+        """The backend, loading it from the spec on first access."""
+        if self._backend is None:
+            from agentgym_suite.llm import load_backend
+
+            assert self.spec is not None
+            self._backend = load_backend(self.spec)
+        return self._backend
+
+    def simulate(self, requests: Sequence[SimulatorRequest], *, seed: int | None = None,
+                 meta: Sequence[dict[str, Any]] | None = None) -> list[Simulation]:
+        """Simulate every request with one batched backend call; never raises on backend failure."""
+        if not requests:
+            return []
+        meta = list(meta) if meta is not None else [{} for _ in requests]
+        prompts = [build_simulator_messages(r, max_chars=self.max_prompt_chars) for r in requests]
+        params = self.sampling if seed is None or self.sampling.seed is not None else SamplingParams(
+            temperature=self.sampling.temperature, top_p=self.sampling.top_p,
+            max_new_tokens=self.sampling.max_new_tokens, stop=self.sampling.stop, seed=seed)
+        try:
+            rows = self.backend.generate(prompts, params)
+            if len(rows) != len(prompts):
+                raise ValueError(f"the backend returned {len(rows)} rows for {len(prompts)} prompts")
+            samples = [row[0] for row in rows]
+        except Exception as exc:  # a failing world model is data for the episode, not a crash
+            message = f"the world model could not generate: {type(exc).__name__}: {exc}"
+            return [self._failed(r, p, m, message) for r, p, m in zip(requests, prompts, meta)]
+        return [self._simulation(r, p, s, m) for r, p, s, m in zip(requests, prompts, samples, meta)]
+
+    # ------------------------------------------------------------------ internals
+    def _prompt_text(self, prompt: list[dict[str, str]]) -> str:
+        render = getattr(self._backend, "render_prompt", None)
+        if callable(render):
+            try:
+                return str(render(prompt))
+            except Exception:  # a backend whose template cannot render: keep the plain messages
+                pass
+        return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in prompt)
+
+    def _base_record(self, request: SimulatorRequest, prompt: list[dict[str, str]], meta: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "role": "simulator",
+            "tool_name": request.name,
+            "arguments": dict(request.arguments),
+            **meta,
+            "prompt_messages": prompt,
+            "prompt_text": self._prompt_text(prompt),
+        }
+
+    def _simulation(self, request: SimulatorRequest, prompt: list[dict[str, str]], sample: Any, meta: dict[str, Any]) -> Simulation:
+        if getattr(sample, "error", None):
+            return self._failed(request, prompt, meta, f"the world model could not generate: {sample.error}")
+        parsed = parse_execution_result(sample.text)
+        record = self._base_record(request, prompt, meta)
+        record.update(
+            prompt_ids=list(sample.prompt_ids),
+            completion_ids=list(sample.completion_ids),
+            logprobs=[float(x) for x in sample.logprobs],
+            completion_text=sample.text,
+            finish_reason=sample.finish_reason,
+            has_token_ids=bool(getattr(sample, "has_token_ids", True)),
+            contract_valid=parsed.valid,
+            result=parsed.result,
+        )
+        return Simulation(parsed.result, parsed.valid, record)
+
+    def _failed(self, request: SimulatorRequest, prompt: list[dict[str, str]], meta: dict[str, Any], message: str) -> Simulation:
+        result = contract_error(SIMULATOR_FAILED, message)
+        record = self._base_record(request, prompt, meta)
+        record.update(prompt_ids=[], completion_ids=[], logprobs=[], completion_text="", finish_reason="error",
+                      has_token_ids=False, contract_valid=False, result=result)
+        return Simulation(result, False, record)
