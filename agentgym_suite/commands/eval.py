@@ -37,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="model agents: verl-agent single prompt or full chat history")
     parser.add_argument("--temperature", type=float, default=None, help="model agents: sampling temperature")
     parser.add_argument("--max-new-tokens", type=int, default=None, help="model agents: tokens per action")
+    parser.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
+                        help="end an episode truncated when one env step takes longer (default: no limit)")
     parser.add_argument("--retry-failed", action="store_true", help="run episodes that crashed earlier again")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print summary.json instead of a table")
@@ -64,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
             value = getattr(args, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {value}.")
+        if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
+            raise ValueError(f"--step-timeout must be a positive number of seconds (e.g. 30), got {args.step_timeout}.")
         result = evaluate(
             args.env_id,
             args.agent,
@@ -75,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
             max_turns=args.max_turns,
             prompt_format=args.prompt_format,
             retry_failed=args.retry_failed,
+            step_timeout=args.step_timeout,
             progress=not args.no_progress,
             agent_options={"temperature": args.temperature, "max_new_tokens": args.max_new_tokens},
         )

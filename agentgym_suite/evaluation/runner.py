@@ -24,6 +24,7 @@ import gymnasium as gym
 
 from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
+from agentgym_suite.core.guards import check_timeout, guard_env
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
 from agentgym_suite.evaluation.episode import env_may_be_broken, run_episode
 from agentgym_suite.evaluation.metrics import summarize
@@ -54,14 +55,18 @@ class EvalResult:
     load_report: LoadReport = field(default_factory=LoadReport)
 
 
-def make_env(env_id: str, env_kwargs: dict[str, Any] | None = None, max_turns: int | None = None) -> gym.Env:
-    """``gymnasium.make(env_id, **env_kwargs)`` with the suite's ids registered and an optional turn limit."""
+def make_env(
+    env_id: str, env_kwargs: dict[str, Any] | None = None, max_turns: int | None = None,
+    step_timeout: float | None = None,
+) -> gym.Env:
+    """``gymnasium.make(env_id, **env_kwargs)`` with the suite's ids registered, an optional turn limit
+    and an optional per-step time limit (:class:`~agentgym_suite.core.guards.StepTimeout`)."""
     import agentgym_suite  # noqa: F401  (registers the suite's env ids)
 
     kwargs = dict(env_kwargs or {})
     if max_turns is not None:
         kwargs["max_episode_steps"] = max_turns
-    return gym.make(env_id, **kwargs)
+    return guard_env(gym.make(env_id, **kwargs), step_timeout)
 
 
 def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
@@ -126,6 +131,7 @@ def evaluate(
     retry_failed: bool = False,
     progress: bool = True,
     agent_options: dict[str, Any] | None = None,
+    step_timeout: float | None = None,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
 
@@ -142,7 +148,10 @@ def evaluate(
         retry_failed: run crashed episodes of an earlier run again.
         progress: show a progress bar.
         agent_options: extra keyword arguments for a model agent (``temperature``…).
+        step_timeout: seconds one ``env.step`` may take; a slower step ends the episode
+            truncated with the reason in ``error`` and the env is replaced (None: no limit).
     """
+    step_timeout = check_timeout(step_timeout)
     out = Path(out_dir)
     config = {
         "env_id": env_id,
@@ -155,7 +164,7 @@ def evaluate(
         "episodes": episodes,
     }
     _check_config(out, config)
-    env = make_env(env_id, env_kwargs, max_turns)
+    env = make_env(env_id, env_kwargs, max_turns, step_timeout)
     try:
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
         plan = plan_episodes(tasks, k, seed)
@@ -179,7 +188,7 @@ def evaluate(
                 ran += 1
                 advance(record)
                 if env_may_be_broken(record):
-                    env = _fresh_env(env, env_id, env_kwargs, max_turns)
+                    env = _fresh_env(env, env_id, env_kwargs, max_turns, step_timeout)
         finally:
             if bar is not None:
                 bar.stop()
@@ -192,10 +201,12 @@ def evaluate(
     return EvalResult(summary=summary, records=records, out_dir=out, ran=ran, load_report=load_report)
 
 
-def _fresh_env(env: gym.Env, env_id: str, env_kwargs: dict[str, Any] | None, max_turns: int | None) -> gym.Env:
-    """Replace an env that crashed: its state can no longer be trusted."""
+def _fresh_env(
+    env: gym.Env, env_id: str, env_kwargs: dict[str, Any] | None, max_turns: int | None, step_timeout: float | None,
+) -> gym.Env:
+    """Replace an env that crashed or timed out: its state can no longer be trusted."""
     _close(env)
-    return make_env(env_id, env_kwargs, max_turns)
+    return make_env(env_id, env_kwargs, max_turns, step_timeout)
 
 
 def _close(env: gym.Env) -> None:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 import gymnasium as gym
 
+from agentgym_suite.core.guards import check_timeout, guard_env, needs_replacement
 from agentgym_suite.llm.base import Backend, Sample, SamplingParams
 from agentgym_suite.rollout.chat_tokens import TokenConversation
 from agentgym_suite.rollout.prompting import PROMPT_MODES, EpisodePrompt
@@ -78,6 +79,9 @@ class RolloutEngine:
         system_prompt: system message for ``chat`` mode on command envs.
         observation_role: role of env replies in ``chat`` mode on command envs.
         info_keys: ``info`` keys kept in each turn record.
+        step_timeout: seconds one ``env.step`` may take in envs made by :meth:`run_groups`; a
+            slower step ends that trajectory truncated with ``error`` set, and the env is
+            replaced before the next run (None: no limit).
     """
 
     def __init__(
@@ -91,6 +95,7 @@ class RolloutEngine:
         system_prompt: str | None = None,
         observation_role: str = "user",
         info_keys: Sequence[str] = INFO_SUBSET,
+        step_timeout: float | None = None,
     ) -> None:
         if mode not in PROMPT_MODES:
             raise ValueError(f"mode={mode!r}; choose one of {PROMPT_MODES}.")
@@ -107,6 +112,8 @@ class RolloutEngine:
         self.system_prompt = system_prompt
         self.observation_role = observation_role
         self.info_keys = tuple(info_keys)
+        self.step_timeout = check_timeout(step_timeout)
+        self._failed_envs: set[int] = set()
         self.stats = RolloutStats()
         self._envs: dict[tuple[str, int], list[gym.Env]] = {}
 
@@ -188,8 +195,13 @@ class RolloutEngine:
 
         key = (env_id, hash(repr(sorted(kwargs.items()))))
         pool = self._envs.setdefault(key, [])
+        for index, env in enumerate(pool):  # an env that crashed or hung is not trusted again
+            if id(env) in self._failed_envs or needs_replacement(env):
+                self._failed_envs.discard(id(env))
+                _close_quietly(env)
+                pool[index] = guard_env(gym.make(env_id, **kwargs), self.step_timeout)
         while len(pool) < n:
-            pool.append(gym.make(env_id, **kwargs))
+            pool.append(guard_env(gym.make(env_id, **kwargs), self.step_timeout))
         return pool[:n]
 
     def _start(self, env: gym.Env, spec: EpisodeSpec, env_id: str) -> _Live:
@@ -266,6 +278,8 @@ class RolloutEngine:
         record.observation = observation
         record.info = info_subset(info, self.info_keys)
         record.terminated, record.truncated = bool(terminated), bool(truncated)
+        if info.get("error") and trajectory.error is None:
+            trajectory.error = f"env reported: {info['error']}"
         trajectory.episode_return += float(reward)
         trajectory.won = bool(info.get("won", False))
         trajectory.score = float(info.get("score", 0.0) or 0.0)
@@ -295,8 +309,17 @@ class RolloutEngine:
     def _fail(self, item: _Live, stage: str, error: Exception | str | None) -> None:
         message = error if isinstance(error, str) else _describe(error) if error is not None else "unknown error"
         item.trajectory.error = f"{stage} failed: {message}"
+        if stage in ("reset", "step"):
+            self._failed_envs.add(id(item.env))
         item.done = True
         self._finish_tokens(item)
+
+
+def _close_quietly(env: gym.Env) -> None:
+    try:
+        env.close()
+    except Exception:  # closing a crashed backend may fail again; nothing left to save
+        pass
 
 
 def _describe(exc: BaseException) -> str:
