@@ -103,3 +103,8 @@ def format_execution_result(result: Any, thinking: str | None = None) -> str:
 def is_error_result(result: Any) -> bool:
     """True for results that report a failure: ``error_tool_call`` payloads and ``{"error": ...}``."""
     return isinstance(result, dict) and ("error_tool_call" in result or (len(result) == 1 and "error" in result))
+
+
+def ends_episode(result: Any) -> bool:
+    """True for ``error_tool_call`` payloads: the results that end an EnvACE episode."""
+    return isinstance(result, dict) and "error_tool_call" in result

@@ -9,6 +9,13 @@ schemas and sends the valid ones to the world model in one batched generation; t
 dispatch loop then receives those simulated results in order. No base handler is called, so
 nothing is executed. With ``world_model="real"`` the hook forwards to the base's own
 ``run_call`` (a pass-through used as the fidelity reference and in tests).
+
+Ending rule (EnvACE): a malformed call (bad format, a tool not on the whitelist, arguments
+that break the schema) or an ``error_tool_call`` result (a simulator's validation error, a
+simulator output that breaks the contract, a tool that crashed) ends the episode with reward
+0 when ``end_on_tool_error`` is set (default). A domain error that a tool reports in its
+normal result (``{"error": "no such file"}``) is a result like any other: BFCL's own ground
+truth produces such results.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from agentgym_suite.core.info import REQUIRED_INFO_KEYS
 from agentgym_suite.core.text_env import StepOutcome, TaskStart
 from agentgym_suite.core.tool_calls import ToolCall, ToolCallError, error_payload, parse_tool_calls, validate_call
 from agentgym_suite.core.tool_env import ToolEnv, ToolRecord
-from agentgym_suite.envs.rehearsal.contract import is_error_result
+from agentgym_suite.envs.rehearsal.contract import ends_episode, is_error_result
 from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, conversation_lines
 from agentgym_suite.envs.rehearsal.rewards import (
     REWARD_MODES,
@@ -38,7 +45,10 @@ from agentgym_suite.envs.rehearsal.rewards import (
 from agentgym_suite.envs.rehearsal.world_model import REAL, Simulation, WorldModel
 
 DEFAULT_BASE_ENV = "SyntheticTools-v0"
-FORCED_FAIL = "a tool call failed and end_on_tool_error is set"
+PROTOCOL_ERROR = (
+    "the episode ended with reward 0: a tool call was malformed or got an error_tool_call result, "
+    "and end_on_tool_error is set"
+)
 
 
 def make_base_env(base_env: Any, base_env_kwargs: dict[str, Any] | None) -> ToolEnv:
@@ -126,7 +136,7 @@ class RehearsalEnv(ToolEnv):
         if base_env is not None and base_env_id is not None and base_env != base_env_id:
             raise ValueError(f"base_env={base_env!r} and base_env_id={base_env_id!r} disagree; pass one of them.")
         self.base = make_base_env(base_env if base_env is not None else (base_env_id or DEFAULT_BASE_ENV), base_env_kwargs)
-        self.base.end_on_tool_error = end_on_tool_error
+        self.base.end_on_tool_error = False  # this env applies EnvACE's ending rule itself (see _execute)
         self.base_env_id = self.base.spec.id if self.base.spec is not None else type(self.base).__name__
         self.real = isinstance(world_model, str) and world_model == REAL
         self.world_model: WorldModel | None = None if self.real else WorldModel(
@@ -145,6 +155,7 @@ class RehearsalEnv(ToolEnv):
         self._made: list[Call] = []
         self._gold: list[Call] = []
         self._examples: list[dict[str, Any]] = []
+        self._protocol_error = False
         self._last_output = ""
 
     # ------------------------------------------------------------------ configuration
@@ -203,26 +214,29 @@ class RehearsalEnv(ToolEnv):
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         self._last_output = command
         self._step_generations = []
+        self._protocol_error = bool(parse_tool_calls(command).errors)
         if not self.real:
             self._simulate_message(command)
         observation, reward, terminated, truncated, info = self.base.step(command)
         self._pending.clear()
         self._tools = info.get("tools")
         won, score = bool(info.get("won")), float(info.get("score") or 0.0)
-        forced_fail = info.get("error") == FORCED_FAIL
+        forced_fail = self.end_on_tool_error and self._protocol_error
         if terminated and not forced_fail and self.reward_mode != "base":
-            score, won = self._score()
+            score, won = self._rehearsed_score()
             reward = score
         elif terminated and not forced_fail and not self.real:
             recomputed = execution_free_reward(self.base, self._made)
             if recomputed is not None:
                 score, won = recomputed
                 reward = score
+        extra = self._extra(info)
         if forced_fail:
-            reward, score, won = 0.0, 0.0, False
+            reward, score, won, terminated = 0.0, 0.0, False, True
+            extra["error"] = PROTOCOL_ERROR
         return StepOutcome(observation, float(reward), score, won, bool(terminated), bool(truncated),
                            action_valid=bool(info.get("action_valid", True)),
-                           admissible_actions=info.get("admissible_actions"), extra=self._extra(info))
+                           admissible_actions=info.get("admissible_actions"), extra=extra)
 
     def _extra(self, info: dict[str, Any]) -> dict[str, Any]:
         extra = {k: v for k, v in info.items() if k not in REQUIRED_INFO_KEYS and k != "privileged"}
@@ -260,6 +274,7 @@ class RehearsalEnv(ToolEnv):
             name, result, status = self._simulated_call(call)
         if status != "invalid":
             self._made.append((call.name, dict(call.arguments)))
+        self._protocol_error = self._protocol_error or status == "invalid" or ends_episode(result)
         return name, result, status
 
     def _simulated_call(self, call: ToolCall) -> tuple[str, Any, str]:
@@ -279,7 +294,7 @@ class RehearsalEnv(ToolEnv):
         return call.name, simulation.result, "ok" if ok else "error"
 
     # ------------------------------------------------------------------ scoring
-    def _score(self) -> tuple[float, bool]:
+    def _rehearsed_score(self) -> tuple[float, bool]:
         if self.reward_mode == "none":
             return 0.0, False
         if self.reward_mode == "gold_calls":

@@ -1,0 +1,239 @@
+"""EnvACE-Rehearsal-v0: real pass-through equals the base env, error semantics, reward modes, records."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import agentgym_suite.registration as registration
+from agentgym_suite.core.data import has_benchmark_data
+from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result, simulator_row_records
+from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+
+registration.register_all()
+
+
+def _finmcp_kwargs(tmp: Path) -> dict[str, Any]:
+    from agentgym_suite.envs.finmcp.fixtures import write_fixtures
+
+    return {"data_path": str(write_fixtures(tmp))}
+
+
+def _play_oracle(env: gymnasium.Env, task_id: str, replan: bool, limit: int = 60) -> list[tuple[str, float, bool, bool]]:
+    """Reset to ``task_id`` and follow the oracle (asked again each step when ``replan``, else the
+    plan made at reset); return (observation, reward, terminated, won) per step."""
+    env.reset(seed=3, options={"task_id": task_id})
+    out = []
+    plan = env.unwrapped.oracle() + ["Thanks, that is all."] * limit
+    for step in range(limit):
+        action = env.unwrapped.oracle()[0] if replan else plan[step]
+        obs, reward, terminated, truncated, info = env.step(action)
+        out.append((obs, reward, terminated, bool(info["won"])))
+        if terminated or truncated:
+            break
+    return out
+
+
+CASES = [  # env id, make kwargs, task ids (None: the first three), ask the oracle every step
+    ("SyntheticTools-v0", {}, ["w0-t0", "w1-t3", "w7-t4"], True),
+    ("Tau2-v0", {"domain": "retail"}, ["0", "5"], True),
+    ("BFCL-v0", {"category": "base"}, ["multi_turn_base_0", "multi_turn_base_1"], False),
+    ("BFCL-v0", {"category": "simple"}, None, False),
+    ("VitaBench-v0", {"domain": "delivery"}, None, False),
+    ("FinMCP-v0", "fixtures", ["1", "2", "201", "202", "602"], False),
+]
+
+
+def _available(env_id: str) -> bool:
+    return not registration.missing_requirements(registration.entry(env_id))
+
+
+@pytest.mark.parametrize("env_id,kwargs,task_ids,replan", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_real_world_oracle_matches_base_env(env_id: str, kwargs: Any, task_ids: list[str] | None, replan: bool,
+                                            tmp_path: Path) -> None:
+    if not _available(env_id):
+        pytest.skip(f"{env_id} is not available here: {registration.missing_requirements(registration.entry(env_id))}")
+    kwargs = _finmcp_kwargs(tmp_path) if kwargs == "fixtures" else kwargs
+    base = gymnasium.make(env_id, **kwargs)
+    rehearsal = gymnasium.make("EnvACE-Rehearsal-v0", base_env=env_id, base_env_kwargs=kwargs, world_model="real")
+    assert rehearsal.unwrapped.task_ids() == base.unwrapped.task_ids()
+    ids = task_ids or base.unwrapped.task_ids()[:3]
+    wins = 0
+    for task_id in ids:
+        expected = _play_oracle(base, task_id, replan)
+        got = _play_oracle(rehearsal, task_id, replan)
+        assert got == expected, task_id
+        wins += got[-1][3]
+    assert wins >= len(ids) - 1  # the oracles win (VitaBench's wins most, not all, tasks)
+
+
+def test_check_env_with_real_world_model() -> None:
+    env = RehearsalEnv(world_model="real")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=True)
+
+
+def test_default_make_is_offline_and_lazy() -> None:
+    env = gymnasium.make("EnvACE-Rehearsal-v0")
+    inner = env.unwrapped
+    assert inner.base_env_id == "SyntheticTools-v0" and inner.world_model.spec == "default"
+    _, info = env.reset(seed=0)
+    assert not inner.world_model.loaded and info["simulator_generations"] == []
+    assert info["reward_mode"] == "gold_calls" and info["world_model"] == "default"
+
+
+def _table_world(results: dict[str, Any]) -> ScriptedBackend:
+    return ScriptedBackend(lambda name, args: format_execution_result(results.get(name, {"ok": True})))
+
+
+def test_simulated_results_reach_the_caller_and_nothing_executes() -> None:
+    backend = _table_world({"search_vehicles": [{"id": "vh-0000", "name": "Imagined"}]})
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    before = env.base.database()
+    obs, reward, terminated, _, info = env.step(env.oracle()[0])
+    assert "Imagined" in obs and not terminated and reward == 0.0
+    assert backend.calls == [("search_vehicles", {"query": "Quiet Raven"})]
+    [gen] = info["simulator_generations"]
+    assert gen["role"] == "simulator" and gen["tool_name"] == "search_vehicles" and gen["contract_valid"]
+    assert gen["result"] == [{"id": "vh-0000", "name": "Imagined"}] and gen["turn"] == 1
+    assert "## Candidate tools" in gen["prompt_messages"][1]["content"]
+    assert env.base.database() == before  # no tool ran
+    assert env.tool_log[-1].result == gen["result"]
+
+
+def test_parallel_calls_are_one_batched_generation_in_order() -> None:
+    backend = ScriptedBackend(lambda name, args: format_execution_result({"echo": args}))
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    block = '<tool_call>{"name": "search_vehicles", "arguments": {"query": "%s"}}</tool_call>'
+    obs, *_, info = env.step(block % "A" + block % "B" + block % "C")
+    assert backend.batches == [3]
+    assert [g["arguments"]["query"] for g in info["simulator_generations"]] == ["A", "B", "C"]
+    assert [g["index"] for g in info["simulator_generations"]] == [0, 1, 2]
+    contents = [json.loads(m["content"]) for m in env.messages if m["role"] == "tool"]
+    assert [c["echo"]["query"] for c in contents] == ["A", "B", "C"]
+
+
+def test_gold_calls_reward_wins_with_oracle_calls_and_a_plausible_world() -> None:
+    env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    reward, terminated, info = 0.0, False, {}
+    for action in env.oracle():
+        _, reward, terminated, _, info = env.step(action)
+    assert terminated and reward == 1.0 and info["won"]
+    env.reset(options={"task_id": "w0-t0"})
+    _, reward, terminated, _, info = env.step("I am done.")
+    assert terminated and reward == 0.0 and not info["won"]
+
+
+@pytest.mark.parametrize("reply", [
+    "<execution_result>\n{\"error_tool_call\": {\"code\": \"INVALID_PARAMETERS\", \"message\": \"no\", \"details\": \"\"}}\n</execution_result>",
+    "this is not the contract",
+    "<execution_result>\n{}\n</execution_result>",
+])
+def test_simulator_error_or_bad_output_ends_episode_with_zero(reply: str) -> None:
+    env = RehearsalEnv(world_model=ScriptedBackend(lambda n, a: reply), base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    obs, reward, terminated, _, info = env.step(env.oracle()[0])
+    assert terminated and reward == 0.0 and not info["won"] and "error_tool_call" in obs
+    assert info["error"]
+
+
+@pytest.mark.parametrize("action", [
+    '<tool_call>{"name": "search_vehicles", "arguments": {"query": "x"}',  # unbalanced tags
+    '<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>',
+    '<tool_call>{"name": "search_vehicles", "arguments": {"query": 5}}</tool_call>',
+])
+def test_malformed_call_ends_episode_with_zero_without_simulating(action: str) -> None:
+    backend = _table_world({})
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    _, reward, terminated, _, info = env.step(action)
+    assert terminated and reward == 0.0 and not info["action_valid"]
+    assert backend.calls == [] and info["simulator_generations"] == []
+
+
+def test_errors_can_be_kept_in_the_episode() -> None:
+    env = RehearsalEnv(world_model=ScriptedBackend(lambda n, a: "garbage"), base_env_kwargs={"seed": 0}, end_on_tool_error=False)
+    env.reset(options={"task_id": "w0-t0"})
+    obs, reward, terminated, _, _ = env.step(env.oracle()[0])
+    assert not terminated and "INVALID_SIMULATOR_OUTPUT" in obs
+
+
+def test_judge_reward_mode_with_callable_judge() -> None:
+    seen: dict[str, Any] = {}
+
+    def judge(transcript: str, criteria: list[str]) -> list[bool]:
+        seen["transcript"], seen["criteria"] = transcript, criteria
+        return [True] * (len(criteria) - 1) + [False]
+
+    env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0}, reward_mode="judge", judge=judge)
+    env.reset(options={"task_id": "w0-t0"})
+    for action in env.oracle():
+        _, reward, terminated, _, info = env.step(action)
+    n = len(seen["criteria"])
+    assert terminated and reward == pytest.approx((n - 1) / n) and not info["won"]
+    assert "User: " in seen["transcript"] and "Tool[search_vehicles]" in seen["transcript"]
+    assert any("adjust_vehicle_mileage_k" in c for c in seen["criteria"])
+
+
+def test_base_reward_mode_refused_where_the_check_needs_execution() -> None:
+    with pytest.raises(ValueError, match="gold_calls"):
+        RehearsalEnv(world_model=_table_world({}), reward_mode="base")
+    with pytest.raises(ValueError, match="reward_mode"):
+        RehearsalEnv(world_model="real", reward_mode="nonsense")
+
+
+def test_finmcp_base_reward_without_execution(tmp_path: Path) -> None:
+    env = RehearsalEnv(base_env="FinMCP-v0", base_env_kwargs=_finmcp_kwargs(tmp_path), world_model=_table_world({}))
+    assert env.reward_mode == "base"
+    env.reset(options={"task_id": "202"})
+    assert "BatchGetStrategyRiskInfo" in json.dumps(env._examples)  # recordings become the simulator's examples
+    for action in env.oracle():
+        _, reward, terminated, _, info = env.step(action)
+        if terminated:
+            break
+    assert terminated and reward == 1.0 and info["won"]
+
+
+def test_simulator_row_records_carry_the_return() -> None:
+    gens = [{"prompt_ids": [1, 2], "completion_ids": [3, 4, 5], "logprobs": [-0.1, -0.2, -0.3], "has_token_ids": True,
+             "contract_valid": True, "tool_name": "t", "turn": 2},
+            {"prompt_ids": [], "completion_ids": [], "has_token_ids": False, "contract_valid": False}]
+    rows = simulator_row_records(gens, episode_return=0.5, group=7, traj=1)
+    assert len(rows) == 1
+    assert rows[0]["role"] == "simulator" and rows[0]["ret"] == 0.5 and rows[0]["env_mask"] == [1, 1, 1]
+    assert rows[0]["group"] == 7 and rows[0]["position"] == 2 and rows[0]["invalid"] is False
+
+
+def test_bad_arguments_explain_the_fix() -> None:
+    class CommandEnv(gymnasium.Env):
+        pass
+
+    with pytest.raises(ValueError, match="not a tool env"):
+        RehearsalEnv(base_env=CommandEnv(), world_model="real")
+    with pytest.raises(TypeError, match="world_model"):
+        RehearsalEnv(world_model=42)
+    with pytest.raises(ValueError, match="itself"):
+        RehearsalEnv(base_env="EnvACE-Rehearsal-v0")
+
+
+@pytest.mark.skipif(not has_benchmark_data("tau2", "domains"), reason="tau2 data not found")
+def test_tau2_rehearsal_uses_scripted_user_and_gold_calls() -> None:
+    env = gymnasium.make("EnvACE-Rehearsal-v0", base_env="Tau2-v0", base_env_kwargs={"domain": "retail"},
+                         world_model=_table_world({}))
+    env.reset(options={"task_id": "5"})
+    info: dict[str, Any] = {}
+    for _ in range(30):
+        _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle()[0])
+        if terminated or truncated:
+            break
+    assert terminated and info["reward_mode"] == "gold_calls" and reward == 1.0
