@@ -125,6 +125,10 @@ class SimulatorProcess:
         """Kill the JVM at once (SIGKILL) and drop the connection; safe to call at any time."""
         proc, gateway, worker = self._proc, self._gateway, self._worker
         self._proc = self._gateway = self._server = self._worker = None
+        if gateway is not None:
+            # Proxies collected later must not try to reach the dead JVM: their finalizers
+            # would log a network error (with a formatted traceback) from inside a GC pass.
+            gateway._gateway_client.is_connected = False
         if proc is not None and proc.poll() is None:
             proc.kill()
         if proc is not None:
