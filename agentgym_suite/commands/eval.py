@@ -39,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=None, help="model agents: tokens per action")
     parser.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
                         help="end an episode truncated when one env step takes longer (default: no limit)")
+    parser.add_argument("--rehearsal-budget", type=int, default=0, metavar="N",
+                        help="test-time private rehearsal: N imagined attempts per task before the real one (default 0: off)")
+    parser.add_argument("--rehearsal-mode", choices=("parallel", "sequential"), default="parallel",
+                        help="rehearsal attempts independent (parallel) or each seeing the previous ones (sequential)")
+    parser.add_argument("--rehearsal-world-model", default="same", metavar="SPEC",
+                        help="world model for rehearsal: 'same' (the agent's own model) or a backend spec")
     parser.add_argument("--retry-failed", action="store_true", help="run episodes that crashed earlier again")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print summary.json instead of a table")
@@ -62,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         env_kwargs = _parse_kwargs(args.env_kwargs)
+        if args.rehearsal_budget < 0:
+            raise ValueError(f"--rehearsal-budget must be >= 0, got {args.rehearsal_budget}.")
         for name in ("k", "episodes", "max_turns"):
             value = getattr(args, name)
             if value is not None and value < 1:
@@ -82,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
             step_timeout=args.step_timeout,
             progress=not args.no_progress,
             agent_options={"temperature": args.temperature, "max_new_tokens": args.max_new_tokens},
+            rehearsal={"budget": args.rehearsal_budget, "mode": args.rehearsal_mode,
+                       "world_model": args.rehearsal_world_model} if args.rehearsal_budget else None,
         )
     except (AgentGymError, ValueError, KeyError, ImportError, gym.error.Error) as exc:
         print(f"agentgym eval: {exc}", file=sys.stderr)

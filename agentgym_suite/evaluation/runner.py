@@ -35,7 +35,7 @@ from agentgym_suite.evaluation.tasks import plan_episodes, select_tasks
 DEFAULT_MAX_TURNS = 50
 """Turn limit when neither ``max_turns`` nor the env's registration gives one."""
 
-RESUME_KEYS = ("env_id", "env_kwargs", "agent", "seed", "max_turns", "prompt_format")
+RESUME_KEYS = ("env_id", "env_kwargs", "agent", "seed", "max_turns", "prompt_format", "rehearsal")
 """Settings a resumed run must share with the run that wrote the directory."""
 
 
@@ -132,6 +132,7 @@ def evaluate(
     progress: bool = True,
     agent_options: dict[str, Any] | None = None,
     step_timeout: float | None = None,
+    rehearsal: dict[str, Any] | None = None,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
 
@@ -148,6 +149,10 @@ def evaluate(
         retry_failed: run crashed episodes of an earlier run again.
         progress: show a progress bar.
         agent_options: extra keyword arguments for a model agent (``temperature``…).
+        rehearsal: test-time private rehearsal, ``{"budget": N, "mode": "parallel"|"sequential",
+            "world_model": "same"|SPEC}``: the agent is wrapped in a
+            :class:`~agentgym_suite.agents.rehearsing_agent.RehearsingAgent` and the summary gets
+            ``rehearsal`` counts (real env steps and tool calls vs imagined ones).
         step_timeout: seconds one ``env.step`` may take; a slower step ends the episode
             truncated with the reason in ``error`` and the env is replaced (None: no limit).
     """
@@ -163,6 +168,8 @@ def evaluate(
         "k": int(k),
         "episodes": episodes,
     }
+    if rehearsal and rehearsal.get("budget"):
+        config["rehearsal"] = dict(rehearsal)
     _check_config(out, config)
     env = make_env(env_id, env_kwargs, max_turns, step_timeout)
     try:
@@ -175,6 +182,11 @@ def evaluate(
         turn_limit = max_turns or getattr(env.spec, "max_episode_steps", None) or DEFAULT_MAX_TURNS
         _write_json(out / CONFIG_FILE, config)
         policy = make_agent(agent, seed=seed, prompt_format=prompt_format, **(agent_options or {})) if todo else None
+        if policy is not None and "rehearsal" in config:
+            from agentgym_suite.agents.rehearsing_agent import RehearsingAgent
+
+            options = dict(config["rehearsal"])
+            policy = RehearsingAgent(policy, options.pop("world_model", "same") or "same", **options)
         bar, advance = _progress(len(plan), len(plan) - len(todo), progress and bool(todo))
         started = time.perf_counter()
         ran = 0
@@ -195,6 +207,8 @@ def evaluate(
             records = list(finished.values())
             missing = sum(1 for p in plan if episode_key(p.task_id, p.attempt) not in finished)
             summary = _summary(records, config, time.perf_counter() - started, len(plan), missing, ran)
+            if policy is not None and callable(getattr(policy, "rehearsal_stats", None)):
+                summary["rehearsal"] = policy.rehearsal_stats()
             _write_json(out / SUMMARY_FILE, summary)
     finally:
         _close(env)
