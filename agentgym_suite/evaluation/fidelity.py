@@ -1,0 +1,241 @@
+"""World-model fidelity: replay the same caller actions through the real env and the world model.
+
+For each task and each caller (``oracle`` and optionally a model), the caller plays the task in
+the real tool env (the rehearsal env with ``world_model="real"``, so both sides follow the same
+ending rule); its action sequence is then replayed, unchanged, in the rehearsal env with the
+world model under test. The i-th tool call of both runs is compared:
+
+* ``format_valid`` - the world model answered within the output contract (no
+  ``INVALID_SIMULATOR_OUTPUT``/``SIMULATOR_FAILED``; a call the replay never reached counts as invalid);
+* ``key_agreement`` - Jaccard overlap of the JSON key paths of both results (``a.b``, ``a[].c``);
+* ``exact_agreement`` - the results are equal as canonical JSON;
+* ``success_agreement`` - the rehearsed episode's ``won`` equals the real one (per episode;
+  per tool over the episodes that call it).
+
+:func:`run_fidelity` returns a :class:`FidelityReport`; :func:`write_report` writes
+``fidelity.json`` and ``fidelity.png``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
+from agentgym_suite.envs.rehearsal.rewards import canonical
+
+METRICS = ("format_valid", "key_agreement", "exact_agreement", "success_agreement")
+ALL = "ALL"
+
+
+def _as_json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (json.JSONDecodeError, ValueError):
+            return value
+    return value
+
+
+def key_paths(value: Any, prefix: str = "") -> set[str]:
+    """The key paths of a JSON value (scalars: the path itself; list items share ``[]``)."""
+    value = _as_json(value)
+    if isinstance(value, dict):
+        paths: set[str] = set()
+        for key, child in value.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            paths |= {path} | key_paths(child, path)
+        return paths or {prefix + "{}"}
+    if isinstance(value, list):
+        return set().union(*(key_paths(v, prefix + "[]") for v in value)) if value else {prefix + "[]"}
+    return {prefix or "$"}
+
+
+def key_agreement(real: Any, simulated: Any) -> float:
+    """Jaccard overlap of the key paths of two results."""
+    a, b = key_paths(real), key_paths(simulated)
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def format_valid(result: Any) -> bool:
+    """False when a simulated result is a contract violation or a failed generation."""
+    result = _as_json(result)
+    if isinstance(result, dict) and isinstance(result.get("error_tool_call"), dict):
+        return result["error_tool_call"].get("code") not in (INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED)
+    return True
+
+
+@dataclass
+class EpisodeComparison:
+    """One task replayed with one caller."""
+
+    task_id: str
+    caller: str
+    real_won: bool
+    rehearsed_won: bool
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class FidelityReport:
+    """Per-tool and overall fidelity metrics, plus every compared episode."""
+
+    base_env: str
+    world_model: str
+    per_tool: dict[str, dict[str, float]]
+    episodes: list[EpisodeComparison]
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as a JSON-serialisable dict (the content of ``fidelity.json``)."""
+        return {
+            "base_env": self.base_env,
+            "world_model": self.world_model,
+            "metrics": list(METRICS),
+            "per_tool": self.per_tool,
+            "episodes": [e.__dict__ for e in self.episodes],
+        }
+
+
+def _play_real(env: Any, caller: Any, task_id: str, seed: int, max_turns: int) -> tuple[list[str], bool]:
+    """Play the task in the real env; return the actions and whether it was won."""
+    observation, info = env.reset(seed=seed, options={"task_id": task_id})
+    actions: list[str] = []
+    plan = list(env.unwrapped.oracle()) if caller is None else []
+    if caller is not None:
+        caller.reset(env, seed=seed)
+    for _ in range(max_turns):
+        if caller is not None:
+            action = caller.act(observation, info)
+        else:
+            action = plan.pop(0) if plan else (env.unwrapped.oracle() or ["Done."])[0]
+        actions.append(action)
+        observation, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    return actions, bool(info.get("won", False))
+
+
+def _replay(env: Any, actions: Sequence[str], task_id: str, seed: int) -> bool:
+    env.reset(seed=seed, options={"task_id": task_id})
+    info: dict[str, Any] = {}
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    return bool(info.get("won", False))
+
+
+def _summarise(episodes: list[EpisodeComparison]) -> dict[str, dict[str, float]]:
+    sums: dict[str, dict[str, float]] = {}
+    for ep in episodes:
+        agree = float(ep.real_won == ep.rehearsed_won)
+        tools = {c["tool"] for c in ep.calls} | {ALL}
+        for tool in tools:
+            row = sums.setdefault(tool, {"calls": 0.0, "episodes": 0.0, **{m: 0.0 for m in METRICS}})
+            row["episodes"] += 1
+            row["success_agreement"] += agree
+        for call in ep.calls:
+            for tool in (call["tool"], ALL):
+                row = sums[tool]
+                row["calls"] += 1
+                for metric in METRICS[:3]:
+                    row[metric] += float(call[metric])
+    out: dict[str, dict[str, float]] = {}
+    for tool, row in sorted(sums.items(), key=lambda kv: (kv[0] == ALL, kv[0])):
+        calls, eps = row["calls"], row["episodes"]
+        out[tool] = {
+            "calls": int(calls),
+            "episodes": int(eps),
+            **{m: (row[m] / calls if calls else float("nan")) for m in METRICS[:3]},
+            "success_agreement": row["success_agreement"] / eps if eps else float("nan"),
+        }
+    return out
+
+
+def run_fidelity(
+    base_env: str,
+    world_model: Any,
+    *,
+    episodes: int = 5,
+    base_env_kwargs: dict[str, Any] | None = None,
+    callers: Sequence[Any] = ("oracle",),
+    seed: int = 0,
+    max_turns: int = 30,
+    sampling: Any = None,
+    max_prompt_chars: int = 24_000,
+) -> FidelityReport:
+    """Compare ``world_model`` with the real ``base_env`` on ``episodes`` tasks.
+
+    Args:
+        callers: ``"oracle"`` and/or agent objects or model specs (``tiny``, ``hf:...``) whose
+            actions in the real env are replayed in the rehearsal env.
+        world_model: a backend spec, a backend object, or ``"real"`` (the reference: 1.0 everywhere).
+    """
+    from agentgym_suite.envs.rehearsal import RehearsalEnv
+    from agentgym_suite.evaluation.agent_specs import make_agent
+    from agentgym_suite.evaluation.tasks import select_tasks
+
+    if isinstance(world_model, str) and world_model != "real":
+        from agentgym_suite.llm import load_backend
+
+        world_model = load_backend(world_model)
+    label = world_model if isinstance(world_model, str) else str(getattr(world_model, "name", type(world_model).__name__))
+    real = RehearsalEnv(base_env=base_env, base_env_kwargs=base_env_kwargs, world_model="real")
+    rehearsed = RehearsalEnv(base_env=base_env, base_env_kwargs=base_env_kwargs, world_model=world_model,
+                             sampling=sampling, max_prompt_chars=max_prompt_chars)
+    tasks = select_tasks(real.task_ids(), episodes, seed)
+    compared: list[EpisodeComparison] = []
+    for caller_spec in callers:
+        caller = None if caller_spec == "oracle" else make_agent(caller_spec, seed=seed)
+        name = "oracle" if caller is None else str(getattr(caller, "name", caller_spec))
+        for k, task_id in enumerate(tasks):
+            episode_seed = seed * 100_003 + k
+            actions, real_won = _play_real(real, caller, task_id, episode_seed, max_turns)
+            real_log = list(real.tool_log)
+            rehearsed_won = _replay(rehearsed, actions, task_id, episode_seed)
+            sim_log = list(rehearsed.tool_log)
+            calls = []
+            for i, record in enumerate(real_log):
+                sim = sim_log[i] if i < len(sim_log) and sim_log[i].name == record.name else None
+                calls.append({
+                    "tool": record.name,
+                    "format_valid": sim is not None and format_valid(sim.result),
+                    "key_agreement": key_agreement(record.result, sim.result) if sim is not None else 0.0,
+                    "exact_agreement": sim is not None and canonical(_as_json(record.result)) == canonical(_as_json(sim.result)),
+                })
+            compared.append(EpisodeComparison(task_id, name, real_won, rehearsed_won, calls))
+    real.close()
+    rehearsed.close()
+    return FidelityReport(rehearsed.base_env_id, label, _summarise(compared), compared)
+
+
+def write_report(report: FidelityReport, out_dir: str | Path) -> tuple[Path, Path]:
+    """Write ``fidelity.json`` and ``fidelity.png`` (grouped bars per tool) into ``out_dir``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    json_path = out / "fidelity.json"
+    json_path.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    tools = list(report.per_tool)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(tools) + 2), 4))
+    width = 0.8 / len(METRICS)
+    for j, metric in enumerate(METRICS):
+        values = [report.per_tool[t][metric] for t in tools]
+        ax.bar([i + j * width for i in range(len(tools))], [0.0 if v != v else v for v in values], width, label=metric)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(tools))])
+    ax.set_xticklabels(tools, rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("rate")
+    ax.set_title(f"World-model fidelity: {report.world_model} vs {report.base_env}")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    png_path = out / "fidelity.png"
+    fig.savefig(png_path, dpi=120)
+    plt.close(fig)
+    return json_path, png_path
