@@ -12,7 +12,13 @@ from typing import Any
 
 from agentgym_suite.core.text_env import TaskStart
 from agentgym_suite.envs.textworld_base import TextWorldBackedEnv, normalise_command
-from agentgym_suite.envs.textworld_games import SPLIT_SEED_OFFSETS, generate_game, resolve_settings
+from agentgym_suite.envs.textworld_games import (
+    SPLIT_SEED_OFFSETS,
+    DamagedGameError,
+    generate_game,
+    resolve_settings,
+    story_file_problem,
+)
 
 
 class TextWorldEnv(TextWorldBackedEnv):
@@ -80,6 +86,10 @@ class TextWorldEnv(TextWorldBackedEnv):
 
     def _start(self, path: str, planner: bool) -> Any:
         import textworld
+
+        problem = story_file_problem(path)  # the interpreter would end the process on a bad file
+        if problem:
+            raise DamagedGameError(f"The game file {path} {problem}. Delete it; the next reset generates it again.")
 
         with warnings.catch_warnings():
             # jericho warns that generated games lack its per-game score tables; TextWorld

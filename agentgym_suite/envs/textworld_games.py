@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_suite.core.data import cache_dir, data_dir
+from agentgym_suite.core.errors import AgentGymError
 
 CHALLENGES = ("custom", "tw-cooking", "tw-coin_collector", "tw-treasure_hunter")
 
@@ -43,6 +44,35 @@ def games_root() -> Path:
         fallback = cache_dir() / "textworld" / "games"
         fallback.mkdir(parents=True, exist_ok=True)
         return fallback
+
+
+class DamagedGameError(AgentGymError, OSError):
+    """A cached game file is unreadable or damaged (the Z-machine would abort the process)."""
+
+
+def story_file_problem(path: str | Path) -> str:
+    """Why the Z-machine story file at ``path`` cannot be played, or '' when it looks sound.
+
+    The interpreter behind TextWorld ends the whole Python process on a bad story file, so
+    the header is checked first: version byte, declared length against the file size, and
+    the header checksum over the declared length.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return f"cannot be read ({type(exc).__name__}: {exc})"
+    if len(data) < 0x40:
+        return f"is {len(data)} bytes long, shorter than a Z-machine header"
+    version = data[0]
+    if not 1 <= version <= 8:
+        return f"has Z-machine version byte {version}, not 1-8"
+    length = int.from_bytes(data[0x1A:0x1C], "big") * (2 if version <= 3 else 4 if version <= 5 else 8)
+    if length and length > len(data):
+        return f"is cut short ({len(data)} of {length} bytes)"
+    expected = int.from_bytes(data[0x1C:0x1E], "big")
+    if length and sum(data[0x40:length]) % 0x10000 != expected:
+        return "fails its header checksum"
+    return ""
 
 
 def resolve_settings(challenge: str, settings: dict[str, Any] | None) -> dict[str, Any]:
@@ -77,8 +107,8 @@ def generate_game(challenge: str, settings: dict[str, Any], seed: int, root: Pat
     processes never see half-written games.
     """
     target = game_path(challenge, settings, seed, root)
-    if target.exists() and target.with_suffix(".json").exists():
-        return target
+    if target.exists() and target.with_suffix(".json").exists() and not story_file_problem(target):
+        return target  # a damaged cached game falls through and is generated again
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".gen-"))
     try:

@@ -97,7 +97,8 @@ class RaisingToolEnv(ToolEnv):
         return (1.0, True) if self._found else (0.0, False)
 
     def oracle(self) -> list[str]:
-        return [f'<tool_call>\n{{"name": "lookup", "arguments": {{"key": "{self.task_id}"}}}}\n</tool_call>', "Done."]
+        call = f'<tool_call>\n{{"name": "lookup", "arguments": {{"key": "{self.task_id}"}}}}\n</tool_call>'
+        return ["Done."] if self._found else [call, "Done."]
 
 
 def register_fakes() -> None:
