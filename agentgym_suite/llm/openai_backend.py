@@ -128,7 +128,13 @@ class OpenAIBackend:
         endpoint = f"{self.base_url}/{'chat/completions' if chat else 'completions'}"
         try:
             data = self._post(endpoint, body)
-            return self._parse(data, chat, params.n)
+            try:
+                return self._parse(data, chat, params.n)
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:  # JSON of the wrong shape
+                raise BackendError(
+                    f"{endpoint} returned choices of an unexpected shape ({type(exc).__name__}: {exc}): "
+                    f"{str(data)[:200]}. Check that base_url points at an OpenAI-compatible API."
+                ) from None
         except BackendError as exc:
             return [Sample(text="", finish_reason="error", has_token_ids=False, error=str(exc)) for _ in range(params.n)]
 
@@ -184,6 +190,8 @@ class OpenAIBackend:
             else:
                 text = choice.get("text") or ""
                 logprobs = [float(x) for x in ((choice.get("logprobs") or {}).get("token_logprobs") or []) if x is not None]
+            if not isinstance(text, str):
+                raise TypeError(f"the completion text is a {type(text).__name__}, not a string")
             ids = list(choice.get("token_ids") or [])
             reason = choice.get("finish_reason") or "stop"
             samples.append(Sample(

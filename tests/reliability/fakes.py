@@ -41,7 +41,8 @@ class HangEnv(TextEnv):
 
     def _load_task(self, task_id: str) -> TaskStart:
         self._opened = False
-        return TaskStart("A closed box.", "take the key", admissible_actions=["open box", "take key", "look"])
+        return TaskStart(f"A closed box ({task_id}).", "take the key",
+                         admissible_actions=["open box", "take key", "look"])
 
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         if self.task_id == self.hang_task and self.turn >= 2:
