@@ -237,3 +237,21 @@ def test_tau2_rehearsal_uses_scripted_user_and_gold_calls() -> None:
         if terminated or truncated:
             break
     assert terminated and info["reward_mode"] == "gold_calls" and reward == 1.0
+
+
+@pytest.mark.skipif(not has_benchmark_data("tau2", "domains") or not _available("BFCL-v0"), reason="needs tau2 data and bfcl")
+def test_mixture_of_base_envs_and_policy_placeholder() -> None:
+    env = gymnasium.make("EnvACE-Rehearsal-v0", base_env=["BFCL-v0", "Tau2-v0"], base_env_id="BFCL-v0",
+                         base_env_kwargs={"BFCL-v0": {"category": "simple"}, "Tau2-v0": {"domain": "retail"}},
+                         world_model="policy")
+    ids = env.unwrapped.task_ids()
+    assert any(i.startswith("BFCL-v0/") for i in ids) and any(i.startswith("Tau2-v0/") for i in ids)
+    _, info = env.reset(options={"task_id": "Tau2-v0/5"})
+    assert info["base_env_id"] == "Tau2-v0" and info["reward_mode"] == "gold_calls"
+    obs, reward, terminated, _, info = env.step(env.unwrapped.oracle()[0])
+    assert terminated and reward == 0.0 and "set_world_model" in obs  # no policy given yet: data, not a crash
+    env.unwrapped.set_world_model(_table_world({}))
+    _, info = env.reset(options={"task_id": next(i for i in ids if i.startswith("BFCL-v0/"))})
+    assert info["reward_mode"] == "base"
+    _, reward, terminated, _, info = env.step(env.unwrapped.oracle()[0])
+    assert terminated and reward == 1.0 and info["won"]

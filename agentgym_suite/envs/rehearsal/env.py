@@ -94,10 +94,14 @@ class RehearsalEnv(ToolEnv):
     Args:
         base_env: the tool env supplying tasks, tools, instructions, user turns, recorded
             examples and its success check: an env id (default ``SyntheticTools-v0``) or an
-            instance. ``base_env_id`` is accepted as an alias (the trainer's name for it).
-        base_env_kwargs: keyword arguments for ``gymnasium.make(base_env, ...)``.
+            instance. ``base_env_id`` is accepted as an alias (the trainer's name for it). A
+            list of ids makes a mixture (EnvACE trains on BFCL and tau2 together): task ids
+            become ``"<env id>/<task id>"``.
+        base_env_kwargs: keyword arguments for ``gymnasium.make(base_env, ...)``; for a
+            mixture, a mapping from env id to its kwargs.
         world_model: a backend spec (``default`` - the embedded model, ``tiny``, ``hf:...``),
-            a backend object (the trainer passes the policy it trains), or ``"real"`` to run
+            a backend object (the trainer passes the policy it trains), ``"policy"`` (a
+            placeholder the trainer fills with :meth:`set_world_model`), or ``"real"`` to run
             the base env's real tools. Specs load on the first simulated call.
         reward_mode: ``auto`` (default: ``base`` when the world is real or the base check
             needs no execution, else ``gold_calls``), ``base``, ``gold_calls``, ``judge`` or
@@ -133,22 +137,34 @@ class RehearsalEnv(ToolEnv):
         **kwargs: Any,
     ) -> None:
         super().__init__(end_on_tool_error=end_on_tool_error, **kwargs)
-        if base_env is not None and base_env_id is not None and base_env != base_env_id:
-            raise ValueError(f"base_env={base_env!r} and base_env_id={base_env_id!r} disagree; pass one of them.")
-        self.base = make_base_env(base_env if base_env is not None else (base_env_id or DEFAULT_BASE_ENV), base_env_kwargs)
-        self.base.end_on_tool_error = False  # this env applies EnvACE's ending rule itself (see _execute)
-        self.base_env_id = self.base.spec.id if self.base.spec is not None else type(self.base).__name__
+        self.mixture = isinstance(base_env, (list, tuple))
+        if self.mixture:
+            if base_env_id is not None and base_env_id not in base_env:
+                raise ValueError(f"base_env_id={base_env_id!r} is not among base_env={list(base_env)}; pass one of them.")
+            per_env = dict(base_env_kwargs or {})
+            self.bases = {str(i): make_base_env(str(i), per_env.get(str(i))) for i in base_env}
+        else:
+            if base_env is not None and base_env_id is not None and base_env != base_env_id:
+                raise ValueError(f"base_env={base_env!r} and base_env_id={base_env_id!r} disagree; pass one of them.")
+            one = make_base_env(base_env if base_env is not None else (base_env_id or DEFAULT_BASE_ENV), base_env_kwargs)
+            self.bases = {one.spec.id if one.spec is not None else type(one).__name__: one}
+        self.base_env_id, self.base = next(iter(self.bases.items()))
         self.real = isinstance(world_model, str) and world_model == REAL
         self.world_model: WorldModel | None = None if self.real else WorldModel(
             world_model, sampling=sampling, max_prompt_chars=max_prompt_chars)
-        self.reward_mode = self._resolve_reward_mode(reward_mode)
+        self._reward_mode_arg = reward_mode
+        for base in self.bases.values():
+            base.end_on_tool_error = False  # this env applies EnvACE's ending rule itself (see _execute)
+            self.reward_mode = self._resolve_reward_mode(reward_mode, base)
+        self.reward_mode = self._resolve_reward_mode(reward_mode, self.base)
         if self.reward_mode == "judge" and judge is None and self.world_model is None:
             raise ValueError("reward_mode='judge' with world_model='real' needs judge=<backend spec, backend or callable>.")
         self._judge_spec = judge
         self._judge: Any = None
         self.use_recorded_examples = use_recorded_examples
-        self._base_run_call = self.base.run_call
-        self.base.run_call = self._run_call  # type: ignore[method-assign]  # see the module docstring
+        self._base_run_calls = {name: base.run_call for name, base in self.bases.items()}
+        for base in self.bases.values():
+            base.run_call = self._run_call  # type: ignore[method-assign]  # see the module docstring
         self._pending: deque[tuple[ToolCall, Simulation]] = deque()
         self._step_generations: list[dict[str, Any]] = []
         self.episode_generations: list[dict[str, Any]] = []
@@ -159,14 +175,14 @@ class RehearsalEnv(ToolEnv):
         self._last_output = ""
 
     # ------------------------------------------------------------------ configuration
-    def _resolve_reward_mode(self, mode: str) -> str:
+    def _resolve_reward_mode(self, mode: str, base: ToolEnv) -> str:
         if mode == "auto":
-            return "base" if self.real or execution_free(self.base) else "gold_calls"
+            return "base" if self.real or execution_free(base) else "gold_calls"
         if mode not in REWARD_MODES:
             raise ValueError(f"reward_mode={mode!r}; choose auto or one of {REWARD_MODES}.")
-        if mode == "base" and not self.real and not execution_free(self.base):
+        if mode == "base" and not self.real and not execution_free(base):
             raise ValueError(
-                f"reward_mode='base' needs a base check that runs without real tools, but {type(self.base).__name__}'s "
+                f"reward_mode='base' needs a base check that runs without real tools, but {type(base).__name__}'s "
                 "check reads the state its tools change. Use reward_mode='gold_calls' or 'judge', or world_model='real'."
             )
         return mode
@@ -183,6 +199,8 @@ class RehearsalEnv(ToolEnv):
 
     # ------------------------------------------------------------------ pass-through
     def task_ids(self) -> list[str]:
+        if self.mixture:
+            return [f"{name}/{t}" for name, base in self.bases.items() for t in base.task_ids()]
         return self.base.task_ids()
 
     def oracle(self) -> list[str]:
@@ -192,11 +210,16 @@ class RehearsalEnv(ToolEnv):
         return self.base._privileged_info()
 
     def close(self) -> None:
-        self.base.close()
+        for base in self.bases.values():
+            base.close()
 
     # ------------------------------------------------------------------ episode
     def _load_task(self, task_id: str) -> TaskStart:
         seed = int(self.np_random.integers(2**31 - 1))
+        if self.mixture:
+            self.base_env_id, task_id = task_id.split("/", 1)
+            self.base = self.bases[self.base_env_id]
+            self.reward_mode = self._resolve_reward_mode(self._reward_mode_arg, self.base)
         observation, info = self.base.reset(seed=seed, options={"task_id": task_id})
         self.messages = self.base.messages
         self.tool_log = self.base.tool_log
@@ -269,7 +292,7 @@ class RehearsalEnv(ToolEnv):
     def _run_call(self, call: ToolCall) -> tuple[str, Any, str]:
         """The base's ``run_call`` while rehearsing: simulated results, in the order the calls come."""
         if self.real:
-            name, result, status = self._base_run_call(call)
+            name, result, status = self._base_run_calls[self.base_env_id](call)
         else:
             name, result, status = self._simulated_call(call)
         if status != "invalid":

@@ -18,6 +18,8 @@ from agentgym_suite.llm.base import SamplingParams
 
 REAL = "real"
 """The ``world_model`` value that executes the base env's real tools (fidelity reference)."""
+POLICY = "policy"
+"""The ``world_model`` placeholder a trainer replaces with its policy backend (``set_world_model``)."""
 
 DEFAULT_SAMPLING = SamplingParams(temperature=1.0, max_new_tokens=512)
 """Simulator sampling: temperature 1 as in training rollouts; one result rarely needs more tokens."""
@@ -104,6 +106,11 @@ class WorldModel:
             from agentgym_suite.llm import load_backend
 
             assert self.spec is not None
+            if self.spec == POLICY:
+                raise RuntimeError(
+                    "world_model='policy' is a placeholder: the trainer must call "
+                    "env.unwrapped.set_world_model(<its generation backend>) before the first tool call."
+                )
             self._backend = load_backend(self.spec)
         return self._backend
 
