@@ -36,7 +36,7 @@ from agentgym_suite.envs.scienceworld_tasks import (
 )
 
 NO_MATCH = "No known action matches that input."
-FREE_PREFIXES = ("look", "inventory", "task", "examine", "read", "wait1")
+FREE_PREFIXES = ("look", "inventory", "task", "examine", "read")
 """Commands that do not change the world; they do not count as leaving the gold path."""
 
 
@@ -256,4 +256,7 @@ class ScienceWorldEnv(TextEnv):
         text = f"The ScienceWorld simulator failed: {error}. Call reset() to start a new episode."
         extra = self._extra()
         extra["error"] = error
-        return StepOutcome(text, 0.0, self._score, truncated=True, action_valid=False, admissible_actions=[], extra=extra)
+        admissible = [] if self.max_admissible else None
+        return StepOutcome(
+            text, 0.0, self._score, truncated=True, action_valid=False, admissible_actions=admissible, extra=extra
+        )
