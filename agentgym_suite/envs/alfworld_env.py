@@ -74,7 +74,6 @@ class ALFWorldEnv(TextWorldBackedEnv):
             if task_type_of(path.parent.parent.name) in self.task_types
         }
         self._ids = sorted(self._games)
-        self._game_path: Path | None = None
 
     def task_ids(self) -> list[str]:
         return list(self._ids)
@@ -91,14 +90,14 @@ class ALFWorldEnv(TextWorldBackedEnv):
         except ImportError as exc:
             raise missing_backend("alfworld", "alfworld") from exc
         path = self._games[task_id]
-        if self._game is None or self._game_path != path:
+        if self._game is None or self._loaded != str(path):
             self.close_game()
             infos = textworld.EnvInfos(won=True, admissible_commands=True, score=True, max_score=True,
                                        extras=["walkthrough"])
             game = AlfredDemangler(PddlEnv(infos), shuffle=False)
             game.load(json.loads(path.read_text()))  # data, not a path: the engine leaves files open
             self._game = game
-            self._game_path = path
+            self._loaded = str(path)
         state = self._game.reset()
         self._begin(state)
         self._max_score = 1.0
@@ -122,14 +121,3 @@ class ALFWorldEnv(TextWorldBackedEnv):
     def _privileged_info(self) -> dict[str, Any]:
         return {"oracle": self.oracle(), "walkthrough": list(self._walkthrough),
                 "task_type": task_type_of(self._task_id or "")}
-
-    def close_game(self) -> None:
-        """Stop the running game (the env stays usable)."""
-        if self._game is not None:
-            self._game.close()
-            self._game = None
-            self._game_path = None
-
-    def close(self) -> None:
-        self.close_game()
-        super().close()

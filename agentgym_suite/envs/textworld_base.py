@@ -30,6 +30,8 @@ class TextWorldBackedEnv(TextEnv):
         super().__init__(**kwargs)
         self.reward_scale = float(reward_scale)
         self._game: Any = None
+        self._loaded: str | None = None
+        """Path of the game ``self._game`` runs (reused across resets of the same task)."""
         self._state: Any = None
         self._walkthrough: list[str] = []
         self._history: list[str] = []
@@ -124,10 +126,15 @@ class TextWorldBackedEnv(TextEnv):
         lines = [line.rstrip() for line in text.splitlines() if line.strip() != ">"]
         return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
-    def close(self) -> None:
+    def close_game(self) -> None:
+        """Stop the running game (the env stays usable; the next reset starts one)."""
         if self._game is not None:
             try:
                 self._game.close()
             finally:
                 self._game = None
+                self._loaded = None
+
+    def close(self) -> None:
+        self.close_game()
         super().close()

@@ -67,7 +67,6 @@ class TextWorldEnv(TextWorldBackedEnv):
         self.planner_infos = planner_infos
         self.games_dir = games_dir
         self._ids = [f"game-{i}" for i in range(self.n_games)]
-        self._game_file: str | None = None
 
     def task_ids(self) -> list[str]:
         return list(self._ids)
@@ -107,12 +106,12 @@ class TextWorldEnv(TextWorldBackedEnv):
 
     def _load_task(self, task_id: str) -> TaskStart:
         path = self.game_file(task_id)
-        if self._game is not None and self._game_file == path:
+        if self._game is not None and self._loaded == path:
             state = self._game.reset()
         else:
             self.close_game()
             self._game = self._start(path, self.planner_infos)
-            self._game_file = path
+            self._loaded = path
             state = self._game.reset()
         self._begin(state)
         self._walkthrough = [normalise_command(c) for c in (state.get("extra.walkthrough") or [])]
@@ -124,7 +123,7 @@ class TextWorldEnv(TextWorldBackedEnv):
 
     def _replan(self) -> list[str]:
         """Replay the episode in a planner-enabled copy of the game and read its plan."""
-        probe = self._start(self._game_file, True)
+        probe = self._start(self._loaded, True)
         try:
             state = probe.reset()
             for command in self._history:
@@ -135,14 +134,3 @@ class TextWorldEnv(TextWorldBackedEnv):
 
     def _privileged_info(self) -> dict[str, Any]:
         return {"oracle": self.oracle(), "walkthrough": list(self._walkthrough)}
-
-    def close_game(self) -> None:
-        """Stop the running game (the env stays usable; the next reset starts one)."""
-        if self._game is not None:
-            self._game.close()
-            self._game = None
-            self._game_file = None
-
-    def close(self) -> None:
-        self.close_game()
-        super().close()
