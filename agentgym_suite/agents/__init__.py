@@ -1,6 +1,15 @@
-"""Agents that act in the suite's envs: the ``Agent`` protocol, random and oracle agents
-(model-backed agents live beside them)."""
+"""Agents that act in the suite's envs.
+
+* :class:`Agent` — the protocol: ``reset(env, seed=)`` then ``act(observation, info)``.
+* :class:`RandomAgent`, :class:`OracleAgent` — baselines every env supports.
+* :class:`ModelAgent` — any generation backend (transformers, vLLM, an OpenAI-compatible
+  endpoint) on command envs and tool envs alike.
+* :class:`RehearsingAgent` — test-time private rehearsal against a world model before
+  acting once for real (EnvACE).
+"""
 
 from agentgym_suite.agents.base import Agent, OracleAgent, RandomAgent
+from agentgym_suite.agents.model_agent import ModelAgent
+from agentgym_suite.agents.rehearsing_agent import RehearsingAgent
 
-__all__ = ["Agent", "OracleAgent", "RandomAgent"]
+__all__ = ["Agent", "ModelAgent", "OracleAgent", "RandomAgent", "RehearsingAgent"]
