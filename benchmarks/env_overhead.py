@@ -20,6 +20,7 @@ import numpy as np
 
 import agentgym_suite
 from agentgym_suite.envs.textworld_base import normalise_command
+from ratios import report_ratio
 
 
 def action_sequence(env: gym.Env, task_id: str, steps: int, seed: int = 0) -> list[str]:
@@ -121,10 +122,12 @@ def main() -> None:
     print(f"{'env':32} {'raw steps/s':>12} {'ours steps/s':>13} {'ours/raw':>9} {'overhead':>9}")
     for name, raw, ours in rows:
         print(f"{name:32} {raw:12.1f} {ours:13.1f} {ours / raw:9.2f} {max(0.0, 1 - ours / raw):9.1%}")
+        report_ratio(f"{name}: ours / raw steps/s", ours / raw, ">= 0.9x", "env overhead (target <= 10 %)")
 
     one = async_scaling("ALFWorld-v0", {}, 1, args.steps // 4)
     two = async_scaling("ALFWorld-v0", {}, 2, args.steps // 4)
     print(f"\nALFWorld async workers: 1 -> {one:.1f} steps/s, 2 -> {two:.1f} steps/s, speed-up {two / one:.2f}x")
+    report_ratio("ALFWorld 2 async workers / 1", two / one, ">= 1.6x", "vector scaling on 2 cores")
 
 
 if __name__ == "__main__":
