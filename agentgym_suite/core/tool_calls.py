@@ -26,6 +26,30 @@ INVALID_TOOL_CALL_FORMAT = "INVALID_TOOL_CALL_FORMAT"
 TOOL_NOT_AVAILABLE = "TOOL_NOT_AVAILABLE"
 INVALID_PARAMETERS = "INVALID_PARAMETERS"
 TOOL_EXECUTION_ERROR = "TOOL_EXECUTION_ERROR"
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of lists/objects accepted in a tool call (deeper input would exhaust the stack)."""
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value, computed without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` that turns over-deep nesting into a ``JSONDecodeError`` instead of a RecursionError."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels", text, 0) from None
+    if _depth(value) > MAX_JSON_DEPTH:
+        raise json.JSONDecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels", text, 0)
+    return value
 
 
 @dataclass(frozen=True)
@@ -83,7 +107,7 @@ def _call_from_obj(obj: Any, raw: str, index: int) -> ToolCall | ToolCallError:
     arguments = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
+            arguments = _loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             return ToolCallError(INVALID_TOOL_CALL_FORMAT, f"'arguments' is not valid JSON: {exc.msg}", raw, name)
     if arguments is None:
@@ -98,7 +122,7 @@ def _parse_openai_message(text: str) -> ParsedMessage | None:
     if not (stripped.startswith("{") and '"tool_calls"' in stripped):
         return None
     try:
-        obj = json.loads(stripped)
+        obj = _loads(stripped)
     except json.JSONDecodeError:
         return None
     if not isinstance(obj, dict) or not isinstance(obj.get("tool_calls"), list):
@@ -133,7 +157,7 @@ def parse_tool_calls(message: Any) -> ParsedMessage:
     for i, block in enumerate(blocks):
         raw = block.strip()
         try:
-            obj = json.loads(raw)
+            obj = _loads(raw)
         except json.JSONDecodeError as exc:
             parsed.errors.append(
                 ToolCallError(INVALID_TOOL_CALL_FORMAT, f"the <tool_call> body is not valid JSON ({exc.msg} at char {exc.pos})", raw[:500])

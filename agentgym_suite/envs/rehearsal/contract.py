@@ -84,7 +84,7 @@ def parse_execution_result(text: Any) -> ParsedResult:
         return _invalid("more than one <execution_result> block", text)
     try:
         value = json.loads(body, parse_constant=_reject_constant)
-    except (json.JSONDecodeError, ValueError) as exc:
+    except (json.JSONDecodeError, ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
         return _invalid(f"the body is not valid JSON ({exc})", text)
     if not isinstance(value, (dict, list)):
         return _invalid(f"the body is a JSON {type(value).__name__}, not an object or array", text)
