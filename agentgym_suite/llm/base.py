@@ -169,3 +169,33 @@ def check_prompt(prompt: Any) -> None:
         "a prompt must be a string or a non-empty list of chat messages like "
         f"{{'role': 'user', 'content': '...'}}; got {type(prompt).__name__}: {str(prompt)[:80]!r}"
     )
+
+
+class TokenizerMixin:
+    """``encode``, ``decode`` and ``generate`` for backends that hold a ``tokenizer``.
+
+    The backend supplies ``render_prompt`` and ``generate_from_ids``; ``generate`` renders
+    and tokenises each prompt and hands the ids to ``generate_from_ids``, so chat and
+    token-id generation go through one path.
+    """
+
+    tokenizer: Any
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` with no special tokens added."""
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
+        """Text of ``ids``."""
+        return self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
+
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        params: SamplingParams,
+        tools: Sequence[Tools | None] | None = None,
+    ) -> list[list[Sample]]:
+        """Render and tokenise each prompt, then generate ``params.n`` samples per prompt."""
+        tool_lists = normalise_tools(prompts, tools)
+        ids = [self.encode(self.render_prompt(p, t)) for p, t in zip(prompts, tool_lists)]  # type: ignore[attr-defined]
+        return self.generate_from_ids(ids, params)  # type: ignore[attr-defined]

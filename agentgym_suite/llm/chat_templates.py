@@ -55,6 +55,21 @@ def template_supports_tools(template: str | None) -> bool:
     return bool(template) and "tools" in template
 
 
+def render_chat(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                *, add_generation_prompt: bool) -> str:
+    """Apply ``tokenizer``'s chat template to ``messages``.
+
+    Tools go in as the template's ``tools`` variable when the template reads it; otherwise
+    they are described in the system message (:func:`inject_tools`).
+    """
+    kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": add_generation_prompt}
+    if tools and template_supports_tools(getattr(tokenizer, "chat_template", None)):
+        kwargs["tools"] = tools
+    elif tools:
+        messages = inject_tools(messages, tools)
+    return tokenizer.apply_chat_template(messages, **kwargs)
+
+
 def inject_tools(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Describe ``tools`` in the system message, for chat templates that ignore ``tools``.
 

@@ -13,16 +13,8 @@ from typing import Any, Sequence
 
 import torch
 
-from agentgym_suite.llm.base import (
-    BackendError,
-    Prompt,
-    Sample,
-    SamplingParams,
-    Tools,
-    check_prompt,
-    normalise_tools,
-)
-from agentgym_suite.llm.chat_templates import inject_tools, template_supports_tools
+from agentgym_suite.llm.base import BackendError, Prompt, Sample, SamplingParams, TokenizerMixin, Tools, check_prompt
+from agentgym_suite.llm.chat_templates import render_chat
 from agentgym_suite.llm.sampling import RecordingProcessor, StopStrings
 
 
@@ -31,7 +23,7 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-class TransformersBackend:
+class TransformersBackend(TokenizerMixin):
     """A :class:`~agentgym_suite.llm.base.TokenBackend` over a ``transformers`` causal LM.
 
     Args:
@@ -97,33 +89,9 @@ class TransformersBackend:
             return prompt
         if not getattr(self.tokenizer, "chat_template", None):
             raise BackendError(f"{self.name}: the tokenizer has no chat template; pass plain-text prompts instead.")
-        kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": add_generation_prompt}
-        if tools and template_supports_tools(self.tokenizer.chat_template):
-            kwargs["tools"] = tools
-        elif tools:
-            prompt = inject_tools(prompt, tools)
-        return self.tokenizer.apply_chat_template(prompt, **kwargs)
-
-    def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` with no special tokens added."""
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
-        """Text of ``ids``."""
-        return self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
+        return render_chat(self.tokenizer, prompt, tools, add_generation_prompt=add_generation_prompt)
 
     # ------------------------------------------------------------------ generation
-    def generate(
-        self,
-        prompts: Sequence[Prompt],
-        params: SamplingParams,
-        tools: Sequence[Tools | None] | None = None,
-    ) -> list[list[Sample]]:
-        """Render, tokenise and generate ``params.n`` samples per prompt in batched calls."""
-        tool_lists = normalise_tools(prompts, tools)
-        ids = [self.encode(self.render_prompt(p, t)) for p, t in zip(prompts, tool_lists)]
-        return self.generate_from_ids(ids, params)
-
     def generate_from_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Sample]]:
         """Generate from token ids; returns ``params.n`` samples per prompt, in order."""
         rows = [list(p) for p in prompt_ids for _ in range(params.n)]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from agentgym_suite.core.errors import BackendNotInstalledError
-from agentgym_suite.llm.base import Prompt, Sample, SamplingParams, Tools, check_prompt, normalise_tools
-from agentgym_suite.llm.chat_templates import inject_tools, template_supports_tools
+from agentgym_suite.llm.base import Prompt, Sample, SamplingParams, TokenizerMixin, Tools, check_prompt
+from agentgym_suite.llm.chat_templates import render_chat
 
 INSTALL_HINT = "pip install 'agentgym-suite[vllm]'"
 
@@ -29,7 +29,7 @@ def import_vllm() -> Any:
     return vllm
 
 
-class VLLMBackend:
+class VLLMBackend(TokenizerMixin):
     """A :class:`~agentgym_suite.llm.base.TokenBackend` over ``vllm.LLM``.
 
     Args:
@@ -52,30 +52,7 @@ class VLLMBackend:
         check_prompt(prompt)
         if isinstance(prompt, str):
             return prompt
-        kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": add_generation_prompt}
-        if tools and template_supports_tools(getattr(self.tokenizer, "chat_template", None)):
-            kwargs["tools"] = tools
-        elif tools:
-            prompt = inject_tools(prompt, tools)
-        return self.tokenizer.apply_chat_template(prompt, **kwargs)
-
-    def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` with no special tokens added."""
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
-        """Text of ``ids``."""
-        return self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
-
-    def generate(
-        self,
-        prompts: Sequence[Prompt],
-        params: SamplingParams,
-        tools: Sequence[Tools | None] | None = None,
-    ) -> list[list[Sample]]:
-        """Render, tokenise and generate all prompts in one engine call."""
-        tool_lists = normalise_tools(prompts, tools)
-        return self.generate_from_ids([self.encode(self.render_prompt(p, t)) for p, t in zip(prompts, tool_lists)], params)
+        return render_chat(self.tokenizer, prompt, tools, add_generation_prompt=add_generation_prompt)
 
     def generate_from_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Sample]]:
         """Generate from token ids in one engine call."""
