@@ -27,7 +27,6 @@ def _has_java() -> bool:
 
 
 needs_java = pytest.mark.skipif(not _has_java(), reason="no Java runtime (apt-get install -y default-jre-headless)")
-java = [pytest.mark.java, needs_java]
 
 QUICK_TASKS = ("find-living-thing/0", "lifespan-longest-lived/0", "power-component/0")
 
@@ -46,7 +45,7 @@ def replay_oracle(env: ScienceWorldEnv, task_id: str) -> tuple[float, dict]:
 
 @pytest.fixture(scope="module")
 def env():
-    """One env (one JVM) shared by the module's Java tests; all tasks, split=all."""
+    """One env (one JVM) shared by the module's Java tests: all tasks, split=all, no admissible list."""
     instance = ScienceWorldEnv(task="all", split="all", max_admissible=None)
     yield instance
     instance.close()
@@ -180,7 +179,9 @@ def test_wrong_focus_fails_the_task(env: ScienceWorldEnv) -> None:
 
 @pytest.mark.java
 @needs_java
-def test_same_seed_same_episode(env: ScienceWorldEnv) -> None:
+def test_same_seed_same_episode() -> None:
+    env = ScienceWorldEnv(task=["find-plant", "lifespan-longest-lived"], split="dev", max_admissible=None)
+
     def episode(seed: int) -> list:
         observation, info = env.reset(seed=seed)
         trace = [info["task_id"], observation]
@@ -189,9 +190,12 @@ def test_same_seed_same_episode(env: ScienceWorldEnv) -> None:
             trace += [observation, reward]
         return trace
 
-    first = episode(7)
-    assert episode(7) == first
-    assert episode(8)[0] != first[0]
+    try:
+        first = episode(7)
+        assert episode(7) == first
+        assert episode(8)[0] != first[0]
+    finally:
+        env.close()
 
 
 @pytest.mark.java
@@ -209,9 +213,10 @@ def test_killed_jvm_truncates_the_episode_and_reset_recovers() -> None:
         assert "error" in info and "JVM" in info["error"] and "reset()" in observation
         _, _, _, truncated_again, info_again = instance.step("look around")  # stays broken until reset
         assert truncated_again and "error" in info_again
-        total, final = replay_oracle(instance, "find-living-thing/0")
-        assert instance.jvm_pid not in (None, pid)
-        assert final["won"] is True and total == pytest.approx(1.0)
+        _, info = instance.reset(options={"task_id": "find-living-thing/0"})
+        assert instance.jvm_pid not in (None, pid) and info["turn"] == 0
+        _, _, _, truncated, info = instance.step("open door to greenhouse")
+        assert not truncated and "error" not in info and info["action_valid"] is True
     finally:
         instance.close()
     assert instance.jvm_pid is None
