@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from agentgym_suite.envs.tau2.toolkit import GENERIC, INTEGER, NUMBER, STRING, WRITE, DomainTools, described, safe_calculate, tool
+from agentgym_suite.envs.tau2.toolkit import INTEGER, NUMBER, STRING, WRITE, CustomerServiceTools, described, tool
 
 NOW = "2024-05-15T15:00:00"
 NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
@@ -48,7 +48,7 @@ _PAYMENT = {
 }
 
 
-class AirlineTools(DomainTools):
+class AirlineTools(CustomerServiceTools):
     """The airline agent's tools over a ``{"flights", "users", "reservations"}`` database."""
 
     domain = "airline"
@@ -156,18 +156,6 @@ class AirlineTools(DomainTools):
           flight_number=described(STRING, "Flight number, e.g. 'HAT001'."), date=described(STRING, "Date 'YYYY-MM-DD'."))
     def get_flight_status(self, flight_number: str, date: str) -> str:
         return self._flight_date(flight_number, date)["status"]
-
-    # ------------------------------------------------------------------ generic tools
-    @tool("Compute an arithmetic expression with numbers, + - * / and parentheses; the result is rounded to 2 decimals.",
-          tool_kind=GENERIC, expression=described(STRING, "Expression, e.g. '2 + 2'."))
-    def calculate(self, expression: str) -> str:
-        return safe_calculate(expression)
-
-    @tool("Hand the user over to a human agent with a summary of the issue. Only when the user asks for one "
-          "or the request cannot be handled with the available tools under the policy.",
-          tool_kind=GENERIC, summary=described(STRING, "Summary of the user's issue."))
-    def transfer_to_human_agents(self, summary: str) -> str:
-        return "Transfer successful"
 
     # ------------------------------------------------------------------ write tools
     @tool("Book a reservation after explicit user confirmation.", tool_kind=WRITE,

@@ -11,16 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentgym_suite.envs.tau2.toolkit import (
-    GENERIC,
-    STRING,
-    STRING_LIST,
-    WRITE,
-    DomainTools,
-    described,
-    safe_calculate,
-    tool,
-)
+from agentgym_suite.envs.tau2.toolkit import STRING, STRING_LIST, WRITE, CustomerServiceTools, described, tool
 
 _ORDER_ID = described(STRING, "Order id, e.g. '#W0000000' (note the leading '#').")
 _USER_ID = described(STRING, "User id, e.g. 'sara_doe_496'.")
@@ -35,7 +26,7 @@ _ADDRESS = {
 }
 
 
-class RetailTools(DomainTools):
+class RetailTools(CustomerServiceTools):
     """The retail agent's tools over a ``{"products", "users", "orders"}`` database."""
 
     domain = "retail"
@@ -136,18 +127,6 @@ class RetailTools(DomainTools):
     def list_all_product_types(self) -> str:
         names = {product["name"]: product["product_id"] for product in self.db["products"].values()}
         return json.dumps(names, sort_keys=True)
-
-    # ------------------------------------------------------------------ generic tools
-    @tool("Compute an arithmetic expression with numbers, + - * / and parentheses; the result is rounded to 2 decimals.",
-          tool_kind=GENERIC, expression=described(STRING, "Expression, e.g. '2 + 2'."))
-    def calculate(self, expression: str) -> str:
-        return safe_calculate(expression)
-
-    @tool("Hand the user over to a human agent with a summary of the issue. Only when the user asks for one "
-          "or the request cannot be handled with the available tools under the policy.",
-          tool_kind=GENERIC, summary=described(STRING, "Summary of the user's issue."))
-    def transfer_to_human_agents(self, summary: str) -> str:
-        return "Transfer successful"
 
     # ------------------------------------------------------------------ write tools
     @tool("Cancel a pending order after explicit user confirmation. Payments are refunded: to gift cards at once, "

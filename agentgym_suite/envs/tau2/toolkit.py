@@ -99,6 +99,21 @@ class DomainTools:
         return run
 
 
+class CustomerServiceTools(DomainTools):
+    """A :class:`DomainTools` with the two generic tools the retail and airline agents share."""
+
+    @tool("Compute an arithmetic expression with numbers, + - * / and parentheses; the result is rounded to 2 decimals.",
+          tool_kind=GENERIC, expression=described(STRING, "Expression, e.g. '2 + 2'."))
+    def calculate(self, expression: str) -> str:
+        return safe_calculate(expression)
+
+    @tool("Hand the user over to a human agent with a summary of the issue. Only when the user asks for one "
+          "or the request cannot be handled with the available tools under the policy.",
+          tool_kind=GENERIC, summary=described(STRING, "Summary of the user's issue."))
+    def transfer_to_human_agents(self, summary: str) -> str:
+        return "Transfer successful"
+
+
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
