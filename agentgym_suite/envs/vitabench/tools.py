@@ -100,13 +100,23 @@ class VitaTools:
             total += float(product.get("price", 0)) * item["quantity"]
         return lines, total
 
-    def _record(self, table: str, key: str, record_id: str) -> dict[str, Any] | None:
+    def _record(self, table: str, record_id: str) -> dict[str, Any] | None:
         record = self.db[table].get(record_id)
         return record if isinstance(record, dict) else None
 
+    def _new_order(self, order_type: str, store_id: str, lines: tuple[list[dict[str, Any]], float], *,
+                   note: str = "", location: dict[str, Any] | None = None, dispatch_time: str = "") -> dict[str, Any]:
+        order_id = self._new_id()
+        self.db["orders"][order_id] = {
+            "order_id": order_id, "order_type": order_type, "user_id": self.db.get("user_id"), "store_id": store_id,
+            "note": note, "location": location, "dispatch_time": dispatch_time, "shipping_time": None, "delivery_time": "",
+            "total_price": lines[1], "create_time": self.now, "update_time": self.now, "status": UNPAID, "products": lines[0],
+        }
+        return self.db["orders"][order_id]
+
     def _set_status(self, table: str, record_id: str, allowed_from: tuple[str, ...], to: str) -> dict[str, Any]:
-        record = self.db[table].get(record_id)
-        if not isinstance(record, dict):
+        record = self._record(table, record_id)
+        if record is None:
             return {"error": f"no record {record_id} in {table}"}
         if record.get("status") not in allowed_from:
             return {"error": f"{record_id} has status {record.get('status')!r}; this needs one of {list(allowed_from)}"}
@@ -191,18 +201,12 @@ class VitaTools:
         location = self.address_to_longitude_latitude(address)
         if "error" in location:
             return location
-        order_id = self._new_id()
-        self.db["orders"][order_id] = {
-            "order_id": order_id, "order_type": "delivery", "user_id": self.db.get("user_id"), "store_id": store_id,
-            "note": note, "location": location, "dispatch_time": dispatch_time, "shipping_time": None, "delivery_time": "",
-            "total_price": lines[1], "create_time": self.now, "update_time": self.now, "status": UNPAID, "products": lines[0],
-        }
-        return self.db["orders"][order_id]
+        return self._new_order("delivery", store_id, lines, note=note, location=location, dispatch_time=dispatch_time)
 
     def modify_delivery_order(self, order_id: str, note: str | None = None, address: str | None = None) -> Any:
         """Change an open order's note or address."""
-        order = self.db["orders"].get(order_id)
-        if not isinstance(order, dict) or order.get("status") in (CANCELLED, "delivered"):
+        order = self._record("orders", order_id)
+        if order is None or order.get("status") in (CANCELLED, "delivered"):
             return {"error": f"order {order_id} cannot be modified"}
         if address is not None:
             location = self.address_to_longitude_latitude(address)
@@ -249,13 +253,7 @@ class VitaTools:
         lines = self._order_lines(shop_id, items)
         if isinstance(lines, dict):
             return lines
-        order_id = self._new_id()
-        self.db["orders"][order_id] = {
-            "order_id": order_id, "order_type": "instore", "user_id": self.db.get("user_id"), "store_id": shop_id, "note": "",
-            "location": None, "dispatch_time": "", "shipping_time": None, "delivery_time": "", "total_price": lines[1],
-            "create_time": self.now, "update_time": self.now, "status": UNPAID, "products": lines[0],
-        }
-        return self.db["orders"][order_id]
+        return self._new_order("instore", shop_id, lines)
 
     def instore_book(self, shop_id: str, book_time: str, customer_count: int) -> Any:
         """Book at a shop; the deposit is the shop's ``book_price``."""
@@ -283,8 +281,8 @@ class VitaTools:
 
     def modify_reservation(self, reservation_id: str, reservation_time: str | None = None, customer_count: int | None = None) -> Any:
         """Change an active reservation."""
-        record = self.db["reservations"].get(reservation_id)
-        if not isinstance(record, dict) or record.get("status") == CANCELLED:
+        record = self._record("reservations", reservation_id)
+        if record is None or record.get("status") == CANCELLED:
             return {"error": f"reservation {reservation_id} cannot be modified"}
         if reservation_time is not None:
             record["reservation_time"] = reservation_time
