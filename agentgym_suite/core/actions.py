@@ -67,15 +67,20 @@ class ActionFormat(Protocol):
         ...
 
 
-def _basic_problem(raw: object) -> str:
-    """A reason the raw text cannot be an action at all, or ''."""
+def unusable_action(raw: object, kind: str = "plain", noun: str = "action") -> ParsedAction | None:
+    """An invalid :class:`ParsedAction` when ``raw`` is not a string, is blank or is too long; else None.
+
+    ``noun`` names the text in the reason (``the action is empty``, ``the message is empty``).
+    """
     if not isinstance(raw, str):
-        return f"the action must be a string, got {type(raw).__name__}"
-    if not raw.strip():
-        return "the action is empty"
-    if len(raw) > MAX_ACTION_CHARS:
-        return f"the action is {len(raw)} characters long; the limit is {MAX_ACTION_CHARS}"
-    return ""
+        problem = f"the action must be a string, got {type(raw).__name__}"
+    elif not raw.strip():
+        problem = f"the {noun} is empty"
+    elif len(raw) > MAX_ACTION_CHARS:
+        problem = f"the {noun} is {len(raw)} characters long; the limit is {MAX_ACTION_CHARS}"
+    else:
+        return None
+    return ParsedAction(None, False, problem, kind=kind, raw=raw if isinstance(raw, str) else "")
 
 
 def _command_problem(command: str) -> str:
@@ -116,9 +121,9 @@ class PlainFormat:
     reject_cjk: bool = False
 
     def parse(self, raw: str) -> ParsedAction:
-        problem = _basic_problem(raw)
-        if problem:
-            return ParsedAction(None, False, problem, raw=raw if isinstance(raw, str) else "")
+        unusable = unusable_action(raw)
+        if unusable:
+            return unusable
         command = raw.strip()
         problem = _command_problem(command)
         if not problem and self.reject_cjk and CJK_PATTERN.search(command):
@@ -139,9 +144,9 @@ class ThinkActionFormat:
     )
 
     def parse(self, raw: str) -> ParsedAction:
-        problem = _basic_problem(raw)
-        if problem:
-            return ParsedAction(None, False, problem, kind="action", raw=raw if isinstance(raw, str) else "")
+        unusable = unusable_action(raw, "action")
+        if unusable:
+            return unusable
         command, problem = _single_tag(raw, "action")
         if command is not None:
             problem = _command_problem(command)
@@ -167,9 +172,9 @@ class SearchFormat:
     )
 
     def parse(self, raw: str) -> ParsedAction:
-        problem = _basic_problem(raw)
-        if problem:
-            return ParsedAction(None, False, problem, kind="search", raw=raw if isinstance(raw, str) else "")
+        unusable = unusable_action(raw, "search")
+        if unusable:
+            return unusable
         think, think_problem = _single_tag(raw, "think")
         found: list[tuple[str, str]] = []
         problems: list[str] = []

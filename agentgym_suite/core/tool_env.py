@@ -19,8 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping
 
-from agentgym_suite.core.actions import ParsedAction
-from agentgym_suite.core.spaces import MAX_ACTION_CHARS
+from agentgym_suite.core.actions import ParsedAction, unusable_action
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.core.tool_calls import (
     TOOL_EXECUTION_ERROR,
@@ -47,13 +46,7 @@ class MessageFormat:
     )
 
     def parse(self, raw: str) -> ParsedAction:
-        if not isinstance(raw, str):
-            return ParsedAction(None, False, f"the action must be a string, got {type(raw).__name__}")
-        if not raw.strip():
-            return ParsedAction(None, False, "the message is empty", raw=raw)
-        if len(raw) > MAX_ACTION_CHARS:
-            return ParsedAction(None, False, f"the message is {len(raw)} characters long; the limit is {MAX_ACTION_CHARS}", raw=raw)
-        return ParsedAction(raw, True, kind="message", raw=raw)
+        return unusable_action(raw, noun="message") or ParsedAction(raw, True, kind="message", raw=raw)
 
 
 @dataclass
