@@ -29,7 +29,8 @@ from trl import GRPOTrainer
 from trl.models import unwrap_model_for_generation
 
 from agentgym_suite.llm.base import SamplingParams
-from agentgym_suite.trainers.config import AgentGRPOConfig
+from agentgym_suite.envs.rehearsal.world_model import POLICY
+from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, get_credit_assigner
 from agentgym_suite.trainers.episodes import Episode, EpisodeSpec, collect_episodes, wrap_env
 from agentgym_suite.trainers.metrics import episode_metrics
@@ -76,6 +77,8 @@ def default_env_factory(args: AgentGRPOConfig) -> Callable[[], gym.Env]:
     kwargs = dict(args.env_kwargs or {})
     if args.env_mode == "rehearsal":
         kwargs.setdefault("base_env_id", args.env_id)
+    if env_id == REHEARSAL_ENV_ID:
+        kwargs.setdefault("world_model", POLICY)
     if args.action_format and "action_format" not in kwargs and _accepts(env_id, "action_format"):
         kwargs["action_format"] = args.action_format
 
@@ -166,6 +169,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         self._captured_logps: torch.Tensor | None = None
         self._capture = False
         self._traj_log: TrajectoryLog | None = None
+        self._policy_world: set[int] = set()
         super().__init__(
             model=model,
             reward_funcs=[episode_return],
@@ -200,13 +204,14 @@ class AgentGRPOTrainer(GRPOTrainer):
         needs_oracle = self.credit.needs_teacher_logprobs and args.teacher_context == "oracle"
         while len(self._envs) < len(specs):
             self._envs.append(wrap_env(self.env_factory(), args.prompt_format, args.history_length))
+        envs = self._envs[: len(specs)]
 
         def family(task_id: str, task: str, info: dict[str, Any]) -> str:
             return task_family(args.env_id, task_id, task, info)
 
         kwargs = dict(max_turns=args.max_turns, prompt_format=args.prompt_format, history_length=args.history_length,
                       max_prompt_tokens=args.max_prompt_tokens, want_oracle=needs_oracle, family_of=family,
-                      envs=self._envs[: len(specs)])
+                      envs=envs)
         if self.use_vllm:
             from agentgym_suite.trainers.generation import TRLVLLMBackend
 
@@ -214,6 +219,7 @@ class AgentGRPOTrainer(GRPOTrainer):
                 self.vllm_generation.sync_weights()
                 self._last_loaded_step = self.state.global_step
             backend = TRLVLLMBackend(self.vllm_generation, self.processing_class, self.eos_token_ids)
+            self._attach_world_model(envs, backend)
             return collect_episodes(specs, self.env_factory, backend, params, **kwargs)
         from agentgym_suite.llm.transformers_backend import TransformersBackend
 
@@ -221,13 +227,42 @@ class AgentGRPOTrainer(GRPOTrainer):
             self.model_wrapped, self.accelerator, gather_deepspeed3_params=self.args.ds3_gather_for_generation,
             gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
         ) as unwrapped:
-            backend = TransformersBackend(unwrapped, self.processing_class, max_batch_size=max(len(specs), 1))
+            backend = TransformersBackend(unwrapped, self.processing_class, max_batch_size=max(len(specs), 1),
+                                          name="policy")
+            self._attach_world_model(envs, backend)
             was_training = unwrapped.training
             unwrapped.eval()
             try:
                 return collect_episodes(specs, self.env_factory, backend, params, **kwargs)
             finally:
                 unwrapped.train(was_training)
+
+    def _attach_world_model(self, envs: list[gym.Env], backend: Any) -> None:
+        """Rehearsal envs made with ``world_model: policy`` get the policy's backend as world model.
+
+        The backend wraps the weights being trained (the same object the Caller samples from), so
+        the Simulator role is played by the current policy. It is set again before every rollout
+        because the backend object is rebuilt each time (under ZeRO-3 the gathered weights differ).
+        """
+        for env in envs:
+            inner = env.unwrapped
+            if not callable(getattr(inner, "set_world_model", None)):
+                continue
+            world = getattr(inner, "world_model", None)
+            if id(inner) not in self._policy_world and not (world is not None and world.spec == POLICY):
+                continue
+            inner.set_world_model(backend)
+            self._policy_world.add(id(inner))
+
+    @property
+    def trains_simulator(self) -> bool:
+        """True when simulator generations of the policy become ``simulator`` rows (EnvACE).
+
+        That needs a rehearsal env whose world model is the policy and a role-aware plug-in
+        (``envace``); with another plug-in the policy still answers the tool calls, but its
+        simulator generations are not trained on.
+        """
+        return bool(self._policy_world) and self.credit.primary_role == "caller"
 
     # ------------------------------------------------------------------ the TRL seam
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -236,7 +271,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         args: AgentGRPOConfig = self.args
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
         episodes = self._rollout(inputs, num_generations)
-        rows = build_rows(episodes, args.row_layout)
+        rows = build_rows(episodes, args.row_layout, simulator_rows=self.trains_simulator)
         real = len(rows)
         chunks = args.steps_per_generation if mode == "train" else 1
         pad_id = int(self.processing_class.pad_token_id)

@@ -50,6 +50,9 @@ class TurnRecord:
     env_ids: list[int] = field(default_factory=list)
     """Chat format: token ids of the env's reply appended after this completion."""
     finish_reason: str = "stop"
+    simulator: list[dict[str, Any]] = field(default_factory=list)
+    """Rehearsal envs: the world model's generations while answering this turn's tool calls
+    (``info["simulator_generations"]`` of the step)."""
 
 
 @dataclass
@@ -101,6 +104,7 @@ class Episode:
                     "prompt_tokens": len(t.prompt_ids),
                     "completion_tokens": len(t.completion_ids),
                     "finish_reason": t.finish_reason,
+                    "simulator_generations": len(t.simulator),
                 }
                 for t in self.turns
             ],
@@ -264,6 +268,7 @@ def _advance(slot: _Slot, sample: Any, backend: Any, fmt: str, want_oracle: bool
         return
     turn.reward = float(reward)
     turn.valid = bool(info.get("action_valid", True))
+    turn.simulator = list(info.get("simulator_generations") or [])
     turn.response = str(info.get("raw_observation", prompt))
     ep.ret += float(reward)
     ep.won = bool(info.get("won", False))

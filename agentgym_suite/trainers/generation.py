@@ -44,6 +44,14 @@ class TRLVLLMBackend:
         """Text of ``ids``."""
         return self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
 
+    def generate(self, prompts: Sequence[Any], params: SamplingParams, tools: Sequence[Any] | None = None
+                 ) -> list[list[Sample]]:
+        """Render and tokenise each prompt, then generate from the ids (the rehearsal env's world
+        model calls this). vLLM samples with TRL's own settings, so ``params`` only sets ``n``."""
+        tool_lists = list(tools) if tools is not None else [None] * len(prompts)
+        ids = [self.encode(self.render_prompt(p, t)) for p, t in zip(prompts, tool_lists)]
+        return self.generate_from_ids(ids, params)
+
     def generate_from_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Sample]]:
         """One vLLM call for all prompts; ``params.n`` samples each."""
         _, completion_ids, logprobs, _ = self.vllm_generation.generate(

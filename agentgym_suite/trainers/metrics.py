@@ -24,4 +24,6 @@ def episode_metrics(episodes: Sequence[Episode], rows: Sequence[Row]) -> dict[st
         "episodes/truncated_rate": sum(e.truncated for e in episodes) / n,
         "episodes/error_rate": sum(e.error is not None for e in episodes) / n,
         "episodes/rows": float(len(rows)),
+        "episodes/simulator_rows": float(sum(r.role == "simulator" for r in rows)),
+        "episodes/simulator_generations": float(sum(len(t.simulator) for e in episodes for t in e.turns)),
     }
