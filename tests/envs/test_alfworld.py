@@ -13,19 +13,9 @@ import agentgym_suite  # noqa: F401
 from agentgym_suite.core.errors import DataNotFoundError, UnknownTaskError
 from agentgym_suite.envs.alfworld_env import TASK_TYPES, task_type_of
 
+from .oracle import play_oracle
+
 pytest.importorskip("alfworld", reason="ALFWorld backend not installed: pip install 'agentgym-suite[alfworld]'")
-
-
-def play_oracle(env: gym.Env, task_id: str) -> tuple[dict, float, int]:
-    env.reset(options={"task_id": task_id})
-    terminated = truncated = False
-    total, steps = 0.0, 0
-    info: dict = {}
-    while not (terminated or truncated):
-        _, reward, terminated, truncated, info = env.step(env.unwrapped.oracle()[0])
-        total += reward
-        steps += 1
-    return info, total, steps
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +39,8 @@ def test_check_env_warnings_as_errors(env: gym.Env) -> None:
 @pytest.mark.parametrize("task_type", TASK_TYPES)
 def test_oracle_wins_one_game_per_task_type(env: gym.Env, task_type: str) -> None:
     task_id = next(t for t in env.unwrapped.task_ids() if task_type_of(t) == task_type)
-    info, total, steps = play_oracle(env, task_id)
-    assert info["won"] and total == 10.0 and steps <= 50
+    run = play_oracle(env, task_id)
+    assert run.info["won"] and run.total == 10.0 and run.steps <= 50
 
 
 def test_observation_task_and_admissible_commands_as_alfworld_shows_them(env: gym.Env) -> None:
@@ -104,5 +94,5 @@ def test_unknown_task_and_missing_data(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 @pytest.mark.slow
 def test_oracle_wins_all_valid_unseen(env: gym.Env) -> None:
-    lost = [t for t in env.unwrapped.task_ids() if not play_oracle(env, t)[0]["won"]]
+    lost = [t for t in env.unwrapped.task_ids() if not play_oracle(env, t).info["won"]]
     assert lost == []

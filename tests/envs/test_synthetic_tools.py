@@ -14,18 +14,9 @@ from agentgym_suite.core.errors import UnknownTaskError
 from agentgym_suite.envs.synthetic_tools import SyntheticToolsEnv, generate_world
 from agentgym_suite.envs.synthetic_tools.generator import Knobs
 
+from .oracle import play_oracle
+
 agentgym_suite.registration.register_all()
-
-
-def _play_oracle(env: SyntheticToolsEnv, task_id: str) -> tuple[float, dict]:
-    env.reset(options={"task_id": task_id})
-    reward, done, info, steps = 0.0, False, {}, 0
-    while not done and steps < 40:
-        _, reward, done, _, info = env.step(env.oracle()[0])
-        steps += 1
-        assert info["action_valid"]
-    assert done
-    return reward, info
 
 
 def test_check_env() -> None:
@@ -39,8 +30,8 @@ def _seed_sweep(seeds: range) -> None:
     for seed in seeds:
         env = SyntheticToolsEnv(seed=seed, num_worlds=1, tasks_per_world=2)
         for task_id in env.task_ids():
-            reward, info = _play_oracle(env, task_id)
-            assert reward == 1.0 and info["won"] and info["score"] == 1.0, (seed, task_id)
+            run = play_oracle(env, task_id, max_steps=40)
+            assert run.reward == 1.0 and run.info["won"] and run.info["score"] == 1.0, (seed, task_id)
 
 
 def test_oracle_wins_on_ten_seeds() -> None:
@@ -67,7 +58,7 @@ def test_knobs_shape_worlds_and_stay_solvable(knobs: dict) -> None:
     else:
         assert not any(name.startswith("search_") for name, _ in env.gold_calls())
     for task_id in env.task_ids():
-        assert _play_oracle(env, task_id)[0] == 1.0
+        assert play_oracle(env, task_id, max_steps=40).reward == 1.0
 
 
 def test_partial_observability_hides_ids_and_gold_searches_first() -> None:

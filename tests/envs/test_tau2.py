@@ -16,19 +16,10 @@ from agentgym_suite.envs.tau2 import LLMUser, ScriptedUser, Tau2Env
 from agentgym_suite.envs.tau2.toolkit import safe_calculate
 from agentgym_suite.envs.tau2.users import STOP
 
+from .oracle import play_oracle
+
 pytestmark = pytest.mark.skipif(not has_benchmark_data("tau2", "domains"), reason="tau2 data not found; set AGENTGYM_DATA")
 agentgym_suite.registration.register_all()
-
-
-def _oracle_episode(env: Tau2Env, task_id: str) -> tuple[float, dict]:
-    env.reset(options={"task_id": task_id})
-    reward, done, info, steps = 0.0, False, {}, 0
-    while not done and steps < 60:
-        _, reward, done, _, info = env.step(env.oracle()[0])
-        steps += 1
-        assert info["action_valid"], (task_id, steps)
-    assert done, task_id
-    return reward, info
 
 
 @pytest.mark.parametrize("domain", ["mock", "retail", "airline"])
@@ -42,17 +33,17 @@ def test_check_env(domain: str) -> None:
 def test_oracle_wins_every_mock_task() -> None:
     env = Tau2Env(domain="mock")
     for task_id in env.task_ids():
-        reward, info = _oracle_episode(env, task_id)
-        assert reward == 1.0 and info["won"], (task_id, info["reward_breakdown"])
+        run = play_oracle(env, task_id, max_steps=60)
+        assert run.reward == 1.0 and run.info["won"], (task_id, run.info["reward_breakdown"])
 
 
 @pytest.mark.parametrize("domain,task_ids", [("retail", ["0", "5", "20"]), ("airline", ["1", "5", "10"])])
 def test_oracle_wins_sample_tasks_with_matching_db_hash(domain: str, task_ids: list[str]) -> None:
     env = Tau2Env(domain=domain)
     for task_id in task_ids:
-        reward, info = _oracle_episode(env, task_id)
-        breakdown = info["reward_breakdown"]
-        assert reward == 1.0 and breakdown["components"]["DB"] == 1.0, (task_id, breakdown)
+        run = play_oracle(env, task_id, max_steps=60)
+        breakdown = run.info["reward_breakdown"]
+        assert run.reward == 1.0 and breakdown["components"]["DB"] == 1.0, (task_id, breakdown)
         assert breakdown["details"]["db_hash"] == breakdown["details"]["gold_db_hash"]
 
 
@@ -61,8 +52,8 @@ def test_oracle_wins_sample_tasks_with_matching_db_hash(domain: str, task_ids: l
 def test_oracle_wins_every_task(domain: str) -> None:
     env = Tau2Env(domain=domain)
     for task_id in env.task_ids():
-        reward, info = _oracle_episode(env, task_id)
-        assert reward == 1.0 and info["reward_breakdown"]["components"]["DB"] == 1.0, task_id
+        run = play_oracle(env, task_id, max_steps=60)
+        assert run.reward == 1.0 and run.info["reward_breakdown"]["components"]["DB"] == 1.0, task_id
 
 
 def test_doing_nothing_fails_the_db_check_of_a_write_task() -> None:
@@ -80,18 +71,18 @@ def test_nl_assertions_unscored_without_judge_and_scored_with_one() -> None:
     env = Tau2Env(domain="retail")
     task_id = next(t for t in env.task_ids() if env.data.tasks[t]["evaluation_criteria"].get("nl_assertions")
                    and "NL_ASSERTION" in env.data.tasks[t]["evaluation_criteria"]["reward_basis"])
-    reward, info = _oracle_episode(env, task_id)
-    assert reward == 1.0 and info["reward_breakdown"]["unscored"] == ["NL_ASSERTION"]
-    assert "NL_ASSERTION" not in info["reward_breakdown"]["components"]
+    run = play_oracle(env, task_id, max_steps=60)
+    assert run.reward == 1.0 and run.info["reward_breakdown"]["unscored"] == ["NL_ASSERTION"]
+    assert "NL_ASSERTION" not in run.info["reward_breakdown"]["components"]
     seen: list[list[str]] = []
 
     def judge(assertions: list[str], messages: list[dict]) -> list[bool]:
         seen.append(assertions)
         return [False] * len(assertions)
 
-    reward, info = _oracle_episode(Tau2Env(domain="retail", nl_judge=judge), task_id)
-    assert seen and reward == 0.0 and info["reward_breakdown"]["components"]["NL_ASSERTION"] == 0.0
-    assert info["reward_breakdown"]["unscored"] == []
+    run = play_oracle(Tau2Env(domain="retail", nl_judge=judge), task_id, max_steps=60)
+    assert seen and run.reward == 0.0 and run.info["reward_breakdown"]["components"]["NL_ASSERTION"] == 0.0
+    assert run.info["reward_breakdown"]["unscored"] == []
 
 
 def test_airline_communicate_basis() -> None:
@@ -165,8 +156,8 @@ def test_same_task_runs_identically_k_times() -> None:
     env = Tau2Env(domain="airline")
     runs = []
     for _ in range(3):
-        reward, info = _oracle_episode(env, "5")
-        runs.append((reward, info["reward_breakdown"]["details"]["db_hash"], json.dumps(info["messages"])))
+        run = play_oracle(env, "5", max_steps=60)
+        runs.append((run.reward, run.info["reward_breakdown"]["details"]["db_hash"], json.dumps(run.info["messages"])))
     assert runs[0] == runs[1] == runs[2]
     a, b = Tau2Env(domain="retail"), Tau2Env(domain="retail")
     assert a.reset(seed=4)[0] == b.reset(seed=4)[0]

@@ -11,16 +11,9 @@ from gymnasium.utils.env_checker import check_env
 import agentgym_suite  # noqa: F401
 from agentgym_suite.core.errors import UnknownTaskError
 
+from .oracle import play_oracle
+
 CHALLENGES = ["custom", "tw-coin_collector", "tw-treasure_hunter", "tw-cooking"]
-
-
-def play_oracle(env: gym.Env, task_id: str) -> dict:
-    env.reset(options={"task_id": task_id})
-    terminated = truncated = False
-    info: dict = {}
-    while not (terminated or truncated):
-        _, _, terminated, truncated, info = env.step(env.unwrapped.oracle()[0])
-    return info
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +33,7 @@ def test_check_env_warnings_as_errors(custom_env: gym.Env) -> None:
 def test_oracle_wins_generated_games(challenge: str) -> None:
     env = gym.make("TextWorld-v0", challenge=challenge, n_games=2)
     for task_id in env.unwrapped.task_ids():
-        info = play_oracle(env, task_id)
+        info = play_oracle(env, task_id).info
         assert info["won"] and info["score"] == 1.0, (challenge, task_id)
     env.close()
 
