@@ -8,7 +8,13 @@ What changes relative to TRL, and where:
   plug-in, whose per-token advantages ``(R, T)`` replace TRL's per-sequence ones. TRL's
   reference-model KL, old log-probs and PPO-clip loss are used unchanged.
 * ``_compute_loss`` — calls TRL's loss and adds the plug-in's auxiliary loss, computed from the
-  same per-token log-probs TRL computed (captured, not recomputed).
+  same per-token log-probs TRL computed (captured, not recomputed). Plug-ins that distil whole
+  distributions (``vad``) get the teacher's logits with and without the evidence (top-k, once
+  per generation batch) and the student's logits from one extra forward pass per micro-batch
+  (TRL's fused LM head returns log-probs only).
+* Rehearsal envs (``EnvACE-Rehearsal-v0``) made with ``world_model: policy`` get the policy's
+  generation backend as world model before every rollout; with the ``envace`` plug-in the
+  world model's generations are trained as ``simulator`` rows.
 
 The number of rows per generation batch varies with episode length; it is padded with
 all-masked rows to a multiple of ``steps_per_generation`` so TRL can split it evenly. With a
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from dataclasses import replace
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -33,6 +40,7 @@ from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, get_credit_assigner
 from agentgym_suite.trainers.episodes import Episode, EpisodeSpec, collect_episodes, wrap_env
+from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.metrics import episode_metrics
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
 from agentgym_suite.trainers.teacher import (
@@ -44,6 +52,11 @@ from agentgym_suite.trainers.teacher import (
     teacher_prompt_ids,
 )
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
+
+
+DEFAULT_TEACHER_TOP_K = 64
+"""Vocabulary kept per token for distribution-distilling plug-ins (VAD) unless credit_params sets
+``top_k`` (``null`` = the full vocabulary, memory ``rows x tokens x vocab``)."""
 
 
 def resolve_model_path(name: str) -> str:
@@ -147,11 +160,6 @@ class AgentGRPOTrainer(GRPOTrainer):
         if processing_class.pad_token_id is None:
             processing_class.pad_token = processing_class.eos_token
         self.credit = credit if credit is not None else build_credit(args)
-        if self.credit.needs_full_logits:
-            raise ValueError(
-                f"credit={self.credit.name!r} needs full-vocabulary teacher logits, which AgentGRPOTrainer does not "
-                "compute; use a log-prob based plug-in (grpo, gigpo, sdar, agentopsd, rlsd, skill_sd, ...)."
-            )
         base_factory = env_factory or default_env_factory(args)
         if self.credit.name == "skillrise":
             from agentgym_suite.trainers.skillrise import skillrise_factory
@@ -298,6 +306,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         generate_every = args.steps_per_generation * self.num_iterations
         need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs
         old_logps = ref_logps = teacher_logps = None
+        evidence: dict[str, torch.Tensor | None] = {}
         with torch.no_grad():
             if need_old:
                 old_logps = self._logps(self.model, input_ids, attention_mask, logits_to_keep, batch_size)
@@ -305,8 +314,11 @@ class AgentGRPOTrainer(GRPOTrainer):
                 ref_logps = self._ref_logps(input_ids, attention_mask, logits_to_keep, batch_size)
             if self.credit.needs_teacher_logprobs:
                 teacher_logps = self._teacher_logps(rows, comp_ids, n_pad, pad_id, width_c, batch_size)
+            if self.credit.needs_full_logits:
+                evidence = self._evidence_logits(rows, n_pad, pad_id, (prompt_ids, prompt_mask), completion_ids,
+                                                 batch_size)
 
-        credit_batch = self._credit_batch_for(rows, n_pad, loss_mask, old_logps, teacher_logps)
+        credit_batch = self._credit_batch_for(rows, n_pad, loss_mask, old_logps, teacher_logps, **evidence)
         out = self.credit.advantages(credit_batch)
         advantages = torch.where(loss_mask.bool(), out.advantages.to(device), torch.zeros_like(out.advantages).to(device))
         self._credit_batch = credit_batch
@@ -355,16 +367,20 @@ class AgentGRPOTrainer(GRPOTrainer):
         with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
             return self._logps(self.model, input_ids, attention_mask, keep, bs)
 
-    def _teacher_logps(self, rows: list[Row], comp_ids: list[list[int]], n_pad: int, pad_id: int, width_c: int,
-                       bs: int) -> torch.Tensor:
-        """Log-probs of the same completions under the same weights with the privileged prefix."""
+    def _teacher_prompts(self, rows: list[Row], n_pad: int, pad_id: int) -> list[list[int]]:
+        """Privileged prefix + each row's prompt (history dropped first when too long), padding rows last."""
         args: AgentGRPOConfig = self.args
         encode = self.processing_class.encode
         prompts = []
         for r in rows:
             prefix = encode(privileged_prefix(self._privileged_text(r)), add_special_tokens=False)
             prompts.append(teacher_prompt_ids(prefix, r.prompt_ids, args.max_prompt_tokens + len(prefix)))
-        prompts += [[pad_id]] * n_pad
+        return prompts + [[pad_id]] * n_pad
+
+    def _teacher_logps(self, rows: list[Row], comp_ids: list[list[int]], n_pad: int, pad_id: int, width_c: int,
+                       bs: int) -> torch.Tensor:
+        """Log-probs of the same completions under the same weights with the privileged prefix."""
+        prompts = self._teacher_prompts(rows, n_pad, pad_id)
         device = self.accelerator.device
         width_p = max(len(p) for p in prompts)
         t_ids, t_mask = pad_left(prompts, pad_id, width_p)
@@ -373,6 +389,27 @@ class AgentGRPOTrainer(GRPOTrainer):
         ids = torch.cat([t_ids, c_ids], dim=1).to(device)
         mask = torch.cat([t_mask, c_mask], dim=1).to(device)
         return self._logps(self.model, ids, mask, width_c, bs)
+
+    def _evidence_logits(self, rows: list[Row], n_pad: int, pad_id: int, plain: tuple[torch.Tensor, torch.Tensor],
+                         completion_ids: torch.Tensor, bs: int) -> dict[str, torch.Tensor | None]:
+        """VAD teacher logits: same pre-update weights, evidence present (privileged prefix) and
+        removed (the student's own prompt), reduced to the plug-in's top-k under the former."""
+        prompts = self._teacher_prompts(rows, n_pad, pad_id)
+        device = self.accelerator.device
+        ids, mask = pad_left(prompts, pad_id, max(len(p) for p in prompts))
+        top_k = getattr(self.credit.config, "top_k", None)
+        with self.accelerator.autocast():
+            pos, neg, index = teacher_logits(self.model, (ids.to(device), mask.to(device)), plain, completion_ids,
+                                             top_k=top_k, batch_size=bs)
+        return {"teacher_logits": pos, "teacher_logits_no_evidence": neg, "vocab_index": index}
+
+    def _student_logits(self, model: Any, inputs: dict[str, Any], index: torch.Tensor | None) -> torch.Tensor:
+        """Current logits (with gradient) over the micro-batch's completion tokens, gathered at ``index``."""
+        ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
+        mask = torch.cat([inputs["prompt_mask"], torch.ones_like(inputs["completion_ids"])], dim=1)
+        with self.accelerator.autocast():
+            logits = completion_logits(model, ids, mask, inputs["completion_ids"].size(1))
+        return logits if index is None else logits.gather(-1, index.to(logits.device))
 
     def _privileged_text(self, row: Row) -> str:
         args: AgentGRPOConfig = self.args
@@ -384,7 +421,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         return skill_text(row.episode.family, args.skills_dir)
 
     def _credit_batch_for(self, rows: list[Row], n_pad: int, mask: torch.Tensor, old: torch.Tensor | None,
-                          teacher: torch.Tensor | None) -> CreditBatch:
+                          teacher: torch.Tensor | None, **logits: torch.Tensor | None) -> CreditBatch:
         role = self.credit.primary_role
         pad_keys = [f"pad:{i}" for i in range(n_pad)]
         roles = [r.role if r.role != "agent" else role for r in rows] + [role] * n_pad
@@ -404,6 +441,7 @@ class AgentGRPOTrainer(GRPOTrainer):
             task_ids=[r.episode.task_id for r in rows] + pad_keys,
             positions=[r.position for r in rows] + [0] * n_pad,
             step=int(self.state.global_step),
+            **logits,
         )
 
     def _trajectory_log(self) -> TrajectoryLog:
@@ -430,7 +468,11 @@ class AgentGRPOTrainer(GRPOTrainer):
         logps = self._captured_logps
         self._captured_logps = None
         sub = self._credit_batch.select(inputs["row_index"])
-        aux = self.credit.aux_loss(sub, logps.float(), None)
+        student = None
+        if self.credit.needs_full_logits:  # the logits are gathered here, so the plug-in sees one vocabulary
+            student = self._student_logits(model, inputs, sub.vocab_index).float()
+            sub = replace(sub, vocab_index=None)
+        aux = self.credit.aux_loss(sub, logps.float(), student)
         if aux is None:
             return loss
         mode = "train" if self.model.training else "eval"
@@ -451,6 +493,8 @@ def build_credit(args: AgentGRPOConfig) -> CreditAssigner:
     params = dict(args.credit_params or {})
     cls = CREDIT_ASSIGNERS[args.credit]
     names = {f.name for f in fields(cls.config_cls)}
+    if cls.needs_full_logits and "top_k" in names and "top_k" not in params:
+        params["top_k"] = DEFAULT_TEACHER_TOP_K
     if "invalid_penalty" in names and "invalid_penalty" not in params and args.credit != "skillrise":
         params["invalid_penalty"] = args.invalid_action_penalty
     return get_credit_assigner(args.credit, **params)

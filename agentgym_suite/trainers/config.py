@@ -121,16 +121,21 @@ class AgentGRPOConfig(GRPOConfig):
     )
     credit: str = field(
         default="grpo",
-        metadata={"help": "Credit-assignment plug-in (grpo, dr_grpo, gigpo, sdar, agentopsd, rlsd, skill_sd, ...)."},
+        metadata={"help": "Credit-assignment plug-in (grpo, dr_grpo, gigpo, sdar, agentopsd, rlsd, skill_sd, "
+                          "skillrise, envace, vad, ...)."},
     )
     credit_params: dict[str, Any] | str | None = field(
         default=None,
-        metadata={"help": "Parameters of the credit plug-in, e.g. {lam: 0.01, beta: 5.0} for sdar."},
+        metadata={
+            "help": "Parameters of the credit plug-in, e.g. {lam: 0.01, beta: 5.0} for sdar; for vad, top_k "
+            "(default 64 in the trainer; null = full vocabulary) bounds the stored teacher logits."
+        },
     )
     teacher_context: str = field(
         default="skills",
         metadata={
-            "help": "Privileged text of the teacher prompt (plug-ins that need teacher log-probs): skills (the "
+            "help": "Privileged text of the teacher prompt (plug-ins that need teacher log-probs; VAD's evidence): "
+            "skills (the "
             "suite's skill texts for the task family), oracle (the env's oracle walkthrough) or env_response "
             "(the real env's response to the row's action)."
         },
