@@ -151,6 +151,10 @@ class ModelAgent:
         self.last_turn = self.last_turns[-1] if len(self.last_turns) == 1 else None
         return actions
 
+    def keep_slots(self, indices: Sequence[int]) -> None:
+        """Keep only the envs at ``indices`` (in that order), e.g. after the others finished."""
+        self._slots = [self._slots[i] for i in indices]
+
     # ------------------------------------------------------------------ internals
     def _prompt(self, env: gym.Env | None, mode: str) -> EpisodePrompt:
         return EpisodePrompt(mode, env=env, history_length=self.history_length, system_prompt=self.system_prompt)

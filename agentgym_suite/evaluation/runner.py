@@ -26,7 +26,7 @@ from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.guards import check_timeout, guard_env
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
-from agentgym_suite.evaluation.episode import env_may_be_broken, run_episode
+from agentgym_suite.evaluation.episode import env_may_be_broken, run_episode, run_episode_batch, supports_batches
 from agentgym_suite.evaluation.metrics import summarize
 from agentgym_suite.evaluation.records import EpisodeRecord, episode_key
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, LoadReport, TrajectoryStore
@@ -133,6 +133,7 @@ def evaluate(
     agent_options: dict[str, Any] | None = None,
     step_timeout: float | None = None,
     rehearsal: dict[str, Any] | None = None,
+    batch_size: int = 1,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
 
@@ -153,10 +154,14 @@ def evaluate(
             "world_model": "same"|SPEC}``: the agent is wrapped in a
             :class:`~agentgym_suite.agents.rehearsing_agent.RehearsingAgent` and the summary gets
             ``rehearsal`` counts (real env steps and tool calls vs imagined ones).
+        batch_size: episodes played in lockstep with one batched generation call per turn, for
+            agents that support it (model agents); others, and rehearsing agents, play one at a time.
         step_timeout: seconds one ``env.step`` may take; a slower step ends the episode
             truncated with the reason in ``error`` and the env is replaced (None: no limit).
     """
     step_timeout = check_timeout(step_timeout)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
     out = Path(out_dir)
     config = {
         "env_id": env_id,
@@ -193,14 +198,26 @@ def evaluate(
         try:
             if bar is not None:
                 bar.start()
-            for item in todo:
-                record = run_episode(env, policy, item, max_turns=turn_limit)
-                store.append(record)
-                finished[record.key] = record
-                ran += 1
-                advance(record)
-                if env_may_be_broken(record):
-                    env = _fresh_env(env, env_id, env_kwargs, max_turns, step_timeout)
+            width = batch_size if policy is not None and supports_batches(policy) and "rehearsal" not in config else 1
+            envs = [env] + [make_env(env_id, env_kwargs, max_turns, step_timeout) for _ in range(min(width, len(todo)) - 1)]
+            try:
+                for start in range(0, len(todo), width):
+                    chunk = todo[start:start + width]
+                    if width == 1:
+                        batch = [run_episode(envs[0], policy, chunk[0], max_turns=turn_limit)]
+                    else:
+                        batch = run_episode_batch(envs[: len(chunk)], policy, chunk, max_turns=turn_limit)
+                    for slot, record in enumerate(batch):
+                        store.append(record)
+                        finished[record.key] = record
+                        ran += 1
+                        advance(record)
+                        if env_may_be_broken(record):
+                            envs[slot] = _fresh_env(envs[slot], env_id, env_kwargs, max_turns, step_timeout)
+            finally:
+                env = envs[0]
+                for extra in envs[1:]:
+                    _close(extra)
         finally:
             if bar is not None:
                 bar.stop()
