@@ -37,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="model agents: verl-agent single prompt or full chat history")
     parser.add_argument("--temperature", type=float, default=None, help="model agents: sampling temperature")
     parser.add_argument("--max-new-tokens", type=int, default=None, help="model agents: tokens per action")
+    parser.add_argument("--batch-size", type=int, default=1, metavar="N",
+                        help="model agents: play N episodes in lockstep, one batched generation per turn (default 1)")
     parser.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
                         help="end an episode truncated when one env step takes longer (default: no limit)")
     parser.add_argument("--rehearsal-budget", type=int, default=0, metavar="N",
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         env_kwargs = _parse_kwargs(args.env_kwargs)
         if args.rehearsal_budget < 0:
             raise ValueError(f"--rehearsal-budget must be >= 0, got {args.rehearsal_budget}.")
-        for name in ("k", "episodes", "max_turns"):
+        for name in ("k", "episodes", "max_turns", "batch_size"):
             value = getattr(args, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {value}.")
@@ -88,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
             prompt_format=args.prompt_format,
             retry_failed=args.retry_failed,
             step_timeout=args.step_timeout,
+            batch_size=args.batch_size,
             progress=not args.no_progress,
             agent_options={"temperature": args.temperature, "max_new_tokens": args.max_new_tokens},
             rehearsal={"budget": args.rehearsal_budget, "mode": args.rehearsal_mode,
@@ -95,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except (AgentGymError, ValueError, KeyError, ImportError, gym.error.Error) as exc:
         print(f"agentgym eval: {exc}", file=sys.stderr)
+        return 2
+    except TypeError as exc:  # gymnasium.make with a keyword the env does not take
+        print(f"agentgym eval: {exc}. Check --env-kwargs against the env's documented arguments.", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result.summary, indent=2))
