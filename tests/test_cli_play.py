@@ -30,3 +30,6 @@ def test_play_rejects_bad_kwargs() -> None:
     result = subprocess.run([sys.executable, "-m", "agentgym_suite.cli", "play", "TextWorld-v0", "--env-kwargs", "{bad"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "not valid JSON" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "agentgym_suite.cli", "play", "TextWorld-v0", "--env-kwargs", "[1]"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "must be a JSON object" in result.stderr

@@ -33,6 +33,9 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
     except json.JSONDecodeError as exc:
         print(f"--env-kwargs is not valid JSON: {exc}", file=sys.stderr)
         return 2
+    if not isinstance(kwargs, dict):
+        print('--env-kwargs must be a JSON object such as \'{"n_games": 3}\'.', file=sys.stderr)
+        return 2
     env = gym.make(args.env_id, **kwargs)
     options = {"task_id": args.task_id} if args.task_id else None
     obs, info = env.reset(seed=args.seed, options=options)
