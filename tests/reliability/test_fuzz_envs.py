@@ -40,6 +40,9 @@ ACTIONS_PER_EXAMPLE = 8
 # examples per env in the default run (x ACTIONS_PER_EXAMPLE actions at most; x10 with -m slow)
 BUDGET = {"ALFWorld-v0": 4, "ScienceWorld-v0": 6, "TextWorld-v0": 40}
 DEFAULT_BUDGET = 50
+ADMISSIBLE_NOT_GUARANTEED = {"ScienceWorld-v0"}
+"""Envs whose admissible list may hold commands the simulator then rejects (ScienceWorld lists
+'open drawer' where it answers 'No known action matches that input.'); only the other checks apply."""
 
 
 def _java() -> bool:
@@ -200,7 +203,7 @@ def _oracle(env: gym.Env) -> list[str]:
         return []
 
 
-def fuzz(env: gym.Env, examples: int) -> None:
+def fuzz(env: gym.Env, examples: int, check_admissible: bool = True) -> None:
     tasks = list(env.unwrapped.task_ids())[:3]
     fmt = getattr(env.unwrapped.action_format, "name", "")
     stats = {"steps": 0, "valid_checked": 0}
@@ -214,7 +217,7 @@ def fuzz(env: gym.Env, examples: int) -> None:
             oracle = _oracle(env)
             names, params = _tool_schema_names(info)
             action = data.draw(_action(info, oracle, names, params))
-            admissible = [a for a in (info.get("admissible_actions") or []) if isinstance(a, str)]
+            admissible = [a for a in (info.get("admissible_actions") or []) if isinstance(a, str)] if check_admissible else []
             expected = _expected_valid(action, fmt, admissible, oracle[0] if oracle else None)
             with watch() as events:
                 result = env.step(action)
@@ -235,11 +238,11 @@ def fuzz(env: gym.Env, examples: int) -> None:
 @pytest.mark.parametrize("env_id", _ids())
 def test_generated_actions_never_break_step(env_id: str, envs: Any) -> None:
     _usable(env_id)
-    fuzz(envs(env_id), BUDGET.get(env_id, DEFAULT_BUDGET))
+    fuzz(envs(env_id), BUDGET.get(env_id, DEFAULT_BUDGET), env_id not in ADMISSIBLE_NOT_GUARANTEED)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", _ids())
 def test_thousands_of_generated_actions_never_break_step(env_id: str, envs: Any) -> None:
     _usable(env_id)
-    fuzz(envs(env_id), 10 * BUDGET.get(env_id, DEFAULT_BUDGET))
+    fuzz(envs(env_id), 10 * BUDGET.get(env_id, DEFAULT_BUDGET), env_id not in ADMISSIBLE_NOT_GUARANTEED)
