@@ -62,6 +62,10 @@ class _Live:
     pending_ids: list[int] = field(default_factory=list)
     pending_text: str = ""
     done: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+    """``info`` of the state the next prompt shows."""
+    state: str = ""
+    """Raw observation of that state."""
 
 
 class RolloutEngine:
@@ -82,6 +86,10 @@ class RolloutEngine:
         step_timeout: seconds one ``env.step`` may take in envs made by :meth:`run_groups`; a
             slower step ends that trajectory truncated with ``error`` set, and the env is
             replaced before the next run (None: no limit).
+        record_oracle: record ``env.unwrapped.oracle()`` at every prompt state in
+            ``Turn.oracle`` (a trainer's privileged teacher text; costs one oracle call per turn).
+        max_prompt_tokens: with a token backend, prompts longer than this lose their oldest
+            tokens before generation (None: no limit).
     """
 
     def __init__(
@@ -96,6 +104,8 @@ class RolloutEngine:
         observation_role: str = "user",
         info_keys: Sequence[str] = INFO_SUBSET,
         step_timeout: float | None = None,
+        record_oracle: bool = False,
+        max_prompt_tokens: int | None = None,
     ) -> None:
         if mode not in PROMPT_MODES:
             raise ValueError(f"mode={mode!r}; choose one of {PROMPT_MODES}.")
@@ -113,6 +123,10 @@ class RolloutEngine:
         self.observation_role = observation_role
         self.info_keys = tuple(info_keys)
         self.step_timeout = check_timeout(step_timeout)
+        if max_prompt_tokens is not None and max_prompt_tokens < 1:
+            raise ValueError(f"max_prompt_tokens must be >= 1 or None, got {max_prompt_tokens}.")
+        self.record_oracle = record_oracle
+        self.max_prompt_tokens = max_prompt_tokens
         self._failed_envs: set[int] = set()
         self.stats = RolloutStats()
         self._envs: dict[tuple[str, int], list[gym.Env]] = {}
@@ -120,7 +134,11 @@ class RolloutEngine:
     @property
     def token_mode(self) -> bool:
         """True when ``chat`` trajectories carry incremental token ids."""
-        return self.mode == "chat" and bool(getattr(self.backend, "supports_token_prompts", False))
+        return self.mode == "chat" and self._token_backend
+
+    @property
+    def _token_backend(self) -> bool:
+        return bool(getattr(self.backend, "supports_token_prompts", False))
 
     # ------------------------------------------------------------------ public entry points
     def run_groups(
@@ -215,8 +233,11 @@ class RolloutEngine:
             observation, info = env.reset(seed=spec.seed, options=options)
             trajectory.task_id = str(info.get("task_id") or trajectory.task_id)
             trajectory.initial_observation = observation
+            trajectory.task = str(info.get("task") or "")
+            trajectory.reset_info = info_subset(info, self.info_keys)
+            item.info, item.state = info, str(info.get("raw_observation", observation))
             prompt.start(observation, info)
-            if self.token_mode:
+            if self.token_mode and not prompt.env_rendered:
                 item.tokens = TokenConversation(self.backend, prompt.prompt(), prompt.tools)  # type: ignore[arg-type]
                 item.pending_ids = list(item.tokens.token_ids)
                 item.pending_text = self.backend.decode(item.pending_ids, skip_special_tokens=False)  # type: ignore[attr-defined]
@@ -241,8 +262,8 @@ class RolloutEngine:
         return samples
 
     def _call(self, items: list[_Live], params: SamplingParams) -> list[Sample]:
-        if self.token_mode:
-            ids = [item.tokens.token_ids for item in items]  # type: ignore[union-attr]
+        if self.token_mode or (self.max_prompt_tokens is not None and self._token_backend):
+            ids = [self._prompt_ids(item) for item in items]
             rows = self.backend.generate_from_ids(ids, params)  # type: ignore[attr-defined]
         else:
             rows = self.backend.generate([item.prompt.prompt() for item in items], params,
@@ -250,6 +271,19 @@ class RolloutEngine:
         if len(rows) != len(items):
             raise RuntimeError(f"backend returned {len(rows)} results for {len(items)} prompts")
         return [row[0] for row in rows]
+
+    def _prompt_ids(self, item: _Live) -> list[int]:
+        if item.tokens is not None:
+            ids = item.tokens.token_ids
+        else:
+            ids = self.backend.encode(_render(self.backend, item.prompt.prompt(), item.prompt.tools))  # type: ignore[attr-defined]
+        return list(ids[-self.max_prompt_tokens :]) if self.max_prompt_tokens else list(ids)
+
+    def _oracle(self, env: gym.Env) -> list[str] | None:
+        try:
+            return [str(a) for a in env.unwrapped.oracle()]  # type: ignore[attr-defined]
+        except Exception:  # an env without an oracle gives no privileged text
+            return None
 
     def _step(self, item: _Live, sample: Sample, turn: int) -> None:
         trajectory = item.trajectory
@@ -266,7 +300,9 @@ class RolloutEngine:
             prompt_text = _render(self.backend, item.prompt.prompt(), item.prompt.tools)
         record = Turn(index=turn, prompt_text=prompt_text, completion_text=sample.text, prompt_ids=prompt_ids,
                       completion_ids=list(sample.completion_ids), logprobs=list(sample.logprobs),
-                      finish_reason=sample.finish_reason)
+                      finish_reason=sample.finish_reason, role=str(item.info.get("role", "agent")),
+                      position=int(item.info.get("position", 0) or 0), state=item.state,
+                      oracle=self._oracle(item.env) if self.record_oracle else None)
         trajectory.turns.append(record)
         try:
             observation, reward, terminated, truncated, info = item.env.step(sample.text)
@@ -278,6 +314,10 @@ class RolloutEngine:
         record.observation = observation
         record.info = info_subset(info, self.info_keys)
         record.terminated, record.truncated = bool(terminated), bool(truncated)
+        record.simulator_generations = list(info.get("simulator_generations") or [])
+        if isinstance(info.get("position_rewards"), dict):
+            trajectory.position_rewards = {int(k): float(v) for k, v in info["position_rewards"].items()}
+        item.info, item.state = info, str(info.get("raw_observation", observation))
         if info.get("error") and trajectory.error is None:
             trajectory.error = f"env reported: {info['error']}"
         trajectory.episode_return += float(reward)

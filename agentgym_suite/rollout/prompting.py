@@ -9,6 +9,9 @@
   :func:`~agentgym_suite.core.prompts.render_chat_messages`; tool envs (whose ``info`` holds
   ``messages``) keep the env's own system/user/tool messages, and the assistant turns are
   the model's raw text (tool-call blocks included), never a re-rendering.
+
+An env that renders its own prompts puts them in ``info["prompt_messages"]``; those are sent
+as they are, in both modes (:attr:`EpisodePrompt.env_rendered`).
 """
 
 from __future__ import annotations
@@ -72,6 +75,12 @@ class EpisodePrompt:
         self.tools: list[dict[str, Any]] | None = None
         self.admissible: list[str] | None = None
         self._env_messages = 0
+        self.rendered: list[dict[str, Any]] | None = None
+
+    @property
+    def env_rendered(self) -> bool:
+        """True when the env supplies each turn's whole prompt (``info["prompt_messages"]``)."""
+        return self.rendered is not None
 
     def start(self, observation: str, info: dict[str, Any]) -> None:
         """Begin an episode from the env's first observation and info."""
@@ -80,6 +89,7 @@ class EpisodePrompt:
         self.history = []
         self.tools = info.get("tools") or None
         self.admissible = info.get("admissible_actions")
+        self.rendered = _rendered(info)
         env_messages = info.get("messages")
         if isinstance(env_messages, list) and env_messages:
             self.messages = [dict(m) for m in env_messages]
@@ -93,6 +103,8 @@ class EpisodePrompt:
 
     def prompt(self) -> list[dict[str, Any]]:
         """The chat messages to send for the current turn."""
+        if self.rendered is not None:
+            return [dict(m) for m in self.rendered]
         if self.mode == "chat":
             return [dict(m) for m in self.messages]
         text = render_single_prompt(
@@ -109,6 +121,7 @@ class EpisodePrompt:
             self.admissible = info.get("admissible_actions")
         if info.get("tools"):
             self.tools = info["tools"]
+        self.rendered = _rendered(info)
         self.messages.append({"role": "assistant", "content": action})
         env_messages = info.get("messages")
         if isinstance(env_messages, list) and self._env_messages:
@@ -118,3 +131,8 @@ class EpisodePrompt:
             new = [{"role": self.observation_role, "content": observation}]
         self.messages.extend(new)
         return new
+
+
+def _rendered(info: dict[str, Any]) -> list[dict[str, Any]] | None:
+    messages = info.get("prompt_messages")
+    return [dict(m) for m in messages] if isinstance(messages, list) and messages else None

@@ -11,6 +11,15 @@ Token bookkeeping differs by prompt mode:
   is the sampling log-prob on model tokens (0.0 elsewhere), and ``turn_spans[k]`` is the
   ``[start, end)`` slice of turn ``k``'s generation. ``Turn.prompt_ids`` then holds only the
   tokens added before that turn (the first prompt, or the environment's reply).
+
+  An env that renders its own prompts (``info["prompt_messages"]``, e.g. SkillRise trials)
+  is played like ``single`` even in ``chat`` mode: each turn has its whole prompt.
+
+Trainer fields: ``Turn.state`` is the raw observation the action answers (the anchor state),
+``Turn.role``/``Turn.position`` the role and task position the env reported for that prompt
+(SkillRise), ``Turn.oracle`` the env's oracle at that state (when the engine records it: the
+teacher's privileged text) and ``Turn.simulator_generations`` the world model's generations
+of the step (rehearsal envs).
 """
 
 from __future__ import annotations
@@ -42,6 +51,14 @@ class Turn:
     terminated: bool = False
     truncated: bool = False
     finish_reason: str = "stop"
+    state: str = ""
+    """Raw observation the action answers (no history): GiGPO's anchor state."""
+    position: int = 0
+    """Task position inside a multi-task trial (``info["position"]`` of the prompt state)."""
+    oracle: list[str] | None = None
+    """The env's oracle from the prompt state (``RolloutEngine(record_oracle=True)``)."""
+    simulator_generations: list[dict[str, Any]] = field(default_factory=list)
+    """``info["simulator_generations"]`` of the step (rehearsal envs)."""
 
     @property
     def done(self) -> bool:
@@ -72,6 +89,12 @@ class Trajectory:
     token_logprobs: list[float] = field(default_factory=list)
     prompt_length: int = 0
     turn_spans: list[tuple[int, int]] = field(default_factory=list)
+    task: str = ""
+    """Task text from the reset info."""
+    reset_info: dict[str, Any] = field(default_factory=dict)
+    """The ``info_keys`` subset of the reset info."""
+    position_rewards: dict[int, float] = field(default_factory=dict)
+    """Multi-task trials: reward of the task at each position (``info["position_rewards"]``)."""
 
     @property
     def num_turns(self) -> int:
@@ -97,7 +120,13 @@ class Trajectory:
         values = {k: v for k, v in data.items() if k in known}
         values["turns"] = [Turn(**{k: v for k, v in t.items() if k in turn_keys}) for t in data.get("turns", [])]
         values["turn_spans"] = [tuple(span) for span in data.get("turn_spans", [])]
+        values["position_rewards"] = {int(k): float(v) for k, v in (data.get("position_rewards") or {}).items()}
         return cls(**values)
+
+    @property
+    def invalid_count(self) -> int:
+        """Number of turns whose action was invalid."""
+        return sum(not t.action_valid for t in self.turns)
 
 
 def info_subset(info: dict[str, Any], keys: Iterable[str] = INFO_SUBSET) -> dict[str, Any]:

@@ -36,10 +36,11 @@ from trl import GRPOTrainer
 from trl.models import unwrap_model_for_generation
 
 from agentgym_suite.llm.base import SamplingParams
+from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
+from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, get_credit_assigner
-from agentgym_suite.trainers.episodes import Episode, EpisodeSpec, collect_episodes, wrap_env
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.metrics import episode_metrics
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
@@ -53,6 +54,9 @@ from agentgym_suite.trainers.teacher import (
 )
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 
+
+TRAINER_INFO_KEYS = INFO_SUBSET + ("task", "game_file", "task_type", "question_type", "source")
+"""``info`` keys the rollout records keep: the engine's defaults plus what finds a task's skill family."""
 
 DEFAULT_TEACHER_TOP_K = 64
 """Vocabulary kept per token for distribution-distilling plug-ins (VAD) unless credit_params sets
@@ -195,40 +199,42 @@ class AgentGRPOTrainer(GRPOTrainer):
             self._signature_columns = ["prompt", "task_id", "env_seed"]
 
     # ------------------------------------------------------------------ rollouts
-    def _rollout(self, inputs: list[dict[str, Any]], num_generations: int) -> list[Episode]:
-        """Multi-turn rollouts for one generation batch (G consecutive inputs = one group)."""
+    def _rollout(self, inputs: list[dict[str, Any]], num_generations: int) -> list[Trajectory]:
+        """Multi-turn rollouts for one generation batch (G consecutive inputs = one group), played by
+        the suite's :class:`~agentgym_suite.rollout.RolloutEngine` on the trainer's reused envs."""
         args: AgentGRPOConfig = self.args
         step = self.state.global_step
         rank = self.accelerator.process_index
         specs = [
-            EpisodeSpec(task_id=str(x["task_id"]), seed=int(x["env_seed"]), group=f"{step}:{rank}:{i // num_generations}",
-                        traj=f"{step}:{rank}:{i}")
+            EpisodeSpec(task_id=str(x["task_id"]), seed=int(x["env_seed"]),
+                        group_id=f"{step}:{rank}:{i // num_generations}", traj_id=f"{step}:{rank}:{i}")
             for i, x in enumerate(inputs)
         ]
         params = SamplingParams(
             n=1, temperature=float(self.temperature), top_p=float(self.top_p or 1.0),
             max_new_tokens=int(self.max_completion_length),
         )
-        needs_oracle = self.credit.needs_teacher_logprobs and args.teacher_context == "oracle"
         while len(self._envs) < len(specs):
-            self._envs.append(wrap_env(self.env_factory(), args.prompt_format, args.history_length))
+            self._envs.append(self.env_factory())
         envs = self._envs[: len(specs)]
 
-        def family(task_id: str, task: str, info: dict[str, Any]) -> str:
-            return task_family(args.env_id, task_id, task, info)
+        def run(backend: Any) -> list[Trajectory]:
+            self._attach_world_model(envs, backend)
+            engine = RolloutEngine(
+                backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
+                history_length=args.history_length, info_keys=TRAINER_INFO_KEYS,
+                record_oracle=self.needs_privileged_text and args.teacher_context == "oracle",
+                max_prompt_tokens=args.max_prompt_tokens,
+            )
+            return engine.run(envs, specs, env_id=self.env_id)
 
-        kwargs = dict(max_turns=args.max_turns, prompt_format=args.prompt_format, history_length=args.history_length,
-                      max_prompt_tokens=args.max_prompt_tokens, want_oracle=needs_oracle, family_of=family,
-                      envs=envs)
         if self.use_vllm:
             from agentgym_suite.trainers.generation import TRLVLLMBackend
 
             if self.state.global_step != self._last_loaded_step:
                 self.vllm_generation.sync_weights()
                 self._last_loaded_step = self.state.global_step
-            backend = TRLVLLMBackend(self.vllm_generation, self.processing_class, self.eos_token_ids)
-            self._attach_world_model(envs, backend)
-            return collect_episodes(specs, self.env_factory, backend, params, **kwargs)
+            return run(TRLVLLMBackend(self.vllm_generation, self.processing_class, self.eos_token_ids))
         from agentgym_suite.llm.transformers_backend import TransformersBackend
 
         with unwrap_model_for_generation(
@@ -237,11 +243,10 @@ class AgentGRPOTrainer(GRPOTrainer):
         ) as unwrapped:
             backend = TransformersBackend(unwrapped, self.processing_class, max_batch_size=max(len(specs), 1),
                                           name="policy")
-            self._attach_world_model(envs, backend)
             was_training = unwrapped.training
             unwrapped.eval()
             try:
-                return collect_episodes(specs, self.env_factory, backend, params, **kwargs)
+                return run(backend)
             finally:
                 unwrapped.train(was_training)
 
@@ -263,6 +268,11 @@ class AgentGRPOTrainer(GRPOTrainer):
             self._policy_world.add(id(inner))
 
     @property
+    def needs_privileged_text(self) -> bool:
+        """The plug-in runs a teacher prompt with privileged text (log-probs or VAD's logits)."""
+        return bool(self.credit.needs_teacher_logprobs or self.credit.needs_full_logits)
+
+    @property
     def trains_simulator(self) -> bool:
         """True when simulator generations of the policy become ``simulator`` rows (EnvACE).
 
@@ -279,7 +289,8 @@ class AgentGRPOTrainer(GRPOTrainer):
         args: AgentGRPOConfig = self.args
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
         episodes = self._rollout(inputs, num_generations)
-        rows = build_rows(episodes, args.row_layout, simulator_rows=self.trains_simulator)
+        families = [task_family(args.env_id, t.task_id, t.task, t.reset_info) for t in episodes]
+        rows = build_rows(episodes, args.row_layout, simulator_rows=self.trains_simulator, families=families)
         real = len(rows)
         chunks = args.steps_per_generation if mode == "train" else 1
         pad_id = int(self.processing_class.pad_token_id)
@@ -325,7 +336,7 @@ class AgentGRPOTrainer(GRPOTrainer):
 
         for key, value in {**episode_metrics(episodes, rows), **out.metrics}.items():
             self._metrics[mode][key].append(float(value))
-        self._metrics[mode]["reward"].append(float(torch.tensor([e.ret for e in episodes]).mean()) if episodes else 0.0)
+        self._metrics[mode]["reward"].append(float(torch.tensor([e.episode_return for e in episodes]).mean()) if episodes else 0.0)
         if mode == "train" and args.save_trajectories:
             self._trajectory_log().write_step(self.state.global_step + 1, episodes)
 
@@ -417,8 +428,8 @@ class AgentGRPOTrainer(GRPOTrainer):
         if args.teacher_context == "oracle":
             return oracle_text(first.oracle)
         if args.teacher_context == "env_response":
-            return env_response_text(first.response)
-        return skill_text(row.episode.family, args.skills_dir)
+            return env_response_text(first.observation)
+        return skill_text(row.family, args.skills_dir)
 
     def _credit_batch_for(self, rows: list[Row], n_pad: int, mask: torch.Tensor, old: torch.Tensor | None,
                           teacher: torch.Tensor | None, **logits: torch.Tensor | None) -> CreditBatch:

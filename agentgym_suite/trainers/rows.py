@@ -1,10 +1,19 @@
-"""Turn episodes into training rows (the two layouts) and the credit plug-ins' batch.
+"""Turn the rollout engine's trajectories into training rows (the two layouts).
 
-* ``turn`` layout (verl-agent): one row per agent turn; prompt = that turn's prompt ids,
-  completion = that turn's generated ids; every row of an episode carries the episode return.
-* ``trajectory`` layout: one row per episode; prompt = the first turn's prompt ids,
-  completion = generated ids and env-reply ids of every turn in order, with ``env_mask`` 0 on
-  the env's tokens (TRL's ``tool_mask``/``env_mask`` convention).
+Rows are built from :class:`~agentgym_suite.rollout.records.Trajectory` /
+:class:`~agentgym_suite.rollout.records.Turn` records, the one record type of the suite.
+
+* ``turn`` layout (verl-agent): one row per agent turn; prompt = the ids the turn was
+  conditioned on, completion = the ids it generated; every row carries the episode return
+  (SkillRise: the reward of the task at the turn's position).
+* ``trajectory`` layout: one row per episode; prompt = the first prompt's ids, completion =
+  every generation and every env reply in order up to the end of the last generation, with
+  ``env_mask`` 0 on the env's tokens (TRL's ``tool_mask``/``env_mask`` convention). This needs
+  the token sequence of a ``chat`` rollout; an episode without one (an env that renders its
+  own prompts) gives its generations back to back.
+
+In ``chat`` rollouts the turn layout reads each turn's prompt from the episode's token
+sequence (everything before the turn's span), so the ids are exactly what the model saw.
 
 Simulator rows (EnvACE, ``simulator_rows=True``): every trainable generation the world model
 made while answering the episode's tool calls becomes one row of role ``simulator`` carrying
@@ -22,7 +31,7 @@ from typing import Any, Sequence
 import torch
 
 from agentgym_suite.envs.rehearsal.rows import simulator_row_records
-from agentgym_suite.trainers.episodes import Episode, TurnRecord
+from agentgym_suite.rollout.records import Trajectory, Turn
 
 
 @dataclass
@@ -42,75 +51,99 @@ class Row:
     step_reward: float
     anchor: str
     position: int
-    episode: Episode
-    turns: list[TurnRecord] = field(default_factory=list)
+    episode: Trajectory
+    turns: list[Turn] = field(default_factory=list)
     """The turns this row covers (one in the turn layout, all in the trajectory layout)."""
+    family: str = ""
+    """Skill family of the episode's task (teacher context ``skills``)."""
 
 
-def build_rows(episodes: Sequence[Episode], layout: str, *, simulator_rows: bool = False) -> list[Row]:
-    """Rows of every episode in the given layout; episodes without turns give no row.
+def build_rows(trajectories: Sequence[Trajectory], layout: str, *, simulator_rows: bool = False,
+               families: Sequence[str] | None = None) -> list[Row]:
+    """Rows of every trajectory in the given layout; trajectories without turns give no row.
 
     With ``simulator_rows`` the world model's generations recorded on the turns are added as
-    ``simulator`` rows after the episode's own rows.
+    ``simulator`` rows after the episode's own rows. ``families`` gives each trajectory's skill
+    family (one per trajectory).
     """
     if layout not in ("turn", "trajectory"):
         raise ValueError(f"row layout {layout!r}; choose 'turn' or 'trajectory'.")
+    if families is not None and len(families) != len(trajectories):
+        raise ValueError(f"got {len(families)} families for {len(trajectories)} trajectories; give one each.")
     rows: list[Row] = []
-    for ep in episodes:
-        if not ep.turns:
+    for i, traj in enumerate(trajectories):
+        if not traj.turns:
             continue
-        rows += _agent_rows(ep, layout)
+        family = families[i] if families is not None else ""
+        own = _turn_rows(traj) if layout == "turn" else [_trajectory_row(traj)]
         if simulator_rows:
-            rows += simulator_rows_of(ep)
+            own += simulator_rows_of(traj)
+        for row in own:
+            row.family = family
+        rows += own
     return rows
 
 
-def simulator_rows_of(ep: Episode) -> list[Row]:
+def simulator_rows_of(traj: Trajectory) -> list[Row]:
     """One ``simulator`` row per trainable world-model generation of the episode, in call order."""
     rows: list[Row] = []
-    generations = [g for t in ep.turns for g in t.simulator]
+    generations = [g for t in traj.turns for g in t.simulator_generations]
     for index, gen in enumerate(generations):
-        for record in simulator_row_records([gen], episode_return=ep.ret, group=ep.group, traj=ep.traj):
+        for record in simulator_row_records([gen], episode_return=traj.episode_return, group=traj.group_id,
+                                            traj=traj.traj_id):
             record["turn_idx"] = index
-            turn = TurnRecord(
-                prompt_ids=record["prompt_ids"], completion_ids=record["completion_ids"], logprobs=record["logprobs"],
-                text=str(gen.get("completion_text", "")), observation=record["anchor"], role="simulator",
-                position=record["position"], finish_reason=str(gen.get("finish_reason", "stop")),
-                valid=not record["invalid"],
+            turn = Turn(
+                index=index, prompt_text=str(gen.get("prompt_text", "")),
+                completion_text=str(gen.get("completion_text", "")), prompt_ids=record["prompt_ids"],
+                completion_ids=record["completion_ids"], logprobs=record["logprobs"], role="simulator",
+                action_valid=not record["invalid"], finish_reason=str(gen.get("finish_reason", "stop")),
+                state=record["anchor"], position=record["position"],
             )
-            rows.append(Row(**record, episode=ep, turns=[turn]))
+            rows.append(Row(**record, episode=traj, turns=[turn]))
     return rows
 
 
-def _agent_rows(ep: Episode, layout: str) -> list[Row]:
+def _token_spans(traj: Trajectory) -> bool:
+    return bool(traj.token_ids) and len(traj.turn_spans) == len(traj.turns)
+
+
+def _turn_rows(traj: Trajectory) -> list[Row]:
     rows: list[Row] = []
-    if layout == "turn":
-        for k, t in enumerate(ep.turns):
-            ret = ep.position_rewards.get(t.position, 0.0) if ep.position_rewards else ep.ret
-            rows.append(Row(
-                prompt_ids=t.prompt_ids, completion_ids=t.completion_ids, env_mask=[1] * len(t.completion_ids),
-                logprobs=t.logprobs, group=ep.group, traj=ep.traj, turn_idx=k, role=t.role, ret=ret,
-                invalid=not t.valid, step_reward=t.reward, anchor=t.observation, position=t.position,
-                episode=ep, turns=[t],
-            ))
-        return rows
-    ids: list[int] = []
-    mask: list[int] = []
-    logps: list[float] = []
-    for t in ep.turns:
-        ids += t.completion_ids
-        mask += [1] * len(t.completion_ids)
-        logps += t.logprobs
-        if t is not ep.turns[-1]:
-            ids += t.env_ids
-            mask += [0] * len(t.env_ids)
-            logps += [0.0] * len(t.env_ids)
-    rows.append(Row(
-        prompt_ids=ep.turns[0].prompt_ids, completion_ids=ids, env_mask=mask, logprobs=logps, group=ep.group,
-        traj=ep.traj, turn_idx=0, role=ep.turns[0].role, ret=ep.ret, invalid=ep.invalid_count > 0,
-        step_reward=ep.ret, anchor=ep.turns[0].observation, position=0, episode=ep, turns=list(ep.turns),
-    ))
+    spans = _token_spans(traj)
+    for k, t in enumerate(traj.turns):
+        if spans:
+            start, end = traj.turn_spans[k]
+            prompt, completion = traj.token_ids[:start], traj.token_ids[start:end]
+            logps = traj.token_logprobs[start:end]
+        else:
+            prompt, completion, logps = t.prompt_ids, t.completion_ids, t.logprobs
+        ret = traj.position_rewards.get(t.position, 0.0) if traj.position_rewards else traj.episode_return
+        rows.append(Row(
+            prompt_ids=list(prompt), completion_ids=list(completion), env_mask=[1] * len(completion),
+            logprobs=list(logps), group=traj.group_id, traj=traj.traj_id, turn_idx=k, role=t.role, ret=ret,
+            invalid=not t.action_valid, step_reward=t.reward, anchor=t.state, position=t.position, episode=traj,
+            turns=[t],
+        ))
     return rows
+
+
+def _trajectory_row(traj: Trajectory) -> Row:
+    first = traj.turns[0]
+    if _token_spans(traj):
+        start, end = traj.prompt_length, traj.turn_spans[-1][1]
+        prompt = traj.token_ids[:start]
+        ids, mask, logps = traj.token_ids[start:end], traj.token_mask[start:end], traj.token_logprobs[start:end]
+    else:
+        prompt = first.prompt_ids
+        ids = [i for t in traj.turns for i in t.completion_ids]
+        logps = [x for t in traj.turns for x in t.logprobs]
+        mask = [1] * len(ids)
+    return Row(
+        prompt_ids=list(prompt), completion_ids=list(ids), env_mask=list(mask), logprobs=list(logps),
+        group=traj.group_id, traj=traj.traj_id, turn_idx=0, role=first.role, ret=traj.episode_return,
+        invalid=traj.invalid_count > 0, step_reward=traj.episode_return, anchor=first.state, position=0,
+        episode=traj, turns=list(traj.turns),
+    )
 
 
 def pad_right(seqs: Sequence[Sequence[float]], value: float, width: int, dtype: torch.dtype) -> torch.Tensor:

@@ -11,9 +11,40 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
-from agentgym_suite.trainers.episodes import Episode
+from agentgym_suite.rollout.records import Trajectory
+
+
+def trajectory_summary(traj: Trajectory) -> dict[str, Any]:
+    """A JSON-ready summary of one episode with every turn's text (no token ids)."""
+    return {
+        "group": traj.group_id,
+        "traj": traj.traj_id,
+        "task_id": traj.task_id,
+        "seed": traj.seed,
+        "task": traj.task,
+        "return": traj.episode_return,
+        "won": traj.won,
+        "score": traj.score,
+        "truncated": traj.truncated,
+        "error": traj.error,
+        "turns": [
+            {
+                "role": t.role,
+                "position": t.position,
+                "observation": t.state,
+                "action": t.completion_text,
+                "reward": t.reward,
+                "valid": t.action_valid,
+                "prompt_tokens": len(t.prompt_ids),
+                "completion_tokens": len(t.completion_ids),
+                "finish_reason": t.finish_reason,
+                "simulator_generations": len(t.simulator_generations),
+            }
+            for t in traj.turns
+        ],
+    }
 
 
 class TrajectoryLog:
@@ -28,13 +59,13 @@ class TrajectoryLog:
         suffix = "" if self.rank == 0 else f"-rank{self.rank}"
         return self.directory / f"step_{step:06d}{suffix}.jsonl"
 
-    def write_step(self, step: int, episodes: Sequence[Episode]) -> Path:
+    def write_step(self, step: int, episodes: Sequence[Trajectory]) -> Path:
         """Write the episodes of ``step`` (replacing a partial file from an interrupted run)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.path(step)
         with path.open("w", encoding="utf-8") as fh:
             for ep in episodes:
-                fh.write(json.dumps({"step": step, **ep.to_json()}, ensure_ascii=False) + "\n")
+                fh.write(json.dumps({"step": step, **trajectory_summary(ep)}, ensure_ascii=False, default=str) + "\n")
                 fh.flush()
             os.fsync(fh.fileno())
         return path

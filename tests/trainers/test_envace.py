@@ -65,20 +65,23 @@ def test_rehearsal_trains_caller_and_simulator_rows(make_config, tmp_path):
     assert sum(t["simulator_generations"] for line in lines for t in line["turns"]) > 0
 
 
-def test_simulator_rows_share_the_trajectory_score(make_config):
-    from agentgym_suite.trainers.episodes import Episode, TurnRecord
+def test_simulator_rows_share_the_trajectory_score():
+    from agentgym_suite.rollout.records import Trajectory, Turn
     from agentgym_suite.trainers.rows import build_rows
 
     gen = {"has_token_ids": True, "prompt_ids": [1, 2], "completion_ids": [3, 4], "logprobs": [-0.1, -0.2],
            "contract_valid": True, "tool_name": "search", "turn": 1, "finish_reason": "length", "completion_text": "x"}
-    turn = TurnRecord(prompt_ids=[5], completion_ids=[6], logprobs=[-1.0], text="a", observation="o", simulator=[gen, gen])
-    ep = Episode(group="g", traj="t", task_id="w0-t0", seed=0, turns=[turn], ret=0.75)
+    turn = Turn(index=0, prompt_text="p", completion_text="a", prompt_ids=[5], completion_ids=[6], logprobs=[-1.0],
+                state="o", simulator_generations=[gen, gen])
+    traj = Trajectory(task_id="w0-t0", group_id="g", env_id="EnvACE-Rehearsal-v0", seed=0, traj_id="t",
+                      turns=[turn], episode_return=0.75)
     for layout in ("turn", "trajectory"):
-        rows = build_rows([ep], layout, simulator_rows=True)
+        rows = build_rows([traj], layout, simulator_rows=True)
         assert [r.role for r in rows] == ["agent", "simulator", "simulator"]
-        assert {r.ret for r in rows} == {0.75}
+        assert {r.ret for r in rows} == {0.75} and {r.group for r in rows} == {"g"}
         assert [r.turn_idx for r in rows[1:]] == [0, 1] and rows[1].turns[0].finish_reason == "length"
-    assert [r.role for r in build_rows([ep], "turn")] == ["agent"]
+        assert rows[1].prompt_ids == [1, 2] and rows[1].completion_ids == [3, 4]
+    assert [r.role for r in build_rows([traj], "turn")] == ["agent"]
 
 
 @pytest.mark.slow
