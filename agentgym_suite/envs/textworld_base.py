@@ -122,8 +122,9 @@ class TextWorldBackedEnv(TextEnv):
 
     @staticmethod
     def _clean_feedback(text: str) -> str:
-        """Drop the engine's ``>`` prompt lines and runs of blank lines."""
-        lines = [line.rstrip() for line in text.splitlines() if line.strip() != ">"]
+        """Drop the engine's ``>`` prompt lines (with the status bar some replies carry) and
+        runs of blank lines."""
+        lines = [line.rstrip() for line in text.splitlines() if not line.lstrip().startswith(">")]
         return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
     def close_game(self) -> None:

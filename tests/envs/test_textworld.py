@@ -122,3 +122,9 @@ def test_bad_settings_are_rejected() -> None:
         gym.make("TextWorld-v0", settings={"rooms": 3})
     with pytest.raises(ValueError, match="challenge"):
         gym.make("TextWorld-v0", challenge="zork")
+
+
+def test_unknown_verbs_get_the_game_reply_without_prompt_or_status_line(custom_env: gym.Env) -> None:
+    custom_env.reset(options={"task_id": "game-0"})
+    obs, _, _, _, info = custom_env.step("xyzzy")
+    assert obs == "That's not a verb I recognise." and info["command_admissible"] is False
