@@ -210,8 +210,6 @@ def test_missing_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
         Tau2Env(domain="airline")
 
 
-def test_telecom_is_not_implemented_clearly() -> None:
-    with pytest.raises(NotImplementedError, match="telecom"):
-        Tau2Env(domain="telecom")
+def test_unknown_domain_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="domain"):
         Tau2Env(domain="banking")

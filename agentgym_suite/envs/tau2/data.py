@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import tomllib
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 from agentgym_suite.core.data import benchmark_dir
 
 DOMAINS = ("retail", "airline", "telecom", "mock")
-IMPLEMENTED_DOMAINS = ("retail", "airline", "mock")
+IMPLEMENTED_DOMAINS = ("retail", "airline", "telecom", "mock")
 SPLITS = ("base", "train", "test")
 
 
@@ -51,19 +52,29 @@ def load_domain(domain: str) -> DomainData:
 
     Raises:
         ValueError: for an unknown domain.
-        NotImplementedError: for ``telecom`` (its user-device simulation is not implemented).
         DataNotFoundError: when the files are missing.
     """
     if domain not in DOMAINS:
         raise ValueError(f"domain={domain!r}; choose one of {IMPLEMENTED_DOMAINS}.")
-    if domain not in IMPLEMENTED_DOMAINS:
-        raise NotImplementedError(
-            f"tau2 domain {domain!r} is not implemented in this suite yet: it needs the simulated user "
-            f"device (phone settings, SIM, data, roaming) and its env assertions. Use one of {IMPLEMENTED_DOMAINS}."
-        )
-    root = benchmark_dir("tau2", f"domains/{domain}/tasks.json", f"domains/{domain}/db.json",
-                         f"domains/{domain}/split_tasks.json", f"domains/{domain}/policy.md")
+    files = TELECOM_FILES if domain == "telecom" else (f"domains/{domain}/db.json", f"domains/{domain}/policy.md")
+    root = benchmark_dir("tau2", f"domains/{domain}/tasks.json", f"domains/{domain}/split_tasks.json", *files)
     return _load(str(root), domain)
+
+
+TELECOM_FILES = ("domains/telecom/db.toml", "domains/telecom/user_db.toml", "domains/telecom/main_policy.md",
+                 "domains/telecom/tech_support_manual.md")
+"""Telecom keeps its databases in TOML and its policy in two parts (main policy and tech-support manual)."""
+
+
+def _telecom_parts(folder: Path) -> tuple[dict[str, Any], dict[str, Any], str, dict[str, dict[str, Any]]]:
+    """Telecom's database, phone state, combined policy and the extra tasks of ``tasks_small.json``."""
+    db = tomllib.loads((folder / "db.toml").read_text(encoding="utf-8"))
+    user_db = tomllib.loads((folder / "user_db.toml").read_text(encoding="utf-8"))
+    policy = (f"<main_policy>\n{(folder / 'main_policy.md').read_text(encoding='utf-8')}\n</main_policy>\n"
+              f"<tech_support_policy>\n{(folder / 'tech_support_manual.md').read_text(encoding='utf-8')}\n</tech_support_policy>")
+    small_path = folder / "tasks_small.json"
+    small = json.loads(small_path.read_text(encoding="utf-8")) if small_path.exists() else []
+    return db, user_db, policy, {str(t["id"]): t for t in small}
 
 
 @lru_cache(maxsize=8)
@@ -72,16 +83,22 @@ def _load(root_text: str, domain: str) -> DomainData:
     folder = root / "domains" / domain
     tasks = {str(t["id"]): t for t in json.loads((folder / "tasks.json").read_text(encoding="utf-8"))}
     splits = {k: [str(i) for i in v] for k, v in json.loads((folder / "split_tasks.json").read_text(encoding="utf-8")).items()}
-    db = json.loads((folder / "db.json").read_text(encoding="utf-8"))
-    user_db_path = folder / "user_db.json"
-    user_db = json.loads(user_db_path.read_text(encoding="utf-8")) if user_db_path.exists() else {}
-    guidelines_path = root / "user_simulator" / "simulation_guidelines.md"
+    if domain == "telecom":
+        db, user_db, policy, extra_tasks = _telecom_parts(folder)
+        tasks = {**extra_tasks, **tasks}  # the "small" split's ids live in tasks_small.json
+    else:
+        db = json.loads((folder / "db.json").read_text(encoding="utf-8"))
+        user_db_path = folder / "user_db.json"
+        user_db = json.loads(user_db_path.read_text(encoding="utf-8")) if user_db_path.exists() else {}
+        policy = (folder / "policy.md").read_text(encoding="utf-8")
+    guide = "simulation_guidelines_tools.md" if domain == "telecom" else "simulation_guidelines.md"
+    guidelines_path = root / "user_simulator" / guide
     guidelines = guidelines_path.read_text(encoding="utf-8") if guidelines_path.exists() else ""
     return DomainData(
         domain=domain,
         tasks=tasks,
         splits=splits,
-        policy=(folder / "policy.md").read_text(encoding="utf-8"),
+        policy=policy,
         guidelines=guidelines,
         db_blob=pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL),
         user_db_blob=pickle.dumps(user_db, protocol=pickle.HIGHEST_PROTOCOL),

@@ -1,4 +1,4 @@
-"""``Tau2-v0``: tau2-bench customer-service tasks (retail, airline, mock) with a simulated user.
+"""``Tau2-v0``: tau2-bench customer-service tasks (retail, airline, telecom, mock) with a simulated user.
 
 The agent gets the domain policy as its system prompt and talks to a simulated customer;
 its tool calls run against this suite's own implementation of the domain's tools over a
@@ -6,6 +6,11 @@ fresh copy of the domain database. When the user ends the conversation (``###STO
 ``###TRANSFER###`` or ``###OUT-OF-SCOPE###``) the episode is scored with the task's reward
 bases (see :mod:`agentgym_suite.envs.tau2.evaluation`); ``info["reward_breakdown"]`` holds
 the per-basis scores and the bases left unscored. ``won`` is True when the reward is 1.0.
+
+In telecom the customer also has a simulated phone (user-side tools): the agent asks the
+customer to check or change settings, the customer runs the phone's tools, and the task's
+environment assertions check the phone and the account at the end. Calls made on the
+phone are listed in ``info["user_tool_calls"]`` and count for the ACTION basis.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from agentgym_suite.core.text_env import TaskStart
 from agentgym_suite.core.tool_calls import ToolCall
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
 from agentgym_suite.envs.tau2.data import SPLITS, DomainData, load_domain
-from agentgym_suite.envs.tau2.evaluation import NLJudge, RewardBreakdown, actions_done, communicated, evaluate
-from agentgym_suite.envs.tau2.users import END_TOKENS, LLMUser, ScriptedUser, UserContext, UserSimulator, is_end
+from agentgym_suite.envs.tau2.evaluation import NLJudge, RewardBreakdown, action_matches, actions_done, communicated, evaluate
+from agentgym_suite.envs.tau2.users import (END_TOKENS, LLMUser, ScriptedUser, UserContext, UserSimulator, device_instruction,
+                                            is_end)
 from agentgym_suite.envs.tau2.world import World, build_world, gold_actions, replay_gold
 
 TOOL_PROTOCOL_NOTE = (
@@ -31,8 +37,9 @@ class Tau2Env(ToolEnv):
     """tau2-bench customer service with a simulated user.
 
     Args:
-        domain: ``retail``, ``airline`` or ``mock`` (``telecom`` raises NotImplementedError).
-        split: ``base`` (all tasks, default), ``train`` or ``test`` from ``split_tasks.json``.
+        domain: ``retail``, ``airline``, ``telecom`` or ``mock``.
+        split: ``base`` (all tasks, default), ``train`` or ``test`` from ``split_tasks.json`` (telecom also
+            has ``small``, the 20 tasks of ``tasks_small.json``).
         user: ``"scripted"`` (offline, deterministic; default) or any :class:`UserSimulator`.
         user_generate: a chat callable ``(messages) -> str``; when given, an :class:`LLMUser`
             built on it plays the customer (overrides ``user``).
@@ -76,6 +83,7 @@ class Tau2Env(ToolEnv):
         self.world: World | None = None
         self._task: dict[str, Any] = {}
         self._history_calls: list[tuple[str, dict[str, Any]]] = []
+        self._user_calls: list[tuple[int, str, dict[str, Any]]] = []  # (agent calls made before it, name, arguments)
         self._user_turns = 0
         self._breakdown: RewardBreakdown | None = None
         self._gold_hashes: dict[str, str] = {}
@@ -88,6 +96,7 @@ class Tau2Env(ToolEnv):
         self._task = self.data.tasks[task_id]
         self.world = build_world(self.data, self._task)
         self._history_calls = []
+        self._user_calls = []
         self._user_turns = 0
         self._breakdown = None
         history = self._history_messages()
@@ -124,6 +133,7 @@ class Tau2Env(ToolEnv):
             user_turns=self._user_turns - 1,
             user_actions=self._assertion_fixes("user"),
             run_user_tool=self._run_user_tool,
+            user_tools=tuple(self.world.user.handlers()) if self.world is not None and self.world.user is not None else (),
         )
         reply = self.user.reply(context)
         if is_end(reply):
@@ -137,18 +147,31 @@ class Tau2Env(ToolEnv):
         return self._breakdown.reward, self._breakdown.reward == 1.0
 
     def _extra_info(self) -> dict[str, Any]:
-        return {"reward_breakdown": self._breakdown.as_info()} if self._breakdown is not None else {}
+        extra: dict[str, Any] = {"reward_breakdown": self._breakdown.as_info()} if self._breakdown is not None else {}
+        if self._user_calls:
+            extra["user_tool_calls"] = [{"name": n, "arguments": dict(a)} for _, n, a in self._user_calls]
+        return extra
 
     def oracle(self) -> list[str]:
-        """Remaining gold tool calls (one per message), then a closing reply with the required info."""
-        done = actions_done(gold_actions(self._task), self._calls_so_far())
+        """Remaining gold actions, one per message, then a closing reply with the required info.
+
+        The agent's own actions are tool calls; actions the customer must take on their phone
+        are messages asking them to (see :func:`~agentgym_suite.envs.tau2.users.device_instruction`).
+        Progress is the longest prefix of the gold actions done in order, so an action the
+        task expects twice (e.g. two reboots) is asked for twice.
+        """
         golds = gold_actions(self._task)
         start = 0
-        while start < len(golds) and done[start]:
-            start += 1
+        for name, arguments in self._calls_so_far():
+            if start < len(golds) and action_matches(golds[start], name, arguments):
+                start += 1
         steps = []
-        todo = [(a["name"], a.get("arguments") or {}) for a in golds[start:]] + self._assertion_fixes("assistant")
-        for name, arguments in todo:
+        todo = [(a.get("requestor", "assistant"), a["name"], a.get("arguments") or {}) for a in golds[start:]]
+        todo += [("assistant", name, arguments) for name, arguments in self._assertion_fixes("assistant")]
+        for side, name, arguments in todo:
+            if side == "user":
+                steps.append(device_instruction(name, arguments))
+                continue
             body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
             steps.append(f"<tool_call>\n{body}\n</tool_call>")
         infos = [str(i) for i in (self._task.get("evaluation_criteria") or {}).get("communicate_info") or []]
@@ -187,11 +210,28 @@ class Tau2Env(ToolEnv):
         return fixes
 
     def _run_user_tool(self, name: str, arguments: dict[str, Any]) -> Any:
-        assert self.world is not None and self.world.user is not None
-        return self.world.user.handlers()[name](**arguments)
+        """Run a user-side tool for the simulated customer and record the call; raises ValueError on refusal."""
+        if self.world is None or self.world.user is None:
+            raise ValueError("this domain gives the customer no tools")
+        handlers = self.world.user.handlers()
+        if name not in handlers:
+            raise ValueError(f"the customer has no tool {name!r}; their tools: {', '.join(sorted(handlers))}")
+        self._user_calls.append((len(self.tool_log), name, dict(arguments)))
+        try:
+            return handlers[name](**arguments)
+        except TypeError as exc:
+            raise ValueError(f"wrong arguments for {name}: {exc}") from None
 
     def _calls_so_far(self) -> list[tuple[str, dict[str, Any]]]:
-        return self._history_calls + [(r.name, r.arguments) for r in self.tool_log]
+        """Every call in the order made: the pre-filled history's, then the agent's and the customer's interleaved."""
+        calls = list(self._history_calls)
+        pending = list(self._user_calls)
+        for index, record in enumerate(self.tool_log):
+            while pending and pending[0][0] <= index:
+                calls.append(pending.pop(0)[1:])
+            calls.append((record.name, record.arguments))
+        calls.extend(call[1:] for call in pending)
+        return calls
 
     def _goal_reached(self) -> bool:
         criteria = self._task.get("evaluation_criteria") or {}

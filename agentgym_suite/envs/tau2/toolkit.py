@@ -84,6 +84,9 @@ class DomainTools:
             raise ValueError(f"{type(self).__name__} has no function {name!r}")
         return getattr(self, name)(**arguments)
 
+    def attach(self, user: "DomainTools | None") -> None:
+        """Link to the episode's user-side toolkit; domains whose two sides share state override this."""
+
     @staticmethod
     def assertion_fix(func_name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         """The call that makes a failing env assertion hold, when the domain knows one (else None)."""

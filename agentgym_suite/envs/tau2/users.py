@@ -6,6 +6,8 @@ human) or ``###OUT-OF-SCOPE###`` (the scenario has no answer) ends the conversat
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
@@ -25,6 +27,7 @@ class UserContext:
     user_turns: int
     user_actions: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     run_user_tool: Callable[[str, dict[str, Any]], Any] | None = None
+    user_tools: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -69,6 +72,45 @@ def scenario_text(task: dict[str, Any]) -> str:
     return "\n".join(f"{label}: {parts[key]}" for key, label in labels if parts[key].strip() and parts[key].strip() != ".")
 
 
+DEVICE_REQUEST = "Please do this on your phone:"
+
+
+def device_instruction(name: str, arguments: dict[str, Any]) -> str:
+    """An agent message asking the customer to run user-side tool ``name`` (the form :class:`ScriptedUser` follows)."""
+    args = f" {json.dumps(arguments, ensure_ascii=False)}" if arguments else ""
+    return f"{DEVICE_REQUEST} {name}{args}"
+
+
+def requested_user_actions(text: str, tool_names: tuple[str, ...], task: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The user-side tool calls an agent message asks for, in the order the message names them.
+
+    A tool is requested when its name appears in the message as a word. A JSON object right
+    after the name gives the arguments; without one, the arguments of the task's first
+    expected user action of that name are used (the customer knows their own scenario), or
+    none. Each (name, arguments) pair is taken once per message.
+    """
+    if not tool_names or not text:
+        return []
+    golds = [a for a in (task.get("evaluation_criteria") or {}).get("actions") or [] if a.get("requestor") == "user"]
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(tool_names, key=len, reverse=True)) + r")\b")
+    decoder = json.JSONDecoder()
+    out: list[tuple[str, dict[str, Any]]] = []
+    for match in pattern.finditer(text):
+        name = match.group(1)
+        rest = text[match.end():].lstrip()
+        arguments: Any = None
+        if rest.startswith("{"):
+            try:
+                arguments, _ = decoder.raw_decode(rest)
+            except ValueError:
+                arguments = None
+        if not isinstance(arguments, dict):
+            arguments = next((dict(g.get("arguments") or {}) for g in golds if g.get("name") == name), {})
+        if (name, arguments) not in out:
+            out.append((name, arguments))
+    return out
+
+
 class ScriptedUser:
     """Offline user that replays the task's scenario without a model (deterministic).
 
@@ -78,6 +120,10 @@ class ScriptedUser:
     when the agent asks a question or for confirmation, and otherwise restates the next
     piece of its scenario. After ``max_turns`` replies it stops. Before stopping it carries
     out the user-side device actions its scenario asks for (``context.user_actions``).
+
+    When the domain gives the user tools (``context.user_tools``, e.g. telecom's phone), an
+    agent message that names some of them is an instruction: the user runs them (see
+    :func:`requested_user_actions`) and answers with what the phone showed.
     """
 
     def __init__(self, max_turns: int = 8) -> None:
@@ -91,6 +137,11 @@ class ScriptedUser:
     def reply(self, context: UserContext) -> str:
         if context.transferred:
             return TRANSFER
+        last = next((str(m.get("content") or "") for m in reversed(context.messages) if m.get("role") == "assistant"), "")
+        if context.run_user_tool is not None:
+            requests = requested_user_actions(last, context.user_tools, context.task)
+            if requests:
+                return self._carry_out(requests, context.run_user_tool)
         if context.goal_reached or context.user_turns >= self.max_turns:
             if context.goal_reached and context.run_user_tool is not None:
                 for name, arguments in context.user_actions:
@@ -99,7 +150,6 @@ class ScriptedUser:
                     except ValueError:
                         continue
             return STOP
-        last = next((str(m.get("content") or "") for m in reversed(context.messages) if m.get("role") == "assistant"), "")
         if "?" in last or "confirm" in last.lower():
             return "Yes, please go ahead."
         parts = scenario_parts(context.task)
@@ -107,6 +157,18 @@ class ScriptedUser:
         if pieces:
             return pieces[context.user_turns % len(pieces)]
         return "Is there anything else you need from me?"
+
+    @staticmethod
+    def _carry_out(requests: list[tuple[str, dict[str, Any]]], run: Callable[[str, dict[str, Any]], Any]) -> str:
+        reports = []
+        for name, arguments in requests:
+            try:
+                result = run(name, arguments)
+            except ValueError as exc:
+                reports.append(f"I tried {name} but it did not work: {exc}")
+                continue
+            reports.append(f"I did {name}. My phone shows: {result}")
+        return "\n".join(reports)
 
 
 class LLMUser:

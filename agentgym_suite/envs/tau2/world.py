@@ -15,10 +15,12 @@ from agentgym_suite.envs.tau2.airline import AirlineTools
 from agentgym_suite.envs.tau2.data import DomainData
 from agentgym_suite.envs.tau2.mock import MockTools, MockUserTools
 from agentgym_suite.envs.tau2.retail import RetailTools
+from agentgym_suite.envs.tau2.telecom import TelecomTools
+from agentgym_suite.envs.tau2.telecom_device import TelecomDeviceTools
 from agentgym_suite.envs.tau2.toolkit import DomainTools
 
-AGENT_TOOLKITS: dict[str, type[DomainTools]] = {"retail": RetailTools, "airline": AirlineTools, "mock": MockTools}
-USER_TOOLKITS: dict[str, type[DomainTools]] = {"mock": MockUserTools}
+AGENT_TOOLKITS: dict[str, type[DomainTools]] = {"retail": RetailTools, "airline": AirlineTools, "telecom": TelecomTools, "mock": MockTools}
+USER_TOOLKITS: dict[str, type[DomainTools]] = {"telecom": TelecomDeviceTools, "mock": MockUserTools}
 
 
 def deep_update(target: dict[str, Any], patch: dict[str, Any]) -> None:
@@ -78,6 +80,7 @@ def build_world(data: DomainData, task: dict[str, Any]) -> World:
     agent_cls = AGENT_TOOLKITS[data.domain]
     user_cls = USER_TOOLKITS.get(data.domain)
     world = World(agent_cls(data.fresh_db()), user_cls(data.fresh_user_db()) if user_cls else None, data.pristine_db)
+    world.agent.attach(world.user)
     initial = task.get("initial_state") or {}
     init_data = initial.get("initialization_data") or {}
     if init_data.get("agent_data"):
