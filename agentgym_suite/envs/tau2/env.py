@@ -133,7 +133,7 @@ class Tau2Env(ToolEnv):
             user_turns=self._user_turns - 1,
             user_actions=self._assertion_fixes("user"),
             run_user_tool=self._run_user_tool,
-            user_tools=tuple(self.world.user.handlers()) if self.world is not None and self.world.user is not None else (),
+            user_tools=self.world.user.schemas() if self.world is not None and self.world.user is not None else [],
         )
         reply = self.user.reply(context)
         if is_end(reply):

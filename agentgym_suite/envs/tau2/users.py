@@ -27,7 +27,8 @@ class UserContext:
     user_turns: int
     user_actions: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     run_user_tool: Callable[[str, dict[str, Any]], Any] | None = None
-    user_tools: tuple[str, ...] = ()
+    user_tools: list[dict[str, Any]] = field(default_factory=list)
+    """OpenAI-format schemas of the tools the customer has (telecom's phone); empty in most domains."""
 
 
 @runtime_checkable
@@ -81,7 +82,12 @@ def device_instruction(name: str, arguments: dict[str, Any]) -> str:
     return f"{DEVICE_REQUEST} {name}{args}"
 
 
-def requested_user_actions(text: str, tool_names: tuple[str, ...], task: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def tool_names(schemas: list[dict[str, Any]]) -> list[str]:
+    """The function names of OpenAI-format tool schemas."""
+    return [str((s.get("function") or {}).get("name") or s.get("name") or "") for s in schemas if isinstance(s, dict)]
+
+
+def requested_user_actions(text: str, names: list[str], task: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The user-side tool calls an agent message asks for, in the order the message names them.
 
     A tool is requested when its name appears in the message as a word. A JSON object right
@@ -89,10 +95,11 @@ def requested_user_actions(text: str, tool_names: tuple[str, ...], task: dict[st
     expected user action of that name are used (the customer knows their own scenario), or
     none. Each (name, arguments) pair is taken once per message.
     """
-    if not tool_names or not text:
+    names = [n for n in names if n]
+    if not names or not text:
         return []
     golds = [a for a in (task.get("evaluation_criteria") or {}).get("actions") or [] if a.get("requestor") == "user"]
-    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(tool_names, key=len, reverse=True)) + r")\b")
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
     decoder = json.JSONDecoder()
     out: list[tuple[str, dict[str, Any]]] = []
     for match in pattern.finditer(text):
@@ -139,7 +146,7 @@ class ScriptedUser:
             return TRANSFER
         last = next((str(m.get("content") or "") for m in reversed(context.messages) if m.get("role") == "assistant"), "")
         if context.run_user_tool is not None:
-            requests = requested_user_actions(last, context.user_tools, context.task)
+            requests = requested_user_actions(last, tool_names(context.user_tools), context.task)
             if requests:
                 return self._carry_out(requests, context.run_user_tool)
         if context.goal_reached or context.user_turns >= self.max_turns:
