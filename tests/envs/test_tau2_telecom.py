@@ -217,3 +217,27 @@ def test_user_tool_calls_count_for_actions_and_are_reported(env: Tau2Env) -> Non
     run = play_oracle(env, DATA_TASK, max_steps=20)
     assert run.info["user_tool_calls"] == [{"name": "toggle_data", "arguments": {}}]
     assert env._calls_so_far() == [("toggle_data", {}), ("refuel_data", {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2.0})]
+
+
+def test_llm_user_runs_its_phone_tools() -> None:
+    prompts: list[list[dict]] = []
+    script = iter([
+        "My mobile data does not work.",
+        '<tool_call>{"name": "toggle_data", "arguments": {}}</tool_call>',
+        '<tool_call>{"name": "launch_rocket", "arguments": {}}</tool_call>',
+        "Done, mobile data is on now.",
+    ])
+
+    def generate(messages: list[dict]) -> str:
+        prompts.append(messages)
+        return next(script)
+
+    env = Tau2Env(domain="telecom", user_generate=generate)
+    env.reset(options={"task_id": DATA_TASK})
+    assert not env.world.user.device["data_enabled"]
+    obs, _, done, _, info = env.step("Please turn your mobile data on.")
+    assert not done and obs == "Done, mobile data is on now."
+    assert env.world.user.device["data_enabled"] and info["user_tool_calls"] == [{"name": "toggle_data", "arguments": {}}]
+    assert "toggle_data" in prompts[1][0]["content"] and "<tool_call>" in prompts[1][0]["content"]
+    assert "Mobile Data is now ON" in prompts[2][-1]["content"]  # the tool result came back to the model
+    assert "no tool named 'launch_rocket'" in prompts[3][-1]["content"]

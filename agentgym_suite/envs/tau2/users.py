@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
+from agentgym_suite.core.tool_calls import parse_tool_calls, render_tool_results, validate_call
+
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 END_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
 AGENT_GREETING = "Hi! How can I help you today?"
@@ -118,6 +120,14 @@ def requested_user_actions(text: str, names: list[str], task: dict[str, Any]) ->
     return out
 
 
+def tools_prompt(schemas: list[dict[str, Any]]) -> str:
+    """The system-prompt section that shows a simulated customer their tools and how to call them."""
+    listing = "\n".join(json.dumps(schema, ensure_ascii=False) for schema in schemas)
+    return ("# Your tools\nYou can use these tools on your own device:\n" + listing + "\nTo use one, write "
+            "<tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>; you will see the result before you answer. "
+            "Answer the agent in plain text once you are done with your tools.")
+
+
 class ScriptedUser:
     """Offline user that replays the task's scenario without a model (deterministic).
 
@@ -185,11 +195,17 @@ class LLMUser:
     sees the conversation with roles flipped (the agent speaks as ``user``). A failing
     backend ends the conversation with ``###OUT-OF-SCOPE###`` and keeps the error in
     ``last_error`` instead of crashing the episode.
+
+    When the customer has tools (``context.user_tools``, e.g. telecom's phone), their schemas
+    are listed in the system prompt; a reply holding ``<tool_call>`` blocks runs them, the
+    results come back as the next (flipped) user message, and the model is asked again, up to
+    ``max_tool_rounds`` times per reply. Only the final text reaches the agent.
     """
 
-    def __init__(self, generate: Callable[[list[dict[str, Any]]], str], guidelines: str = "") -> None:
+    def __init__(self, generate: Callable[[list[dict[str, Any]]], str], guidelines: str = "", max_tool_rounds: int = 6) -> None:
         self.generate = generate
         self.guidelines = guidelines
+        self.max_tool_rounds = max_tool_rounds
         self.last_error: str | None = None
         self._own: list[str] = []
 
@@ -221,6 +237,32 @@ class LLMUser:
                 flipped.append({"role": "assistant", "content": content})
         if len(flipped) == 1 or flipped[1]["role"] != "user":
             flipped.insert(1, {"role": "user", "content": AGENT_GREETING})
-        text = self._ask(flipped)
+        if context.user_tools and context.run_user_tool is not None:
+            flipped[0]["content"] += "\n\n" + tools_prompt(context.user_tools)
+            text = self._with_tools(flipped, context)
+        else:
+            text = self._ask(flipped)
         self._own.append(text)
         return text
+
+    def _with_tools(self, flipped: list[dict[str, Any]], context: UserContext) -> str:
+        """Ask the model, running its tool calls on the customer's side, until it answers in plain text."""
+        index = {name: schema for name, schema in zip(tool_names(context.user_tools), context.user_tools)}
+        text = OUT_OF_SCOPE
+        for _ in range(max(1, self.max_tool_rounds)):
+            text = self._ask(flipped)
+            parsed = parse_tool_calls(text)
+            if not parsed.has_tool_calls or is_end(text):
+                return text
+            results: list[tuple[str, Any]] = [(e.name or "invalid_tool_call", {"error": e.message}) for e in parsed.errors]
+            for call in parsed.calls:
+                problem = validate_call(call, index)
+                if problem is not None:
+                    results.append((call.name, {"error": problem.message}))
+                    continue
+                try:
+                    results.append((call.name, context.run_user_tool(call.name, call.arguments)))  # type: ignore[misc]
+                except ValueError as exc:
+                    results.append((call.name, {"error": str(exc)}))
+            flipped = flipped + [{"role": "assistant", "content": text}, {"role": "user", "content": render_tool_results(results)}]
+        return parse_tool_calls(text).content.strip() or "Sorry, I need a moment; I could not finish checking my phone."
