@@ -181,10 +181,10 @@ def run_episode_batch(envs: list[gym.Env], agent: Agent, plans: list[EpisodePlan
                 state[i] = (observation, info)
         if state and len(state) != len(active):
             _narrow(agent, envs, active, sorted(state))
-    wall = time.perf_counter() - started
+    share = (time.perf_counter() - started) / len(records)
     for record, count in zip(records, tokens):
         record.completion_tokens = count
-        record.wall_s = wall
+        record.wall_s = share  # each episode's share of the batch, so summed wall times stay true
         if record.error is not None:
             record.won = False
     return records
