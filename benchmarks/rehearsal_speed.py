@@ -20,6 +20,7 @@ from typing import Any
 
 import agentgym_suite.registration as registration
 from agentgym_suite.envs.rehearsal import RehearsalEnv
+from ratios import report_ratio
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("SyntheticTools-v0", {"seed": 0, "num_tools": 5, "distractors": 0}),
@@ -85,6 +86,8 @@ def main() -> None:
             s, c, t = replay(sim, task_id, actions)
             sim_s, calls, tokens = sim_s + s, calls + c, tokens + t
         n = args.episodes
+        report_ratio(f"rehearsed / real episode time ({env_id}, {args.world_model})", sim_s / max(real_s, 1e-9), "-",
+                     f"{tokens / max(calls, 1):.1f} tokens per simulated call")
         rows.append((env_id, f"{real_s / n * 1000:9.1f} ms", f"{sim_s / n * 1000:9.1f} ms", f"{sim_s / max(real_s, 1e-9):8.1f}x",
                      f"{calls / n:5.2f}", f"{tokens / max(calls, 1):7.1f}", f"{sim_s / max(calls, 1) * 1000:9.1f} ms"))
     header = ("base env", "real/ep", "rehearsed/ep", "ratio", "calls/ep", "tokens/call", "s/call")

@@ -24,6 +24,7 @@ from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.llm import SamplingParams, load_backend
 from agentgym_suite.registration import entry, missing_requirements
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine
+from ratios import report_ratio
 
 
 class LoopEnv(TextEnv):
@@ -103,6 +104,9 @@ def main() -> None:
     width = max(len(r[0]) for r in rows)
     for name, value, note in rows:
         print(f"{name:<{width}}  {value:>14}  {note}")
+    report_ratio(f"batched / one-at-a-time tokens/s ({label}, {args.model})", batched_tps / seq_tps, ">= 3x",
+                 f"{args.envs} envs")
+    report_ratio(f"share of rollout wall time outside generation ({label})", batched.outside_generation, "<= 10%", "")
 
 
 if __name__ == "__main__":
