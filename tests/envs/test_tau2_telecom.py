@@ -6,6 +6,8 @@ import json
 import warnings
 
 import gymnasium
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 import pytest
 from gymnasium.utils.env_checker import check_env
 
@@ -189,7 +191,7 @@ def test_bad_agent_actions_get_explanatory_errors(env: Tau2Env, action: str, nee
 @pytest.mark.parametrize("request_text,needle", [
     (device_instruction("grant_app_permission", {"app_name": "camera", "permission": "sms"}), "App 'camera' not found"),
     (device_instruction("grant_app_permission", {"app_name": "messaging", "permission": "gps"}), "not tracked"),
-    (device_instruction("set_network_mode_preference", {"mode": "6g"}), "not a valid network mode"),
+    (device_instruction("set_network_mode_preference", {"mode": "6g"}), "'6g' is not one of"),
     (device_instruction("make_payment", {}), "agent must send one first"),
 ])
 def test_bad_phone_actions_are_reported_by_the_customer(env: Tau2Env, request_text: str, needle: str) -> None:
@@ -241,3 +243,13 @@ def test_llm_user_runs_its_phone_tools() -> None:
     assert "toggle_data" in prompts[1][0]["content"] and "<tool_call>" in prompts[1][0]["content"]
     assert "Mobile Data is now ON" in prompts[2][-1]["content"]  # the tool result came back to the model
     assert "no tool named 'launch_rocket'" in prompts[3][-1]["content"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["toggle_data", "grant_app_permission", "set_network_mode_preference", "set_apn_settings", "make_payment"]),
+       arguments=st.dictionaries(st.sampled_from(["app_name", "permission", "mode", "apn_settings", "x"]),
+                                 st.one_of(st.integers(), st.text(max_size=8), st.none(), st.lists(st.integers(), max_size=2)), max_size=3))
+def test_any_phone_request_is_answered_never_raised(env: Tau2Env, name: str, arguments: dict) -> None:
+    env.reset(options={"task_id": DATA_TASK})
+    obs, _, done, _, info = env.step(device_instruction(name, arguments))
+    assert info["action_valid"] and not done and name in obs

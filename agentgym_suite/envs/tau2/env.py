@@ -19,7 +19,7 @@ import json
 from typing import Any, Callable, ClassVar
 
 from agentgym_suite.core.text_env import TaskStart
-from agentgym_suite.core.tool_calls import ToolCall
+from agentgym_suite.core.tool_calls import ToolCall, tool_name, validate_call
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
 from agentgym_suite.envs.tau2.data import SPLITS, DomainData, load_domain
 from agentgym_suite.envs.tau2.evaluation import NLJudge, RewardBreakdown, action_matches, actions_done, communicated, evaluate
@@ -216,10 +216,13 @@ class Tau2Env(ToolEnv):
         handlers = self.world.user.handlers()
         if name not in handlers:
             raise ValueError(f"the customer has no tool {name!r}; their tools: {', '.join(sorted(handlers))}")
+        problem = validate_call(ToolCall(name, dict(arguments)), {tool_name(s): s for s in self.world.user.schemas()})
+        if problem is not None:
+            raise ValueError(problem.message)
         self._user_calls.append((len(self.tool_log), name, dict(arguments)))
         try:
             return handlers[name](**arguments)
-        except TypeError as exc:
+        except TypeError as exc:  # e.g. an argument the tool does not take
             raise ValueError(f"wrong arguments for {name}: {exc}") from None
 
     def _calls_so_far(self) -> list[tuple[str, dict[str, Any]]]:
