@@ -4,7 +4,8 @@ What changes relative to TRL, and where:
 
 * ``_generate_and_score_completions`` — each generation batch (``generation_batch_size``
   dataset rows = tasks, each repeated G times by TRL's sampler) is produced by multi-turn
-  rollouts of G envs per task, turned into rows (``row_layout``), and scored by the credit
+  rollouts of G envs per task (played by the suite's ``RolloutEngine``, whose ``Trajectory``
+  records are the one record type), turned into rows (``row_layout``), and scored by the credit
   plug-in, whose per-token advantages ``(R, T)`` replace TRL's per-sequence ones. TRL's
   reference-model KL, old log-probs and PPO-clip loss are used unchanged.
 * ``_compute_loss`` — calls TRL's loss and adds the plug-in's auxiliary loss, computed from the
@@ -24,6 +25,7 @@ token-mean loss (``loss_type`` dapo, the default, or bnpo) padding rows change n
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 from dataclasses import replace
 from typing import Any, Callable
@@ -54,6 +56,8 @@ from agentgym_suite.trainers.teacher import (
 )
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 
+
+logger = logging.getLogger(__name__)
 
 TRAINER_INFO_KEYS = INFO_SUBSET + ("task", "game_file", "task_type", "question_type", "source")
 """``info`` keys the rollout records keep: the engine's defaults plus what finds a task's skill family."""
@@ -265,6 +269,9 @@ class AgentGRPOTrainer(GRPOTrainer):
             if id(inner) not in self._policy_world and not (world is not None and world.spec == POLICY):
                 continue
             inner.set_world_model(backend)
+            if not self._policy_world and self.credit.primary_role != "caller":
+                logger.warning("the policy answers the rehearsal env's tool calls, but credit=%s does not train the "
+                               "simulator role; use credit: envace to train both roles.", self.credit.name)
             self._policy_world.add(id(inner))
 
     @property
@@ -494,6 +501,11 @@ class AgentGRPOTrainer(GRPOTrainer):
         return loss + aux.loss.to(loss.device) / normalizer
 
 
+OWN_PENALTY = ("skillrise", "envace")
+"""Plug-ins whose papers fix the invalid penalty themselves (SkillRise 0.5; EnvACE 0, since a malformed
+call already ends the episode with reward 0): ``invalid_action_penalty`` is not passed to them."""
+
+
 def build_credit(args: AgentGRPOConfig) -> CreditAssigner:
     """The plug-in named by ``args.credit`` with ``args.credit_params`` (the trainer's invalid
     penalty filled in when the plug-in has one and the params do not set it)."""
@@ -506,7 +518,7 @@ def build_credit(args: AgentGRPOConfig) -> CreditAssigner:
     names = {f.name for f in fields(cls.config_cls)}
     if cls.needs_full_logits and "top_k" in names and "top_k" not in params:
         params["top_k"] = DEFAULT_TEACHER_TOP_K
-    if "invalid_penalty" in names and "invalid_penalty" not in params and args.credit != "skillrise":
+    if "invalid_penalty" in names and "invalid_penalty" not in params and args.credit not in OWN_PENALTY:
         params["invalid_penalty"] = args.invalid_action_penalty
     return get_credit_assigner(args.credit, **params)
 

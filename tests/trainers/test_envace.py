@@ -96,3 +96,10 @@ def test_synthetic_mode_trains(make_config, tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "run" / "trajectories" / "step_000002.jsonl").read_text().splitlines()]
     assert len(lines) == 4 and all(line["turns"] for line in lines)
     assert {line["task_id"] for line in lines} <= {"w0-t0", "w0-t1"}
+
+
+def test_envace_keeps_its_own_zero_invalid_penalty(make_config):
+    from agentgym_suite.trainers.agent_grpo import build_credit
+
+    assert build_credit(make_config(credit="envace", invalid_action_penalty=0.1)).config.invalid_penalty == 0.0
+    assert build_credit(make_config(credit="grpo", invalid_action_penalty=0.1)).config.invalid_penalty == 0.1
