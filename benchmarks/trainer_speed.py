@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from agentgym_suite.trainers import AgentGRPOConfig, AgentGRPOTrainer  # noqa: E402
 from agentgym_suite.trainers.agent_grpo import resolve_model_path  # noqa: E402
 from trainers.fake_env import make_letter_env  # noqa: E402
+from ratios import report_ratio
 
 
 class StepTimer(TrainerCallback):
@@ -102,6 +103,10 @@ def main() -> None:
     for name in ("sdar", "agentopsd"):
         print(f"{'AgentGRPO ' + name:<28}{ours[name]:>10.3f}{ours[name] / ours['grpo']:>10.2f}{'<=1.60':>10}"
               "  (vs our grpo)")
+    report_ratio(f"AgentGRPO grpo step / TRL GRPOTrainer step ({cli.model})", ours["grpo"] / trl_s, "<= 1.2x",
+                 f"batch {cli.batch}, G {cli.G}, {cli.tokens} tokens")
+    for name in ("sdar", "agentopsd"):
+        report_ratio(f"{name} step / grpo step (teacher log-probs)", ours[name] / ours["grpo"], "<= 1.6x", cli.model)
 
 
 if __name__ == "__main__":
