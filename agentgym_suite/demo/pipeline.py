@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,8 @@ def run_demo(settings: DemoSettings) -> Path:
     """Run the whole demo and return the path of ``report.md``."""
     from agentgym_suite.demo.report import write_report
 
+    # transformers deprecations that TRL triggers every step say nothing to a demo user
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"transformers\..*")
     started = time.perf_counter()
     out = Path(settings.out)
     out.mkdir(parents=True, exist_ok=True)
