@@ -197,6 +197,22 @@ class AgentGRPOTrainer(GRPOTrainer):
         )
         self.env_id = args.train_env_id
 
+    # ------------------------------------------------------------------ resume
+    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Train; ``resume_from_checkpoint=True`` resumes from the last *complete* checkpoint.
+
+        A run killed mid-save leaves a partial ``checkpoint-N``, which is skipped (its step is
+        trained again and saved over it). With no complete checkpoint yet, training starts from
+        step 0 with a warning, so ``agentgym train --resume`` can be re-run after any kill.
+        """
+        if resume_from_checkpoint is True:
+            from agentgym_suite.trainers.checkpoints import last_complete_checkpoint
+
+            resume_from_checkpoint = last_complete_checkpoint(self.args.output_dir)
+            if resume_from_checkpoint is None:
+                logger.warning("no complete checkpoint in %s; training starts from step 0.", self.args.output_dir)
+        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+
     # ------------------------------------------------------------------ data
     def _set_signature_columns_if_needed(self) -> None:
         if self._signature_columns is None:
