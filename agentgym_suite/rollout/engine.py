@@ -2,7 +2,8 @@
 
 Each turn the prompts of all still-running envs go to the backend together; envs whose
 episode ended drop out. Groups of ``group_size`` envs share a task id and a seed. An env that
-raises, or a generation that fails, ends *that* trajectory with ``error`` set; the others go on.
+raises, or a generation that fails or comes back malformed (see :func:`_checked`), ends *that*
+trajectory with ``error`` set; the others go on.
 
 Usage::
 
@@ -12,6 +13,7 @@ Usage::
 
 from __future__ import annotations
 
+import operator
 import time
 import traceback
 from dataclasses import dataclass, field, replace
@@ -23,7 +25,15 @@ from agentgym_suite.core.guards import check_timeout, guard_env, needs_replaceme
 from agentgym_suite.llm.base import Backend, Sample, SamplingParams
 from agentgym_suite.rollout.chat_tokens import TokenConversation
 from agentgym_suite.rollout.prompting import PROMPT_MODES, EpisodePrompt
-from agentgym_suite.rollout.records import INFO_SUBSET, Trajectory, TrajectoryWriter, Turn, info_subset
+from agentgym_suite.rollout.records import (
+    ENV_REPORTED, INFO_SUBSET, Trajectory, TrajectoryWriter, Turn, info_subset,
+)
+
+
+RETRY_SEED_STRIDE = 1_000_003
+"""When a batched call fails and its prompts are retried one by one, prompt ``i`` samples with
+``seed + RETRY_SEED_STRIDE * (i + 1)`` (a seeded call per prompt would otherwise give every copy
+of a prompt the same sample)."""
 
 
 @dataclass(frozen=True)
@@ -252,9 +262,11 @@ class RolloutEngine:
             samples = self._call(active, params)
         except Exception:  # find the prompt that broke the batch; the others still run
             samples = []
-            for item in active:
-                try:
-                    samples.extend(self._call([item], params))
+            for index, item in enumerate(active):
+                try:  # a seed of its own: group members share a prompt and must not share a sample
+                    own = params if params.seed is None else replace(
+                        params, seed=params.seed + RETRY_SEED_STRIDE * (index + 1))
+                    samples.extend(self._call([item], own))
                 except Exception as exc:
                     samples.append(Sample(text="", finish_reason="error", has_token_ids=False, error=_describe(exc)))
         self.stats.generate_s += time.perf_counter() - began
@@ -270,7 +282,7 @@ class RolloutEngine:
                                          tools=[item.prompt.tools for item in items])
         if len(rows) != len(items):
             raise RuntimeError(f"backend returned {len(rows)} results for {len(items)} prompts")
-        return [row[0] for row in rows]
+        return [_checked(row) for row in rows]
 
     def _prompt_ids(self, item: _Live) -> list[int]:
         if item.tokens is not None:
@@ -319,7 +331,7 @@ class RolloutEngine:
             trajectory.position_rewards = {int(k): float(v) for k, v in info["position_rewards"].items()}
         item.info, item.state = info, str(info.get("raw_observation", observation))
         if info.get("error") and trajectory.error is None:
-            trajectory.error = f"env reported: {info['error']}"
+            trajectory.error = f"{ENV_REPORTED}{info['error']}"
         trajectory.episode_return += float(reward)
         trajectory.won = bool(info.get("won", False))
         trajectory.score = float(info.get("score", 0.0) or 0.0)
@@ -353,6 +365,42 @@ class RolloutEngine:
             self._failed_envs.add(id(item.env))
         item.done = True
         self._finish_tokens(item)
+
+
+def _checked(row: Any) -> Sample:
+    """The first sample of a backend's result row, or an error sample saying what was malformed.
+
+    A result that is not a :class:`Sample`, has non-string text, or (from a token backend) has no
+    completion tokens, ids that are not token ids, or a log-prob count that does not match them
+    is not stepped into the env or trained on: its episode fails with the reason.
+    """
+    sample = row[0] if isinstance(row, (list, tuple)) and row else row
+    problem = _malformed(sample)
+    if problem is None:
+        return sample
+    return Sample(text="", finish_reason="error", has_token_ids=False, error=f"malformed backend output: {problem}")
+
+
+def _malformed(sample: Any) -> str | None:
+    if not isinstance(sample, Sample):
+        return f"got {type(sample).__name__} instead of a Sample"
+    if not sample.ok:
+        return None
+    if not isinstance(sample.text, str):
+        return f"the text is a {type(sample.text).__name__}, not a string"
+    if not sample.has_token_ids:
+        return None
+    ids = sample.completion_ids
+    if not ids:
+        return "no completion tokens"
+    try:
+        if any(isinstance(i, bool) or operator.index(i) < 0 for i in ids):
+            return "completion ids that are not token ids"
+    except TypeError:
+        return "completion ids that are not token ids"
+    if sample.logprobs and len(sample.logprobs) != len(ids):
+        return f"{len(sample.logprobs)} log-probs for {len(ids)} completion tokens"
+    return None
 
 
 def _close_quietly(env: gym.Env) -> None:

@@ -29,6 +29,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
+ENV_REPORTED = "env reported: "
+"""Prefix of ``Trajectory.error`` when the env itself put an ``error`` in its info (other errors
+start with the failed stage: ``reset failed:``, ``step failed:``, ``generate failed:``, ...)."""
+
 INFO_SUBSET = ("task_id", "won", "score", "action_valid", "turn", "invalid_reason", "error")
 """``info`` keys copied into each turn record (when present)."""
 
@@ -105,6 +109,17 @@ class Trajectory:
     def failed(self) -> bool:
         """True when the episode ended on an error (env crash or backend failure)."""
         return self.error is not None
+
+    @property
+    def broken(self) -> bool:
+        """True when the episode has no outcome the env judged, so nothing to learn from: the
+        engine caught a failure (reset, step, generation, tokenising) or the env reported an
+        error without terminating (a step timeout, a crashed simulator). An env that *terminates*
+        an episode with an error (a malformed tool call under ``end_on_tool_error``) has judged
+        the agent's play: failed, but not broken."""
+        if self.error is None:
+            return False
+        return not self.error.startswith(ENV_REPORTED) or not self.terminated
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (inverse of :meth:`from_dict`)."""

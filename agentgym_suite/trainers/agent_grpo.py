@@ -17,6 +17,15 @@ What changes relative to TRL, and where:
   generation backend as world model before every rollout; with the ``envace`` plug-in the
   world model's generations are trained as ``simulator`` rows.
 
+Broken episodes (``Trajectory.broken``: the env raised in reset or step, a generation failed or
+came back malformed, the env reported an error without terminating, e.g. a step timeout) are
+dropped before the rows are built — masked out, not given a zero advantage: they get no gradient,
+not even for the turns before the failure, and are left out of their group's baseline, so a
+partial return never reads as a real outcome. They are still written to the step's trajectory
+file with the reason in ``error`` and counted in ``episodes/error_rate``. An env that terminates
+an episode with an error (EnvACE's malformed tool call) has scored the agent's play; that
+episode is trained on.
+
 The number of rows per generation batch varies with episode length; it is padded with
 all-masked rows to a multiple of ``steps_per_generation`` so TRL can split it evenly. With a
 token-mean loss (``loss_type`` dapo, the default, or bnpo) padding rows change nothing.
@@ -230,9 +239,13 @@ class AgentGRPOTrainer(GRPOTrainer):
                         group_id=f"{step}:{rank}:{i // num_generations}", traj_id=f"{step}:{rank}:{i}")
             for i, x in enumerate(inputs)
         ]
+        # a fresh seed per rollout, drawn from the trainer's RNG: the backend restores the global RNG
+        # after generating, so unseeded rollouts would replay the same draws every step; the RNG
+        # state is checkpointed, so a resumed run draws the same seeds
+        seed = int(torch.randint(0, 2**31 - 1, (1,)).item())
         params = SamplingParams(
             n=1, temperature=float(self.temperature), top_p=float(self.top_p or 1.0),
-            max_new_tokens=int(self.max_completion_length),
+            max_new_tokens=int(self.max_completion_length), seed=seed,
         )
         while len(self._envs) < len(specs):
             self._envs.append(self.env_factory())
@@ -312,8 +325,9 @@ class AgentGRPOTrainer(GRPOTrainer):
         args: AgentGRPOConfig = self.args
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
         episodes = self._rollout(inputs, num_generations)
-        families = [task_family(args.env_id, t.task_id, t.task, t.reset_info) for t in episodes]
-        rows = build_rows(episodes, args.row_layout, simulator_rows=self.trains_simulator, families=families)
+        trainable = [t for t in episodes if not t.broken]  # broken episodes give no rows (module docstring)
+        families = [task_family(args.env_id, t.task_id, t.task, t.reset_info) for t in trainable]
+        rows = build_rows(trainable, args.row_layout, simulator_rows=self.trains_simulator, families=families)
         real = len(rows)
         chunks = args.steps_per_generation if mode == "train" else 1
         pad_id = int(self.processing_class.pad_token_id)
@@ -485,8 +499,13 @@ class AgentGRPOTrainer(GRPOTrainer):
         return self._traj_log
 
     # ------------------------------------------------------------------ loss
-    def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any):  # type: ignore[override]
-        result = super()._get_per_token_logps_and_entropies(*args, **kwargs)
+    def _get_per_token_logps_and_entropies(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                                           logits_to_keep: int, *args: Any, **kwargs: Any):  # type: ignore[override]
+        if not args and all(v is None for k, v in kwargs.items() if k not in _TEXT_ONLY_KWARGS):
+            # text-only batch: the columns that are padding in every row cost compute and change nothing
+            input_ids, attention_mask = trim_left_padding(input_ids, attention_mask, logits_to_keep)
+        result = super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, *args,
+                                                            **kwargs)
         if self._capture:
             self._captured_logps = result[0]
         return result
@@ -516,6 +535,9 @@ class AgentGRPOTrainer(GRPOTrainer):
         self._metrics[mode][f"credit/{self.credit.name}/aux_loss"].append(float(aux.loss.detach()))
         return loss + aux.loss.to(loss.device) / normalizer
 
+
+_TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")
+"""Keyword arguments of TRL's log-prob pass that do not tie the batch to its full width."""
 
 OWN_PENALTY = ("skillrise", "envace")
 """Plug-ins whose papers fix the invalid penalty themselves (SkillRise 0.5; EnvACE 0, since a malformed
