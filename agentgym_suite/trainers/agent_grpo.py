@@ -397,7 +397,10 @@ class AgentGRPOTrainer(GRPOTrainer):
         return output
 
     def _keep_row(self, row: Row) -> int:
-        """0 masks a row whose generation was cut by the token budget (mask_truncated_completions)."""
+        """0 masks a row with no completion tokens (its one pad token is not an action) and a row
+        whose generation was cut by the token budget (mask_truncated_completions)."""
+        if not row.completion_ids:
+            return 0
         if self.mask_truncated_completions and row.turns and row.turns[-1].finish_reason == "length":
             return 0
         return 1
