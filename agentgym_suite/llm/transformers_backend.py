@@ -8,6 +8,8 @@ prompts in batch (teacher log-probs for the trainer).
 
 from __future__ import annotations
 
+import contextlib
+
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -123,7 +125,10 @@ class TransformersBackend(TokenizerMixin):
         )
         device = self.device
         devices = [device.index or 0] if device.type == "cuda" else []
-        with torch.no_grad(), torch.random.fork_rng(devices=devices):
+        # A seeded call must not disturb the global RNG; an unseeded one must advance it, or
+        # every unseeded call would replay the same draws.
+        isolate = torch.random.fork_rng(devices=devices) if params.seed is not None else contextlib.nullcontext()
+        with torch.no_grad(), isolate:
             if params.seed is not None:
                 torch.manual_seed(params.seed)
             out = self.model.generate(

@@ -59,6 +59,21 @@ def test_sampling_n_and_seed(backend):
     assert len({tuple(s.completion_ids) for s in first[0]}) > 1
 
 
+def test_unseeded_calls_draw_fresh_samples(backend):
+    import torch
+
+    params = SamplingParams(temperature=1.0, max_new_tokens=12)
+    state = torch.random.get_rng_state()
+    first = backend.generate(PROMPTS[:1], params)[0][0].completion_ids
+    assert not torch.equal(state, torch.random.get_rng_state())  # the global RNG moved on
+    again = backend.generate(PROMPTS[:1], params)[0][0].completion_ids
+    assert first != again
+    seeded = SamplingParams(temperature=1.0, max_new_tokens=12, seed=3)
+    state = torch.random.get_rng_state()
+    backend.generate(PROMPTS[:1], seeded)
+    assert torch.equal(state, torch.random.get_rng_state())  # a seeded call leaves it alone
+
+
 def test_stop_string_ends_generation(backend):
     free = backend.generate([PROMPTS[1]], SamplingParams(temperature=0, max_new_tokens=10))[0][0]
     stop = backend.decode(free.completion_ids[1:3], skip_special_tokens=False)
