@@ -14,28 +14,54 @@ ROWS = (("random", "random agent"), ("oracle", "oracle"), ("before", "model befo
         ("alfworld_after", "model after (ALFWorld)"))
 
 
+CURVES = (("episodes/success_rate", "success rate (training rollouts)"), ("reward", "mean episode return"))
+DIAGNOSTICS = ("loss", "credit/sdar/teacher_gap_mean", "credit/sdar/gate_mean", "credit/agentopsd/multiplier_mean",
+               "episodes/invalid_action_rate", "entropy")
+
+
+def _series(history: list[dict[str, Any]], key: str) -> list[tuple[float, float]]:
+    return [(float(h["step"]), float(h[key])) for h in history if key in h and "step" in h]
+
+
 def _learning_curve(history: list[dict[str, Any]], path: Path) -> bool:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    steps = [h["step"] for h in history if "reward" in h or "episodes/success_rate" in h]
-    if not steps:
+    if not any(_series(history, key) for key, _ in CURVES):
         return False
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for key, label in (("reward", "mean episode return"), ("episodes/success_rate", "success rate (train rollouts)")):
-        points = [(h["step"], h[key]) for h in history if key in h]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for key, label in CURVES:
+        points = _series(history, key)
         if points:
-            ax.plot(*zip(*points), marker="o", label=label)
-    ax.set_xlabel("training step")
-    ax.set_title("GRPO training on the generated TextWorld family")
-    ax.grid(alpha=0.3)
-    ax.legend()
+            left.plot(*zip(*points), marker="o", label=label)
+    left.set_ylim(-0.05, max(1.05, max((v for k, _ in CURVES for _, v in _series(history, k)), default=1) + 0.05))
+    left.set_title("task success during training")
+    for key in DIAGNOSTICS:
+        points = _series(history, key)
+        if points:
+            right.plot(*zip(*points), marker=".", label=key)
+    right.set_title("loss and credit diagnostics")
+    for ax in (left, right):
+        ax.set_xlabel("training step")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return True
+
+
+def _step_table(history: list[dict[str, Any]]) -> list[str]:
+    keys = [k for k in ("episodes/success_rate", "reward", "loss", *DIAGNOSTICS[1:]) if any(k in h for h in history)]
+    rows = [h for h in history if "step" in h and any(k in h for k in keys)]
+    if not rows:
+        return []
+    lines = ["| step | " + " | ".join(keys) + " |", "|---:|" + "---:|" * len(keys)]
+    for h in rows:
+        lines.append(f"| {h['step']} | " + " | ".join(f"{float(h[k]):.4g}" if k in h else "" for k in keys) + " |")
+    return lines
 
 
 def write_report(out: Path, results: dict[str, Any]) -> Path:
@@ -70,6 +96,7 @@ def write_report(out: Path, results: dict[str, Any]) -> Path:
     viewer = write_viewer(Path(results["after"]["out_dir"]), out / "trajectories.html")
     lines += ["", "## Learning curve", ""]
     lines.append(f"![learning curve]({curve.name})" if has_curve else "(no training metrics were logged)")
+    lines += ["", "Per training step (from the trainer's log):", "", *_step_table(results["train"]["history"])]
     lines += ["", "## Trajectories", "", f"[{Path(viewer).name}]({Path(viewer).name}): every turn of the held-out "
               "evaluation after training (filters for won/lost).", "", "## Reproduce each number", ""]
     for key, label in ROWS:
