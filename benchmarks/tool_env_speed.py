@@ -11,6 +11,7 @@ installed or whose data is missing are reported as skipped, not failed.
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from typing import Any
 
@@ -24,6 +25,11 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("Tau2-v0", {"domain": "mock"}),
     ("Tau2-v0", {"domain": "retail"}),
     ("Tau2-v0", {"domain": "airline"}),
+    ("Tau2-v0", {"domain": "telecom"}),
+    ("BFCL-v0", {"category": "base"}),
+    ("BFCL-v0", {"category": "simple"}),
+    ("VitaBench-v0", {"domain": "delivery"}),
+    ("FinMCP-v0", {"data_path": "<fixtures>"}),
 ]
 """(env id, make kwargs) pairs to time; append rows for further tool envs."""
 
@@ -59,6 +65,28 @@ def time_case(env_id: str, kwargs: dict[str, Any], episodes: int, max_steps: int
     }
 
 
+PARSE_SAMPLES = [
+    'Let me look that up.\n<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "#W2378156"}}\n</tool_call>',
+    '<tool_call>{"name": "a", "arguments": {"x": 1}}</tool_call><tool_call>{"name": "b", "arguments": {"y": [1, 2]}}</tool_call>',
+    '{"content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\\"q\\": 2}"}}]}',
+    "<tool_call>{broken json</tool_call> and some text",
+    "Your order has been cancelled. Anything else?",
+]
+"""A mix of well-formed, parallel, OpenAI-style, malformed and plain messages."""
+
+
+def parse_throughput(seconds: float = 1.0) -> float:
+    """Messages parsed per second by the shared tool-call parser."""
+    from agentgym_suite.core.tool_calls import parse_tool_calls
+
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for message in PARSE_SAMPLES:
+            parse_tool_calls(message)
+        count += len(PARSE_SAMPLES)
+    return count / (time.perf_counter() - start)
+
+
 def main() -> None:
     """Time every case and print one table row each."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -72,9 +100,14 @@ def main() -> None:
         if missing:
             print(f"{env_id:<20} {shown:<55} skipped: {'; '.join(missing)}")
             continue
+        if kwargs.get("data_path") == "<fixtures>":
+            from agentgym_suite.envs.finmcp.fixtures import write_fixtures
+
+            kwargs = {**kwargs, "data_path": str(write_fixtures(tempfile.mkdtemp(prefix="finmcp-")))}
         row = time_case(env_id, kwargs, args.episodes)
         print(f"{env_id:<20} {shown:<55} {row['episodes']:>4} {row['reset_ms']:>9.1f} {row['step_ms']:>8.2f} "
               f"{row['steps_per_s']:>8.0f} {row['oracle_win_rate']:>10.2f}")
+    print(f"\ntool-call parser: {parse_throughput():,.0f} messages/s (mixed well-formed, parallel, OpenAI-style, malformed)")
 
 
 if __name__ == "__main__":

@@ -66,3 +66,32 @@ def test_registration_is_idempotent() -> None:
 def test_unknown_id_lists_known_ids() -> None:
     with pytest.raises(KeyError, match="TextWorld-v0"):
         entry("Zork-v9")
+
+
+ORACLE_SKIP = {"ScienceWorld-v0": "long gold paths; oracle replay is covered in tests/envs/test_scienceworld.py"}
+
+
+@pytest.mark.parametrize("env_id", [e.id for e in ENV_ENTRIES])
+def test_oracle_agent_wins_through_gym_make(env_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle asked afresh every turn (as OracleAgent does) wins within the registered turn budget."""
+    from agentgym_suite.agents import OracleAgent
+
+    if env_id in ORACLE_SKIP:
+        pytest.skip(ORACLE_SKIP[env_id])
+    item = entry(env_id)
+    missing = [m for m in missing_requirements(item) if not (env_id in NEEDS_ONLY_FIXTURE and m.startswith("data"))]
+    if missing:
+        pytest.skip(f"{env_id} cannot run here: {missing}")
+    monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path / "cache"))
+    env = gym.make(env_id, **_kwargs_for(env_id, tmp_path))
+    agent = OracleAgent()
+    try:
+        for task_id in env.unwrapped.task_ids()[:2]:
+            obs, info = env.reset(options={"task_id": task_id})
+            agent.reset(env)
+            terminated = truncated = False
+            while not (terminated or truncated):
+                obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+            assert info["won"] and terminated and not truncated, (env_id, task_id, info.get("turn"))
+    finally:
+        env.close()

@@ -210,7 +210,8 @@ class BFCLEnv(ToolEnv):
 
     # ------------------------------------------------------------------ oracle
     def oracle(self) -> list[str]:
-        """Ground-truth calls: one message per turn with its calls, then a text reply ending the turn."""
+        """Ground-truth calls from the current state: one message per turn with its calls, then a
+        text reply ending the turn (a turn whose calls were already made gets only the reply)."""
         if not self._entry:
             return []
         if not self.multi_turn:
@@ -224,6 +225,8 @@ class BFCLEnv(ToolEnv):
         actions: list[str] = []
         for turn in range(self._turn_index, len(self._entry["question"])):
             calls = self._answer[turn] if turn < len(self._answer) else []
+            if turn == self._turn_index and self._turn_call_count:
+                calls = []  # this turn's calls were already made: only the reply that ends it is left
             if calls:
                 actions.append("\n".join(self._oracle_block(c) for c in calls))
             actions.append(TURN_DONE)

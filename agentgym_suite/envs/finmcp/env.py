@@ -50,6 +50,7 @@ class FinMCPEnv(ToolEnv):
         self._sample: Sample | None = None
         self._replayer: Replayer | None = None
         self._turn_index = 0
+        self._steps_in_turn = 0
         self._called: list[str] = []
         self._metrics: dict[str, float] | None = None
 
@@ -60,7 +61,7 @@ class FinMCPEnv(ToolEnv):
     def _start_conversation(self, task_id: str) -> Conversation:
         self._sample = self.samples[task_id]
         self._replayer = Replayer(self._sample, self.unmatched_call_handler)
-        self._turn_index, self._called, self._metrics = 0, [], None
+        self._turn_index, self._steps_in_turn, self._called, self._metrics = 0, 0, [], None
         handlers = {t["function"]["name"]: self._handler(t["function"]["name"]) for t in self.tools}
         first = self._sample.turns[0].user
         return Conversation(task=first, tools=self.tools, handlers=handlers, system_prompt=SYSTEM_PROMPT, first_user_message=first)
@@ -73,9 +74,15 @@ class FinMCPEnv(ToolEnv):
         handler.__name__ = name
         return handler
 
+    def _after_calls(self, calls: list[Any]) -> bool:
+        if calls:
+            self._steps_in_turn += 1
+        return False
+
     def _user_reply(self, assistant_text: str) -> str | None:
         assert self._sample is not None
         self._turn_index += 1
+        self._steps_in_turn = 0
         if self._turn_index >= len(self._sample.turns):
             return None
         return self._sample.turns[self._turn_index].user
@@ -94,12 +101,17 @@ class FinMCPEnv(ToolEnv):
         return info
 
     def oracle(self) -> list[str]:
-        """The recorded calls of the remaining turns, step by step, each turn closed by its answer."""
+        """The recorded calls of the remaining turns, step by step, each turn closed by its answer.
+
+        Steps of the current turn that the episode already took (messages with tool calls since
+        the turn's user message) are skipped, so the plan continues from the current state.
+        """
         if self._sample is None:
             return []
         actions: list[str] = []
-        for turn in self._sample.turns[self._turn_index:]:
-            for step in turn.steps:
+        for index, turn in enumerate(self._sample.turns[self._turn_index:]):
+            done = self._steps_in_turn if index == 0 else 0
+            for step in turn.steps[done:]:
                 actions.append("\n".join(
                     "<tool_call>\n" + json.dumps({"name": c.name, "arguments": c.arguments}, ensure_ascii=False) + "\n</tool_call>"
                     for c in step
