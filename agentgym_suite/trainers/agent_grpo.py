@@ -50,6 +50,7 @@ from agentgym_suite.llm.base import SamplingParams
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.envs.rehearsal.world_model import POLICY
+from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, get_credit_assigner
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
@@ -406,8 +407,19 @@ class AgentGRPOTrainer(GRPOTrainer):
         return 1
 
     def _logps(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int, bs: int) -> torch.Tensor:
-        logps, _, _ = self._get_per_token_logps_and_entropies(model, input_ids, attention_mask, keep, batch_size=bs)
-        return logps
+        """Per-token log-probs of the last ``keep`` tokens (no gradient), in micro-batches of rows of
+        similar length, each cut to its own width (see :mod:`~agentgym_suite.trainers.batching`)."""
+        parts, order = [], []
+        for index, start in length_sorted_chunks(attention_mask, keep, bs):
+            index = index.to(input_ids.device)
+            logps, _, _ = super()._get_per_token_logps_and_entropies(
+                model, input_ids[index, start:], attention_mask[index, start:], keep, batch_size=index.numel())
+            parts.append(logps)
+            order.append(index)
+        stacked = torch.cat(parts)
+        result = torch.empty_like(stacked)
+        result[torch.cat(order)] = stacked
+        return result
 
     def _ref_logps(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int, bs: int) -> torch.Tensor:
         if self.ref_model is not None:
