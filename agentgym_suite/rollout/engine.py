@@ -76,6 +76,8 @@ class _Live:
     """``info`` of the state the next prompt shows."""
     state: str = ""
     """Raw observation of that state."""
+    rendered: str | None = None
+    """This turn's prompt text as rendered for generation (rendered once, reused for the record)."""
 
 
 class RolloutEngine:
@@ -274,7 +276,7 @@ class RolloutEngine:
         return samples
 
     def _call(self, items: list[_Live], params: SamplingParams) -> list[Sample]:
-        if self.token_mode or (self.max_prompt_tokens is not None and self._token_backend):
+        if self._token_backend:  # render and tokenise once here; the turn record reuses the text
             ids = [self._prompt_ids(item) for item in items]
             rows = self.backend.generate_from_ids(ids, params)  # type: ignore[attr-defined]
         else:
@@ -288,7 +290,8 @@ class RolloutEngine:
         if item.tokens is not None:
             ids = item.tokens.token_ids
         else:
-            ids = self.backend.encode(_render(self.backend, item.prompt.prompt(), item.prompt.tools))  # type: ignore[attr-defined]
+            item.rendered = _render(self.backend, item.prompt.prompt(), item.prompt.tools)
+            ids = self.backend.encode(item.rendered)  # type: ignore[attr-defined]
         return list(ids[-self.max_prompt_tokens :]) if self.max_prompt_tokens else list(ids)
 
     def _oracle(self, env: gym.Env) -> list[str] | None:
@@ -309,7 +312,10 @@ class RolloutEngine:
             item.tokens.add_completion(sample)
         else:
             prompt_ids = list(sample.prompt_ids)
-            prompt_text = _render(self.backend, item.prompt.prompt(), item.prompt.tools)
+            prompt_text = item.rendered
+            if prompt_text is None:
+                prompt_text = _render(self.backend, item.prompt.prompt(), item.prompt.tools)
+            item.rendered = None
         record = Turn(index=turn, prompt_text=prompt_text, completion_text=sample.text, prompt_ids=prompt_ids,
                       completion_ids=list(sample.completion_ids), logprobs=list(sample.logprobs),
                       finish_reason=sample.finish_reason, role=str(item.info.get("role", "agent")),
