@@ -9,6 +9,7 @@ prompts in batch (teacher log-probs for the trainer).
 from __future__ import annotations
 
 import contextlib
+import logging
 
 from pathlib import Path
 from typing import Any, Sequence
@@ -17,7 +18,14 @@ import torch
 
 from agentgym_suite.llm.base import BackendError, Prompt, Sample, SamplingParams, TokenizerMixin, Tools, check_prompt
 from agentgym_suite.llm.chat_templates import render_chat
+from agentgym_suite.llm.prefill import cache_kwarg, ragged_prefill_cache
 from agentgym_suite.llm.sampling import RecordingProcessor, StopStrings
+
+
+PREFILL_MODES = ("auto", "ragged", "padded")
+"""How a batch's prompts are prefilled (see :class:`TransformersBackend`)."""
+
+logger = logging.getLogger(__name__)
 
 
 def default_device() -> str:
@@ -33,13 +41,20 @@ class TransformersBackend(TokenizerMixin):
         tokenizer: its tokenizer; needs a chat template for chat prompts.
         max_batch_size: rows (prompts × n) per ``generate`` call; larger batches are split.
         name: label for logs.
+        prefill: ``ragged`` computes each distinct prompt's cache once without padding
+            (:mod:`~agentgym_suite.llm.prefill`), ``padded`` leaves the prefill to ``generate``;
+            ``auto`` (default) is ragged on CPU, where prefill is compute-bound, else padded.
     """
 
     supports_token_prompts = True
 
-    def __init__(self, model: Any, tokenizer: Any, *, max_batch_size: int = 64, name: str | None = None) -> None:
+    def __init__(self, model: Any, tokenizer: Any, *, max_batch_size: int = 64, name: str | None = None,
+                 prefill: str = "auto") -> None:
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}.")
+        if prefill not in PREFILL_MODES:
+            raise ValueError(f"prefill={prefill!r}; choose one of {PREFILL_MODES}.")
+        self.prefill = prefill
         self.model = model
         self.tokenizer = tokenizer
         self.max_batch_size = max_batch_size
@@ -128,6 +143,8 @@ class TransformersBackend(TokenizerMixin):
         # A seeded call must not disturb the global RNG; an unseeded one must advance it, or
         # every unseeded call would replay the same draws.
         isolate = torch.random.fork_rng(devices=devices) if params.seed is not None else contextlib.nullcontext()
+        cache = self._ragged_cache(rows, width) if len(rows) > 1 and self._ragged(device) else None
+        extra = {} if cache is None else {cache_kwarg(self.model): cache}
         with torch.no_grad(), isolate:
             if params.seed is not None:
                 torch.manual_seed(params.seed)
@@ -137,12 +154,28 @@ class TransformersBackend(TokenizerMixin):
                 generation_config=config,
                 logits_processor=LogitsProcessorList([recorder]),
                 stopping_criteria=StoppingCriteriaList([StopStrings(self.tokenizer, params.stop, width)] if params.stop else []),
+                **extra,
             )
         sequences = out if isinstance(out, torch.Tensor) else out.sequences
         new_tokens = sequences[:, width:].cpu()
         recorder.collect(sequences[:, -1])
         logprobs = recorder.logprobs()
         return [self._sample(rows[i], new_tokens[i].tolist(), logprobs[i].tolist(), params) for i in range(len(rows))]
+
+    def _ragged(self, device: torch.device) -> bool:
+        return self.prefill == "ragged" or (self.prefill == "auto" and device.type == "cpu")
+
+    def _ragged_cache(self, rows: list[list[int]], width: int) -> Any | None:
+        """The ragged prefill's cache, or None (then ``generate`` prefills the padded batch); on
+        ``auto``, a model whose cache cannot be assembled this way is not asked again."""
+        try:
+            cache = ragged_prefill_cache(self.model, rows, width)
+        except Exception as exc:  # an unusual cache layout: fall back to the padded prefill
+            logger.info("%s: ragged prefill unavailable (%s); using padded prefill.", self.name, exc)
+            cache = None
+        if cache is None and self.prefill == "auto" and any(len(r) > 1 for r in rows):
+            self.prefill = "padded"
+        return cache
 
     def _sample(self, prompt: list[int], generated: list[int], logprobs: list[float], params: SamplingParams) -> Sample:
         end, reason = len(generated), "length"
