@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import gymnasium
 
@@ -24,7 +25,7 @@ class EnvEntry:
     requires: tuple[str, ...] = ()
     """Importable modules the backend needs (checked with ``importlib.util.find_spec``)."""
     data: tuple[str, ...] = ()
-    """Benchmark folder (first) and required paths inside it, relative to the data dir."""
+    """Benchmark folder (first) and required paths (or glob patterns) inside it."""
     kwargs: dict = field(default_factory=dict)
 
 
@@ -51,7 +52,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry("VitaBench-v0", "agentgym_suite.envs.vitabench:VitaBenchEnv", 30,
              "VitaBench life-service tasks (delivery, instore) with a simulated user", data=("vitabench",)),
     EnvEntry("FinMCP-v0", "agentgym_suite.envs.finmcp:FinMCPEnv", 20,
-             "FinMCP-Bench financial tool calls replayed from recordings"),
+             "FinMCP-Bench financial tool calls replayed from recordings", data=("finmcp", "*.json")),
     EnvEntry("SyntheticTools-v0", "agentgym_suite.envs.synthetic_tools:SyntheticToolsEnv", 20,
              "procedurally generated stateful tool worlds"),
     EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.envs.rehearsal:RehearsalEnv", 20,
@@ -86,8 +87,15 @@ def missing_requirements(item: EnvEntry) -> list[str]:
     if item.data:
         root = data_dir() / item.data[0]
         paths = item.data[1:] or ("",)
-        missing += [f"data {root / p}" for p in paths if not (root / p).exists()]
+        missing += [f"data {root / p}" for p in paths if not _present(root, p)]
     return missing
+
+
+def _present(root: Path, relative: str) -> bool:
+    """Whether ``root/relative`` exists; a pattern such as ``*.json`` needs one match."""
+    if any(ch in relative for ch in "*?["):
+        return any(root.glob(relative))
+    return (root / relative).exists()
 
 
 def register_all() -> None:
