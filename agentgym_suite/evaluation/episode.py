@@ -34,7 +34,12 @@ def describe_error(exc: BaseException) -> str:
 
 def agent_turn_report(agent: Agent) -> dict[str, Any]:
     """What the agent says about its last action (``prompt``, ``thinking``, ``completion_tokens``)."""
-    report = getattr(agent, "last_turn", None)
+    return turn_report(getattr(agent, "last_turn", None))
+
+
+def turn_report(report: Any) -> dict[str, Any]:
+    """The ``prompt``, ``thinking`` and ``completion_tokens`` an agent reported for one action
+    (a dict or an object; missing values are left out)."""
     if report is None:
         return {}
     get = report.get if isinstance(report, dict) else (lambda name: getattr(report, name, None))
@@ -162,8 +167,7 @@ def run_episode_batch(envs: list[gym.Env], agent: Agent, plans: list[EpisodePlan
             for i in active:
                 records[i].agent_s += (time.perf_counter() - before) / len(active)
         for slot, (i, action) in enumerate(zip(active, actions)):
-            report = {k: v for k, v in (reports[slot] if slot < len(reports) else {}).items()
-                      if k in ("prompt", "thinking", "completion_tokens") and v is not None}
+            report = turn_report(reports[slot] if slot < len(reports) else None)
             try:
                 observation, reward, terminated, truncated, info = envs[i].step(action)
             except Exception as exc:
