@@ -30,13 +30,13 @@ class EnvEntry:
 
 
 ENV_ENTRIES: tuple[EnvEntry, ...] = (
-    EnvEntry("TextWorld-v0", "agentgym_suite.envs.textworld_env:TextWorldEnv", 50,
+    EnvEntry("TextWorld-v0", "agentgym_suite.envs.textworld.env:TextWorldEnv", 50,
              "TextWorld games generated offline (custom, cooking, coin collector, treasure hunter)",
              requires=("textworld",)),
-    EnvEntry("ALFWorld-v0", "agentgym_suite.envs.alfworld_env:ALFWorldEnv", 50,
+    EnvEntry("ALFWorld-v0", "agentgym_suite.envs.alfworld.env:ALFWorldEnv", 50,
              "ALFWorld household tasks on the real PDDL text engine",
              requires=("alfworld", "textworld"), data=("alfworld", "json_2.1.1", "logic/alfred.twl2")),
-    EnvEntry("ScienceWorld-v0", "agentgym_suite.envs.scienceworld_env:ScienceWorldEnv", 100,
+    EnvEntry("ScienceWorld-v0", "agentgym_suite.envs.scienceworld.env:ScienceWorldEnv", 100,
              "ScienceWorld's 30 elementary-science tasks (Java simulator)", requires=("scienceworld",)),
     EnvEntry("WebShop-v0", "agentgym_suite.envs.webshop:WebShopEnv", 15,
              "WebShop online shopping with BM25 product search",

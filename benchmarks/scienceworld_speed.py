@@ -23,7 +23,7 @@ from typing import Callable
 import gymnasium as gym
 
 import agentgym_suite
-from agentgym_suite.envs.scienceworld_env import ScienceWorldEnv
+from agentgym_suite.envs.scienceworld.env import ScienceWorldEnv
 from ratios import report_ratio
 
 

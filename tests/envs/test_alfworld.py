@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agentgym_suite  # noqa: F401
 from agentgym_suite.core.errors import DataNotFoundError, UnknownTaskError
-from agentgym_suite.envs.alfworld_env import TASK_TYPES, task_type_of
+from agentgym_suite.envs.alfworld.env import TASK_TYPES, task_type_of
 
 from .oracle import play_oracle
 

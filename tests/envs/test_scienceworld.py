@@ -13,9 +13,9 @@ pytest.importorskip("scienceworld")
 
 import agentgym_suite  # noqa: E402,F401  (registers the ids)
 from agentgym_suite.core.errors import UnknownTaskError  # noqa: E402
-from agentgym_suite.envs.scienceworld_backend import JavaNotFoundError, find_java  # noqa: E402
-from agentgym_suite.envs.scienceworld_env import ScienceWorldEnv  # noqa: E402
-from agentgym_suite.envs.scienceworld_tasks import TASKS, find_task, select_tasks  # noqa: E402
+from agentgym_suite.envs.scienceworld.backend import JavaNotFoundError, find_java  # noqa: E402
+from agentgym_suite.envs.scienceworld.env import ScienceWorldEnv  # noqa: E402
+from agentgym_suite.envs.scienceworld.tasks import TASKS, find_task, select_tasks  # noqa: E402
 
 
 def _has_java() -> bool:

@@ -20,8 +20,8 @@ import pytest
 
 from agentgym_suite.agents.base import OracleAgent
 from agentgym_suite.core.tool_calls import TOOL_EXECUTION_ERROR
-from agentgym_suite.envs import textworld_env
-from agentgym_suite.envs.textworld_games import DamagedGameError, story_file_problem
+from agentgym_suite.envs.textworld import env as textworld_env
+from agentgym_suite.envs.textworld.games import DamagedGameError, story_file_problem
 from agentgym_suite.evaluation.runner import evaluate
 
 from reliability.fakes import TOOLS_ID

@@ -24,9 +24,9 @@ from gymnasium.error import ResetNeeded
 
 from agentgym_suite.core.actions import ActionFormat, ParsedAction
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
-from agentgym_suite.envs.scienceworld_actions import rank_actions
-from agentgym_suite.envs.scienceworld_backend import SimulatorCrashed, SimulatorProcess, SimulatorRejected
-from agentgym_suite.envs.scienceworld_tasks import (
+from agentgym_suite.envs.scienceworld.actions import rank_actions
+from agentgym_suite.envs.scienceworld.backend import SimulatorCrashed, SimulatorProcess, SimulatorRejected
+from agentgym_suite.envs.scienceworld.tasks import (
     TaskSpec,
     check_simplification,
     check_split,

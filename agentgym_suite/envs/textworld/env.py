@@ -11,8 +11,8 @@ import warnings
 from typing import Any
 
 from agentgym_suite.core.text_env import TaskStart
-from agentgym_suite.envs.textworld_base import TextWorldBackedEnv, normalise_command
-from agentgym_suite.envs.textworld_games import (
+from agentgym_suite.envs.textworld.base import TextWorldBackedEnv, normalise_command
+from agentgym_suite.envs.textworld.games import (
     SPLIT_SEED_OFFSETS,
     DamagedGameError,
     generate_game,
@@ -26,7 +26,7 @@ class TextWorldEnv(TextWorldBackedEnv):
 
     Args:
         challenge: ``custom``, ``tw-cooking``, ``tw-coin_collector`` or ``tw-treasure_hunter``.
-        settings: difficulty knobs (see ``textworld_games.DEFAULT_SETTINGS``).
+        settings: difficulty knobs (see ``agentgym_suite.envs.textworld.games.DEFAULT_SETTINGS``).
         n_games: number of games in the family (task ids ``game-0`` …).
         seed: base seed of the family.
         split: ``train``, ``valid`` or ``test``: disjoint seed ranges of the same family.
