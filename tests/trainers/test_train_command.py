@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from agentgym_suite.cli import build_parser
 from agentgym_suite.commands.train import parse_config
+from agentgym_suite.trainers.agent_grpo import build_credit
 
 CONFIGS = sorted(p for p in (Path(__file__).parents[2] / "configs").glob("*.yaml") if not p.name.startswith("vllm"))
 
@@ -17,6 +19,8 @@ def test_shipped_configs_parse(path, monkeypatch):
     monkeypatch.setenv("ACCELERATE_USE_CPU", "true")
     cfg = parse_config(str(path), ["--bf16", "false", "--use_cpu", "true", "--output_dir", "/tmp/agentgym-parse"])
     assert cfg.credit and cfg.num_generations >= 2 and cfg.max_turns >= 1
+    credit = build_credit(cfg)  # credit_params are valid parameters of the plug-in
+    assert set(cfg.credit_params) <= {f.name for f in fields(credit.config_cls)}
 
 
 def test_flags_override_the_yaml():
