@@ -21,6 +21,12 @@ def test_shipped_configs_parse(path, monkeypatch):
     assert cfg.credit and cfg.num_generations >= 2 and cfg.max_turns >= 1
     credit = build_credit(cfg)  # credit_params are valid parameters of the plug-in
     assert set(cfg.credit_params) <= {f.name for f in fields(credit.config_cls)}
+    if cfg.credit == "gigpo":
+        # the released gigpo_trainer scripts: run_alfworld.sh and run_search.sh set mode=mean_std_norm,
+        # run_webshop.sh mode=mean_norm
+        script_mode = {"ALFWorld": "mean_std_norm", "SearchQA": "mean_std_norm", "WebShop": "mean_norm"}
+        family = next(k for k in script_mode if cfg.env_id.startswith(k))
+        assert cfg.credit_params.get("normalization") == script_mode[family], "set normalization explicitly"
 
 
 def test_flags_override_the_yaml():
