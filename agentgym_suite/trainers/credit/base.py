@@ -84,7 +84,8 @@ class CreditBatch:
     """``(R, T, K)`` token ids the VAD teacher logits are restricted to (top-k storage);
     ``None`` means the last axis is the full vocabulary."""
     step: int = 0
-    """Optimiser step of the trainer (for schedules such as RLSD's decay)."""
+    """Optimiser steps the trainer completed before this batch (0 for the first batch), for
+    schedules such as RLSD's decay; the batch trains step ``step + 1``."""
 
     def __post_init__(self) -> None:
         """Check that every field agrees on the number of rows and tokens."""
