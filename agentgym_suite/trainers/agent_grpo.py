@@ -52,7 +52,7 @@ from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
-from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, get_credit_assigner
+from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.metrics import episode_metrics
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
@@ -72,9 +72,9 @@ logger = logging.getLogger(__name__)
 TRAINER_INFO_KEYS = INFO_SUBSET + ("task", "game_file", "task_type", "question_type", "source")
 """``info`` keys the rollout records keep: the engine's defaults plus what finds a task's skill family."""
 
-DEFAULT_TEACHER_TOP_K = 64
-"""Vocabulary kept per token for distribution-distilling plug-ins (VAD) unless credit_params sets
-``top_k`` (``null`` = the full vocabulary, memory ``rows x tokens x vocab``)."""
+SIMULATOR_ROLE = "simulator"
+"""Role of the rows built from a rehearsal env's world-model generations; a plug-in whose ``roles``
+include it trains them."""
 
 
 def resolve_model_path(name: str) -> str:
@@ -149,7 +149,8 @@ class AgentGRPOTrainer(GRPOTrainer):
         train_dataset: rows with ``task_id`` and ``env_seed``; default: every task of the env.
         processing_class: tokenizer; default loaded from the model path.
         env_factory: zero-argument callable returning a fresh env; default ``gymnasium.make``
-            of ``args.train_env_id`` (SkillRise trials are wrapped around it automatically).
+            of ``args.train_env_id``. The credit plug-in's ``wrap_env_factory`` is applied to it
+            (SkillRise plays trials of several tasks).
         credit: a credit plug-in instance; default built from ``args.credit``/``args.credit_params``.
         callbacks: TRL/transformers callbacks (logging only).
     """
@@ -178,12 +179,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         if processing_class.pad_token_id is None:
             processing_class.pad_token = processing_class.eos_token
         self.credit = credit if credit is not None else build_credit(args)
-        base_factory = env_factory or default_env_factory(args)
-        if self.credit.name == "skillrise":
-            from agentgym_suite.trainers.skillrise import skillrise_factory
-
-            base_factory = skillrise_factory(base_factory, args)
-        self.env_factory = base_factory
+        self.env_factory = self.credit.wrap_env_factory(env_factory or default_env_factory(args), args.env_id)
         if train_dataset is None:
             probe = self.env_factory()
             try:
@@ -299,7 +295,7 @@ class AgentGRPOTrainer(GRPOTrainer):
             if id(inner) not in self._policy_world and not (world is not None and world.spec == POLICY):
                 continue
             inner.set_world_model(backend)
-            if not self._policy_world and self.credit.primary_role != "caller":
+            if not self._policy_world and SIMULATOR_ROLE not in self.credit.roles:
                 logger.warning("the policy answers the rehearsal env's tool calls, but credit=%s does not train the "
                                "simulator role; use credit: envace to train both roles.", self.credit.name)
             self._policy_world.add(id(inner))
@@ -313,11 +309,11 @@ class AgentGRPOTrainer(GRPOTrainer):
     def trains_simulator(self) -> bool:
         """True when simulator generations of the policy become ``simulator`` rows (EnvACE).
 
-        That needs a rehearsal env whose world model is the policy and a role-aware plug-in
-        (``envace``); with another plug-in the policy still answers the tool calls, but its
-        simulator generations are not trained on.
+        That needs a rehearsal env whose world model is the policy and a plug-in whose ``roles``
+        include ``simulator`` (``envace``); with another plug-in the policy still answers the tool
+        calls, but its simulator generations are not trained on.
         """
-        return bool(self._policy_world) and self.credit.primary_role == "caller"
+        return bool(self._policy_world) and SIMULATOR_ROLE in self.credit.roles
 
     # ------------------------------------------------------------------ the TRL seam
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -554,24 +550,19 @@ class AgentGRPOTrainer(GRPOTrainer):
 _TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")
 """Keyword arguments of TRL's log-prob pass that do not tie the batch to its full width."""
 
-OWN_PENALTY = ("skillrise", "envace")
-"""Plug-ins whose papers fix the invalid penalty themselves (SkillRise 0.5; EnvACE 0, since a malformed
-call already ends the episode with reward 0): ``invalid_action_penalty`` is not passed to them."""
-
 
 def build_credit(args: AgentGRPOConfig) -> CreditAssigner:
-    """The plug-in named by ``args.credit`` with ``args.credit_params`` (the trainer's invalid
-    penalty filled in when the plug-in has one and the params do not set it)."""
+    """The plug-in named by ``args.credit`` with ``args.credit_params``, completed from the plug-in's
+    declarations: its ``trainer_defaults``, and the trainer's ``invalid_action_penalty`` when the
+    plug-in has an ``invalid_penalty`` parameter but not ``own_invalid_penalty``. What the params
+    set always wins."""
     from dataclasses import fields
 
-    from agentgym_suite.trainers.credit.registry import CREDIT_ASSIGNERS
+    from agentgym_suite.trainers.credit import credit_assigner_class
 
-    params = dict(args.credit_params or {})
-    cls = CREDIT_ASSIGNERS[args.credit]
+    cls = credit_assigner_class(args.credit)
+    params = {**cls.trainer_defaults, **(args.credit_params or {})}
     names = {f.name for f in fields(cls.config_cls)}
-    if cls.needs_full_logits and "top_k" in names and "top_k" not in params:
-        params["top_k"] = DEFAULT_TEACHER_TOP_K
-    if "invalid_penalty" in names and "invalid_penalty" not in params and args.credit not in OWN_PENALTY:
+    if "invalid_penalty" in names and "invalid_penalty" not in params and not cls.own_invalid_penalty:
         params["invalid_penalty"] = args.invalid_action_penalty
-    return get_credit_assigner(args.credit, **params)
-
+    return cls(**params)

@@ -115,20 +115,22 @@ class AgentGRPOConfig(GRPOConfig):
     invalid_action_penalty: float = field(
         default=0.1,
         metadata={
-            "help": "c in score_row = return - c*invalid (0.1 ALFWorld/WebShop, 0.01 Search, 0.5 SkillRise). "
-            "Passed to the credit plug-in unless credit_params sets invalid_penalty."
+            "help": "c in score_row = return - c*invalid (0.1 ALFWorld/WebShop, 0.01 Search). Passed to the credit "
+            "plug-in unless credit_params sets invalid_penalty or the plug-in fixes its own (skillrise 0.5, envace 0)."
         },
     )
     credit: str = field(
         default="grpo",
         metadata={"help": "Credit-assignment plug-in (grpo, dr_grpo, gigpo, sdar, agentopsd, rlsd, skill_sd, "
-                          "skillrise, envace, vad, ...)."},
+                          "skillrise, envace, vad), or your own CreditAssigner subclass by its import path, "
+                          "e.g. my_pkg.my_credit:MyCredit."},
     )
     credit_params: dict[str, Any] | str | None = field(
         default=None,
         metadata={
-            "help": "Parameters of the credit plug-in, e.g. {lam: 0.01, beta: 5.0} for sdar; for vad, top_k "
-            "(default 64 in the trainer; null = full vocabulary) bounds the stored teacher logits."
+            "help": "Parameters of the credit plug-in, e.g. {lambda_: 0.01, beta: 5.0} for sdar; {tasks: 3, "
+            "turns_per_task: 10, max_chars: 4000} shape skillrise's trials; for vad, top_k (default 64 in the "
+            "trainer; null = full vocabulary) bounds the stored teacher logits."
         },
     )
     teacher_context: str = field(
@@ -163,19 +165,6 @@ class AgentGRPOConfig(GRPOConfig):
         default=True,
         metadata={"help": "Append every step's trajectories to <output_dir>/trajectories/step_XXXXXX.jsonl."},
     )
-    skillrise_tasks: int = field(
-        default=3,
-        metadata={"help": "SkillRise: K related tasks per trial (Solve/Curate alternating)."},
-    )
-    skillrise_max_chars: int = field(
-        default=4000,
-        metadata={"help": "SkillRise: longest skill document kept (characters)."},
-    )
-    skillrise_turns_per_task: int = field(
-        default=10,
-        metadata={"help": "SkillRise: turn budget of each Solve task inside a trial."},
-    )
-
     def __post_init__(self) -> None:
         """Validate the agent fields, then let TRL validate its own."""
         self.env_kwargs = _as_dict("env_kwargs", self.env_kwargs)
@@ -208,13 +197,9 @@ class AgentGRPOConfig(GRPOConfig):
             raise ValueError(f"max_prompt_tokens must be >= 16 (got {self.max_prompt_tokens}).")
         if self.num_tasks is not None and self.num_tasks < 1:
             raise ValueError(f"num_tasks must be >= 1 or null (got {self.num_tasks}).")
-        if self.skillrise_tasks < 1 or self.skillrise_max_chars < 1 or self.skillrise_turns_per_task < 1:
-            raise ValueError("skillrise_tasks, skillrise_max_chars and skillrise_turns_per_task must all be >= 1.")
-        from agentgym_suite.trainers.credit import available_credit_assigners
+        from agentgym_suite.trainers.credit import credit_assigner_class
 
-        known = available_credit_assigners()
-        if self.credit not in known:
-            raise ValueError(f"Unknown credit plug-in {self.credit!r}. Known plug-ins: {', '.join(sorted(known))}.")
+        credit_assigner_class(self.credit)  # an unknown name or a broken import path fails here, clearly
         super().__post_init__()
         if self.num_iterations < 1:
             raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")

@@ -21,6 +21,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("envs/bfcl/backends.py", "importlib.import_module(<non-literal>)"):
         "module names looked up in the fixed BACKEND_MODULES table; unknown class names are refused first",
     ("llm/__init__.py", "importlib.import_module(<non-literal>)"): "lazy attributes from the fixed _LAZY table",
+    ("trainers/credit/registry.py", "importlib.import_module(<non-literal>)"):
+        "the credit plug-in's import path from the user's training config (`credit: module:Class`), as TRL "
+        "imports reward functions; the class must be a CreditAssigner",
     ("envs/tau2/data.py", "pickle.loads"):
         "deep copies of databases this process pickled itself from the JSON data files (pickle.dumps in load_domain)",
 }

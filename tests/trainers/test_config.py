@@ -33,7 +33,7 @@ def test_every_new_field_has_help():
         (dict(row_layout="episode"), "choose one of: turn, trajectory"),
         (dict(prompt_format="xml"), "choose one of: single, chat"),
         (dict(teacher_context="gold"), "choose one of: skills, oracle, env_response"),
-        (dict(credit="ppo"), "Unknown credit plug-in 'ppo'. Known plug-ins:"),
+        (dict(credit="ppo"), "unknown credit assigner 'ppo'; choose one of"),
         (dict(group_size=1), "group_size must be >= 2"),
         (dict(max_turns=0), "max_turns must be >= 1"),
         (dict(history_length=-1), "history_length must be >= 0"),

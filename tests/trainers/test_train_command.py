@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from agentgym_suite.cli import build_parser
 from agentgym_suite.commands.train import parse_config
+from agentgym_suite.trainers.agent_grpo import build_credit
 
 CONFIGS = sorted(p for p in (Path(__file__).parents[2] / "configs").glob("*.yaml") if not p.name.startswith("vllm"))
 
@@ -17,6 +19,14 @@ def test_shipped_configs_parse(path, monkeypatch):
     monkeypatch.setenv("ACCELERATE_USE_CPU", "true")
     cfg = parse_config(str(path), ["--bf16", "false", "--use_cpu", "true", "--output_dir", "/tmp/agentgym-parse"])
     assert cfg.credit and cfg.num_generations >= 2 and cfg.max_turns >= 1
+    credit = build_credit(cfg)  # credit_params are valid parameters of the plug-in
+    assert set(cfg.credit_params) <= {f.name for f in fields(credit.config_cls)}
+    if cfg.credit == "gigpo":
+        # the released gigpo_trainer scripts: run_alfworld.sh and run_search.sh set mode=mean_std_norm,
+        # run_webshop.sh mode=mean_norm
+        script_mode = {"ALFWorld": "mean_std_norm", "SearchQA": "mean_std_norm", "WebShop": "mean_norm"}
+        family = next(k for k in script_mode if cfg.env_id.startswith(k))
+        assert cfg.credit_params.get("normalization") == script_mode[family], "set normalization explicitly"
 
 
 def test_flags_override_the_yaml():

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from agentgym_suite.trainers import AgentGRPOTrainer
-from agentgym_suite.trainers.agent_grpo import DEFAULT_TEACHER_TOP_K, build_credit
+from agentgym_suite.trainers.agent_grpo import build_credit
+from agentgym_suite.trainers.credit.vad import TRAINER_TOP_K
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from trainers.conftest import changed, snapshot
 from trainers.fake_env import make_letter_env
@@ -39,7 +40,7 @@ def test_vad_trains_with_top_k_teacher_logits(make_config):
 
 
 def test_default_top_k_and_full_vocabulary_opt_out(make_config):
-    assert build_credit(make_config(credit="vad")).config.top_k == DEFAULT_TEACHER_TOP_K
+    assert build_credit(make_config(credit="vad")).config.top_k == TRAINER_TOP_K == 64
     assert build_credit(make_config(credit="vad", credit_params={"top_k": None})).config.top_k is None
 
 

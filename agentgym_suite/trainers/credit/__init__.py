@@ -32,7 +32,9 @@ Plug-ins (``available_credit_assigners()``): ``grpo`` (verl-agent: statistics ov
 rows of a group), ``dr_grpo``, ``gigpo``, ``agentopsd`` (``granularity='turn'|'token'``),
 ``sdar`` (``beta=0``: GRPO+OPSD), ``opsd``, ``rlsd``, ``skill_sd``, ``skillrise``, ``envace``,
 ``vad``. Each has a config dataclass (``<Plugin>.config_cls``) with the papers' defaults;
-invalid values and unknown names raise ``ValueError`` saying what to use instead.
+invalid values and unknown names raise ``ValueError`` saying what to use instead. A plug-in of
+your own (a ``CreditAssigner`` subclass) is named by its import path, ``"my_pkg.my_credit:MyCredit"``,
+wherever a registry name is accepted.
 """
 
 from agentgym_suite.trainers.credit.base import (
@@ -45,6 +47,7 @@ from agentgym_suite.trainers.credit.base import (
 from agentgym_suite.trainers.credit.registry import (
     CREDIT_ASSIGNERS,
     available_credit_assigners,
+    credit_assigner_class,
     get_credit_assigner,
 )
 
@@ -56,5 +59,6 @@ __all__ = [
     "CreditConfig",
     "CreditOutput",
     "available_credit_assigners",
+    "credit_assigner_class",
     "get_credit_assigner",
 ]

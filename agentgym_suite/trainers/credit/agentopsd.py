@@ -20,7 +20,7 @@ from agentgym_suite.trainers.credit.base import (
     where_mask,
 )
 from agentgym_suite.trainers.credit.grouping import broadcast, trajectory_rows
-from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig, grpo_row_advantages
+from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig, grpo_row_advantages, row_scores
 
 PRIOR_CLAMP = 1e-4
 BELIEF_CLAMP = 1e-6
@@ -46,7 +46,10 @@ class AgentOPSDCreditConfig(GRPOCreditConfig):
     max_return: float | None = field(
         default=None, metadata={"help": "Env's maximum return (10 for ALFWorld); needed with normalize_prior."}
     )
-    z_eps: float = field(default=1e-6, metadata={"help": "Added to the population std of the z-score."})
+    z_eps: float = field(
+        default=1e-6,
+        metadata={"help": "eps of the z-score: std + eps (turn), sqrt(var + eps) + eps (token), as the original."},
+    )
 
     def __post_init__(self) -> None:
         """Validate the parameters."""
@@ -72,13 +75,21 @@ def belief_revisions(evidence: Tensor, prior: float) -> Tensor:
     return (belief - previous).to(torch.float32)
 
 
-def multipliers(revisions: Tensor, adv_sign: Tensor, band: float, z_eps: float) -> Tensor:
+def multipliers(revisions: Tensor, adv_sign: Tensor, band: float, z_eps: float, *, token: bool = False) -> Tensor:
     """``m = clip(1 + b * sign(A) * z, 1 - b, 1 + b)`` with ``z`` the z-score of the revisions
-    (population std)."""
+    (population variance ``var``).
+
+    The denominator is the original's for each granularity: ``std + eps`` over the turns of a
+    trajectory (``compute_opsd_turn_advantage``), ``sqrt(var + eps) + eps`` over the tokens of a
+    row (``compute_opsd_token_advantage``). The latter keeps ``z`` small when the revisions are
+    all tiny (a saturated prior), so the factors stay near 1.
+    """
     if revisions.numel() == 0:
         return revisions
-    z = (revisions - revisions.mean()) / (revisions.std(unbiased=False) + z_eps)
-    return (1.0 + band * adv_sign * z).clamp(1.0 - band, 1.0 + band)
+    centred = revisions - revisions.mean()
+    var = (centred**2).mean()
+    scale = torch.sqrt(var + z_eps) + z_eps if token else torch.sqrt(var) + z_eps
+    return (1.0 + band * adv_sign * centred / scale).clamp(1.0 - band, 1.0 + band)
 
 
 class AgentOPSDCredit(GRPOCredit):
@@ -105,9 +116,9 @@ class AgentOPSDCredit(GRPOCredit):
         token_evidence = where_mask(
             batch.teacher_logprobs.to(torch.float32) - batch.old_logprobs.to(torch.float32), mask
         )
-        priors = self._priors(batch)
-        factor = torch.ones_like(token_evidence)
         order = trajectory_rows(batch.traj_ids, batch.turn_idx)
+        priors = self._priors(batch, order)
+        factor = torch.ones_like(token_evidence)
         for rows in order.values():
             prior = priors[batch.group_ids[rows[0]]]
             if cfg.granularity == "turn":
@@ -120,7 +131,7 @@ class AgentOPSDCredit(GRPOCredit):
                     if tokens.numel() == 0:
                         continue
                     rev = belief_revisions(token_evidence[i, tokens], prior)
-                    m = multipliers(rev, torch.sign(per_row[i]).expand_as(rev), cfg.band, cfg.z_eps)
+                    m = multipliers(rev, torch.sign(per_row[i]).expand_as(rev), cfg.band, cfg.z_eps, token=True)
                     factor[i, tokens] = ((1.0 - cfg.lambda_) + cfg.lambda_ * m).to(factor.dtype)
         adv = where_mask(broadcast(per_row, mask) * factor, mask)
         metrics = {
@@ -132,14 +143,15 @@ class AgentOPSDCredit(GRPOCredit):
         }
         return CreditOutput(adv, metrics)
 
-    def _priors(self, batch: CreditBatch) -> dict[object, float]:
-        """``V_0`` per group: mean trajectory return (optionally / max_return), clamped."""
-        per_traj: dict[object, tuple[object, float]] = {}
-        for i, traj in enumerate(batch.traj_ids):
-            per_traj.setdefault(traj, (batch.group_ids[i], float(batch.returns[i])))
+    def _priors(self, batch: CreditBatch, order: dict[object, list[int]]) -> dict[object, float]:
+        """``V_0`` per group: the mean over its trajectories of each one's score after the invalid
+        penalty (optionally / max_return), clamped. As the original ``compute_group_mean_v0``,
+        which dedups a trajectory's rows by keeping its first (turn 0) row, a trajectory's score is
+        that of its first row: ``return - c * invalid``."""
+        scores = row_scores(batch, self.config.invalid_penalty)
         sums: dict[object, list[float]] = {}
-        for group, ret in per_traj.values():
-            sums.setdefault(group, []).append(ret)
+        for rows in order.values():
+            sums.setdefault(batch.group_ids[rows[0]], []).append(float(scores[rows[0]]))
         scale = float(self.config.max_return) if self.config.normalize_prior else 1.0  # type: ignore[arg-type]
         return {
             g: min(max(sum(v) / len(v) / scale, PRIOR_CLAMP), 1.0 - PRIOR_CLAMP) for g, v in sums.items()

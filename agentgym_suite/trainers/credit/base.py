@@ -9,8 +9,19 @@ A trainer talks to a plug-in in two places:
    ``assigner.aux_loss(batch.select(rows), logprobs, logits)`` returns a scalar (already
    multiplied by the plug-in's coefficient) that is added to TRL's loss.
 
-The ``needs_*`` flags and ``required_fields`` tell the trainer which optional inputs to
-compute; ``check_batch`` turns a missing input into an error that names it.
+A plug-in declares everything else the trainer needs to know about it as class attributes,
+so the trainer never branches on a plug-in's name:
+
+* ``needs_*`` flags and ``extra_fields``: the optional batch inputs to compute
+  (``required_fields``; ``check_batch`` turns a missing one into an error that names it);
+* ``roles``: the row roles it trains, the first being the role of a plain single-role
+  episode's rows; a plug-in listing ``simulator`` also trains a rehearsal env's world-model
+  generations;
+* ``own_invalid_penalty``: its paper fixes the invalid-action penalty, so the trainer's
+  ``invalid_action_penalty`` is not passed to it;
+* ``trainer_defaults``: parameters a trainer passes unless the user sets them;
+* ``wrap_env_factory``: a hook that wraps the factory of the env being trained on (a no-op
+  unless the method plays episodes of its own shape, e.g. SkillRise's trials).
 """
 
 from __future__ import annotations
@@ -19,13 +30,13 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 import torch
 from torch import Tensor
 
-ROLES: frozenset[str] = frozenset({"agent", "caller", "simulator", "solve", "curate"})
-"""Row roles the plug-ins understand (``agent`` is the plain single-role case)."""
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 @dataclass
@@ -44,7 +55,8 @@ class CreditBatch:
     turn_idx: Sequence[int]
     """Order of the row inside its trajectory (0-based turn index)."""
     roles: Sequence[str]
-    """``agent`` | ``caller`` | ``simulator`` | ``solve`` | ``curate``."""
+    """Role of each row, one of the plug-in's ``CreditAssigner.roles`` (built in: ``agent``,
+    ``caller`` | ``simulator`` for EnvACE, ``solve`` | ``curate`` for SkillRise)."""
     returns: Tensor
     """``(R,)`` episode return of the row's trajectory, in the env's own scale. SkillRise:
     the reward of the task at the row's position (ignored on curate rows)."""
@@ -72,7 +84,8 @@ class CreditBatch:
     """``(R, T, K)`` token ids the VAD teacher logits are restricted to (top-k storage);
     ``None`` means the last axis is the full vocabulary."""
     step: int = 0
-    """Optimiser step of the trainer (for schedules such as RLSD's decay)."""
+    """Optimiser steps the trainer completed before this batch (0 for the first batch), for
+    schedules such as RLSD's decay; the batch trains step ``step + 1``."""
 
     def __post_init__(self) -> None:
         """Check that every field agrees on the number of rows and tokens."""
@@ -105,9 +118,9 @@ class CreditBatch:
                     f"{name} must have shape (rows, tokens, vocab) matching completion_mask "
                     f"{tuple(self.completion_mask.shape)}; got {tuple(value.shape)}."
                 )
-        bad = sorted({r for r in self.roles if r not in ROLES})
+        bad = sorted({repr(r) for r in self.roles if not isinstance(r, str) or not r})
         if bad:
-            raise ValueError(f"unknown row roles {bad}; use one of {sorted(ROLES)}.")
+            raise ValueError(f"row roles must be non-empty strings; got {bad}.")
         if not torch.isfinite(self.returns.float()).all():
             raise ValueError("returns contain NaN or inf; give failed episodes a finite return (e.g. 0).")
 
@@ -168,9 +181,9 @@ class CreditConfig:
 class CreditAssigner(ABC):
     """Base class of credit-assignment plug-ins.
 
-    Subclasses set ``name``, ``config_cls`` and the ``needs_*`` flags, and implement
-    ``advantages``; those with an auxiliary loss set ``has_aux_loss`` and override
-    ``aux_loss``.
+    Subclasses set ``name``, ``config_cls`` and the declarations below that differ from the
+    defaults, and implement ``advantages``; those with an auxiliary loss set
+    ``has_aux_loss`` and override ``aux_loss``.
     """
 
     name: ClassVar[str]
@@ -187,8 +200,15 @@ class CreditAssigner(ABC):
     """Further optional ``CreditBatch`` fields the plug-in needs."""
     has_aux_loss: ClassVar[bool] = False
     """``aux_loss`` returns a term to add to the policy loss."""
-    primary_role: ClassVar[str] = "agent"
-    """Role of the rows in a plain single-role episode for this plug-in."""
+    roles: ClassVar[tuple[str, ...]] = ("agent",)
+    """Row roles this plug-in trains; the first (``primary_role``) is the role of the rows of a
+    plain single-role episode. ``check_batch`` rejects rows of any other role."""
+    own_invalid_penalty: ClassVar[bool] = False
+    """The plug-in's paper fixes its invalid-action penalty (its config's default): a trainer
+    does not pass its own ``invalid_action_penalty`` to it."""
+    trainer_defaults: ClassVar[Mapping[str, Any]] = {}
+    """Parameters a trainer passes unless the user sets them, where a trainer's needs differ
+    from the paper's defaults in ``config_cls`` (VAD stores only the teacher's top-64 logits)."""
 
     def __init__(self, config: CreditConfig | None = None, **params: Any) -> None:
         """Build from a config object or from keyword parameters of ``config_cls``."""
@@ -209,6 +229,17 @@ class CreditAssigner(ABC):
         self.config = config
 
     @property
+    def primary_role(self) -> str:
+        """Role of the rows of a plain single-role episode (the first of ``roles``)."""
+        return self.roles[0]
+
+    def wrap_env_factory(self, make_env: Callable[[], gym.Env], env_id: str) -> Callable[[], gym.Env]:
+        """The env factory a trainer plays episodes with, given the factory of the env it trains
+        on (``env_id``). The default returns ``make_env`` unchanged; a method whose episodes have
+        their own shape (SkillRise's multi-task trials) wraps each env here."""
+        return make_env
+
+    @property
     def required_fields(self) -> tuple[str, ...]:
         """Optional ``CreditBatch`` fields this plug-in reads."""
         needed: list[str] = []
@@ -221,12 +252,20 @@ class CreditAssigner(ABC):
         return tuple(needed) + tuple(self.extra_fields)
 
     def check_batch(self, batch: CreditBatch) -> None:
-        """Raise ``ValueError`` naming every required field the batch lacks."""
+        """Raise ``ValueError`` naming every required field the batch lacks, or the row roles
+        this plug-in does not train."""
         missing = [n for n in self.required_fields if getattr(batch, n) is None]
         if missing:
             raise ValueError(
                 f"credit plug-in '{self.name}' needs batch field(s) {missing}; "
                 "compute them in the trainer (see the plug-in's needs_* flags) before calling it."
+            )
+        bad = sorted({r for r in batch.roles if r not in self.roles})
+        if bad:
+            allowed = " or ".join(repr(r) for r in self.roles)
+            raise ValueError(
+                f"credit plug-in '{self.name}' trains rows of role {allowed}; got {bad}. "
+                "Use a plug-in whose roles cover the env's rows."
             )
 
     def one_turn_equivalent(self) -> tuple[str, float]:

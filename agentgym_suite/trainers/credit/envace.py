@@ -18,8 +18,6 @@ from agentgym_suite.trainers.credit.base import (
 )
 from agentgym_suite.trainers.credit.grouping import broadcast, group_normalize
 
-ENVACE_ROLES = ("caller", "simulator")
-
 
 @dataclass
 class EnvACECreditConfig(CreditConfig):
@@ -43,15 +41,13 @@ class EnvACECredit(CreditAssigner):
 
     name: ClassVar[str] = "envace"
     config_cls: ClassVar[type[CreditConfig]] = EnvACECreditConfig
-    primary_role: ClassVar[str] = "caller"
+    roles: ClassVar[tuple[str, ...]] = ("caller", "simulator")
+    own_invalid_penalty: ClassVar[bool] = True
     config: EnvACECreditConfig
 
     def advantages(self, batch: CreditBatch) -> CreditOutput:
         """Role-wise mean-only advantages broadcast over each row's model tokens."""
         self.check_batch(batch)
-        bad = sorted({r for r in batch.roles if r not in ENVACE_ROLES})
-        if bad:
-            raise ValueError(f"envace rows must have role 'caller' or 'simulator'; got {bad}.")
         tasks = batch.task_ids if batch.task_ids is not None else batch.group_ids
         keys = list(zip(tasks, batch.roles))
         scores = batch.returns.to(torch.float32) - self.config.invalid_penalty * batch.invalid.to(torch.float32)

@@ -1,5 +1,12 @@
 """GiGPO: episode-level group advantage plus a step-level advantage computed inside
-anchor-state groups (rows of one group whose raw observation is identical)."""
+anchor-state groups (rows of one group whose raw observation is identical).
+
+Both levels are normalised the same way, chosen by ``normalization`` (verl-agent's
+``algorithm.gigpo.mode``, ``compute_gigpo_outcome_advantage``): ``mean_norm`` subtracts the
+group mean, ``mean_std_norm`` also divides by the group's std + 1e-6. The released scripts set it
+per env: ALFWorld and Search run ``mean_std_norm``, WebShop ``mean_norm``; verl-agent's config
+default, and ours, is ``mean_norm``, so a config should set it.
+"""
 
 from __future__ import annotations
 
@@ -21,15 +28,21 @@ from agentgym_suite.trainers.credit.grouping import broadcast, group_normalize, 
 from agentgym_suite.trainers.credit.grpo import row_scores
 
 
+NORMALIZATIONS = ("mean_norm", "mean_std_norm")
+"""Values of ``GiGPOCreditConfig.normalization`` (verl-agent's ``algorithm.gigpo.mode``)."""
+
+
 @dataclass
 class GiGPOCreditConfig(CreditConfig):
-    """Parameters of GiGPO (defaults of the released ALFWorld/WebShop scripts)."""
+    """Parameters of GiGPO: ``step_weight``, ``gamma`` and the invalid penalty as in every released
+    script; ``normalization`` as verl-agent's default (the scripts set it per env, see above)."""
 
     step_weight: float = field(default=1.0, metadata={"help": "w in A = A_episode + w * A_step."})
     gamma: float = field(default=0.95, metadata={"help": "Discount of the step return R_t = r_t + gamma*R_{t+1}."})
-    std_normalize: bool = field(
-        default=False,
-        metadata={"help": "False = 'mean_norm' (default), True = 'mean_std_norm' for both levels."},
+    normalization: str = field(
+        default="mean_norm",
+        metadata={"help": "Both levels: 'mean_norm' (A = s - mean; WebShop's script) or 'mean_std_norm' "
+                          "(A = (s - mean) / (std + eps); ALFWorld's and Search's scripts)."},
     )
     invalid_penalty: float = field(
         default=0.1, metadata={"help": "Subtracted from both the row score and its step return."}
@@ -45,6 +58,14 @@ class GiGPOCreditConfig(CreditConfig):
         require(finite(self.invalid_penalty) and self.invalid_penalty >= 0,
                 f"invalid_penalty must be >= 0 (got {self.invalid_penalty!r}); use 0.1 or 0 to disable.")
         require(finite(self.eps) and self.eps > 0, f"eps must be > 0 (got {self.eps!r}).")
+        require(self.normalization in NORMALIZATIONS,
+                f"normalization must be one of {list(NORMALIZATIONS)} (got {self.normalization!r}); the released "
+                "scripts use mean_std_norm for ALFWorld and Search, mean_norm for WebShop.")
+
+    @property
+    def std_normalize(self) -> bool:
+        """True for ``mean_std_norm``."""
+        return self.normalization == "mean_std_norm"
 
 
 def discounted_step_returns(batch: CreditBatch, gamma: float) -> Tensor:
@@ -112,6 +133,6 @@ class GiGPOCredit(CreditAssigner):
 
     def one_turn_equivalent(self) -> tuple[str, float]:
         """On one-turn episodes that share their first observation the step groups equal the
-        episode groups, so GiGPO is ``(1 + w)`` times Dr. GRPO (GRPO with ``std_normalize``)."""
+        episode groups, so GiGPO is ``(1 + w)`` times Dr. GRPO (GRPO with ``mean_std_norm``)."""
         base = "grpo" if self.config.std_normalize else "dr_grpo"
         return (base, 1.0 + self.config.step_weight)

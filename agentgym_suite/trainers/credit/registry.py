@@ -1,7 +1,13 @@
-"""Credit plug-ins by name: ``get_credit_assigner("sdar", beta=0)``."""
+"""Credit plug-ins by name: ``get_credit_assigner("sdar", beta=0)``.
+
+A plug-in outside the suite is named by its import path instead of a registry name,
+``"my_pkg.my_module:MyCredit"`` (or ``"my_pkg.my_module.MyCredit"``): the module is imported and
+the class must derive from :class:`~agentgym_suite.trainers.credit.base.CreditAssigner`.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from agentgym_suite.trainers.credit.agentopsd import AgentOPSDCredit
@@ -33,24 +39,60 @@ CREDIT_ASSIGNERS: dict[str, type[CreditAssigner]] = {
 }
 """Every registered plug-in class by name."""
 
+IMPORT_PATH_EXAMPLE = "my_pkg.my_credit:MyCredit"
+
 
 def available_credit_assigners() -> list[str]:
     """Names accepted by ``get_credit_assigner``, in registration order."""
     return list(CREDIT_ASSIGNERS)
 
 
+def credit_assigner_class(name: str) -> type[CreditAssigner]:
+    """The plug-in class for a registry name or an import path ``module:Class``.
+
+    Raises ``ValueError`` for an unknown name (listing the known ones and saying that an import
+    path works too), a module that cannot be imported, a missing attribute, or a class that is
+    not a ``CreditAssigner``.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"credit plug-in name must be a non-empty string; got {name!r}.")
+    if name in CREDIT_ASSIGNERS:
+        return CREDIT_ASSIGNERS[name]
+    if ":" not in name and "." not in name:
+        raise ValueError(
+            f"unknown credit assigner {name!r}; choose one of {available_credit_assigners()}, "
+            f"or name your own CreditAssigner subclass by its import path, e.g. {IMPORT_PATH_EXAMPLE!r}."
+        )
+    module_name, _, attr = name.partition(":") if ":" in name else name.rpartition(".")
+    if not module_name or not attr:
+        raise ValueError(
+            f"credit plug-in path {name!r} must name a module and a class, e.g. {IMPORT_PATH_EXAMPLE!r}."
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(
+            f"credit plug-in {name!r}: cannot import module {module_name!r} ({err}). Put it on PYTHONPATH, "
+            f"or choose one of {available_credit_assigners()}."
+        ) from None
+    cls = getattr(module, attr, None)
+    if cls is None:
+        raise ValueError(f"credit plug-in {name!r}: module {module_name!r} has no attribute {attr!r}.")
+    if not (isinstance(cls, type) and issubclass(cls, CreditAssigner)):
+        raise ValueError(
+            f"credit plug-in {name!r} is {cls!r}, not a subclass of "
+            "agentgym_suite.trainers.credit.CreditAssigner."
+        )
+    return cls
+
+
 def get_credit_assigner(
     name: str, config: CreditConfig | None = None, **params: Any
 ) -> CreditAssigner:
-    """Build the plug-in ``name`` from a config object or keyword parameters.
+    """Build the plug-in ``name`` (a registry name or an import path ``module:Class``) from a config
+    object or keyword parameters.
 
     Raises ``ValueError`` for an unknown name (listing the known ones) or an unknown or
     invalid parameter (saying which values are accepted).
     """
-    try:
-        cls = CREDIT_ASSIGNERS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown credit assigner {name!r}; choose one of {available_credit_assigners()}."
-        ) from None
-    return cls(config, **params)
+    return credit_assigner_class(name)(config, **params)

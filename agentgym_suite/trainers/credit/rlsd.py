@@ -43,7 +43,12 @@ class RLSDCreditConfig(GRPOCreditConfig):
 
 
 def decayed_lambda(lambda0: float, step: int, decay_steps: int) -> float:
-    """``lambda0 * max(0, 1 - step / decay_steps)``; constant when ``decay_steps == 0``."""
+    """``lambda0 * max(0, 1 - step / decay_steps)``; constant when ``decay_steps == 0``.
+
+    ``step`` counts training steps from 1, as verl's ``global_steps`` that the original
+    ``RLSDRayTrainer._get_rlsd_lambda`` reads: the first step already uses
+    ``lambda0 * (1 - 1 / decay_steps)`` and step ``decay_steps`` uses 0.
+    """
     if decay_steps == 0:
         return lambda0
     return lambda0 * max(0.0, 1.0 - step / decay_steps)
@@ -68,7 +73,7 @@ class RLSDCredit(GRPOCredit):
         per_row = grpo_row_advantages(batch, cfg)
         base = broadcast(per_row, mask)
         gap = where_mask(batch.teacher_logprobs.to(torch.float32) - batch.old_logprobs.to(torch.float32), mask)
-        lam = decayed_lambda(cfg.lambda_, batch.step, cfg.decay_steps)
+        lam = decayed_lambda(cfg.lambda_, batch.step + 1, cfg.decay_steps)  # the step this batch trains, from 1
         ratio = torch.exp(torch.sign(base) * gap).clamp(1.0 - cfg.clip_eps, 1.0 + cfg.clip_eps)
         weight = (1.0 - lam) + lam * ratio
         adv = where_mask(base * weight, mask)

@@ -53,9 +53,12 @@ class SDARCreditConfig(GRPOCreditConfig):
 
 @dataclass
 class OPSDCreditConfig(SDARCreditConfig):
-    """Parameters of OPSD: the gated distillation loss alone."""
+    """Parameters of OPSD: the gated distillation loss alone, as every released ``opsd_trainer``
+    script runs it (``sdar_coef=0.01``, ``gate_beta=5.0``, ``pg_loss_coef=0``)."""
 
-    lambda_: float = field(default=1.0, metadata={"help": "Weight of the gated loss (the only loss term)."})
+    lambda_: float = field(
+        default=0.01, metadata={"help": "Weight of the gated loss (the only loss term); 0.01 in the released scripts."}
+    )
     pg_coef: float = field(default=0.0, metadata={"help": "OPSD trains without the policy-gradient term."})
 
 

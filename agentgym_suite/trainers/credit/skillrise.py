@@ -3,17 +3,22 @@
 Solve rows at position p get that task's reward ``r_p``; Curate rows at p get the discounted
 rewards of the later tasks ``sum_{j>p} gamma^(j-p) r_j``. Advantages are mean-only within
 (group, position, role), with each trajectory (trial) counted once.
+
+A trainer plays SkillRise trials (``agentgym_suite.envs.skillrise.SkillRiseTrial``) instead of
+the plain env: ``wrap_env_factory`` wraps every env in a trial of ``tasks`` related tasks.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import ClassVar
+from functools import partial
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 import torch
 from torch import Tensor
 
+from agentgym_suite.envs.skillrise import SkillRiseTrial
 from agentgym_suite.trainers.credit.base import (
     CreditAssigner,
     CreditBatch,
@@ -23,8 +28,10 @@ from agentgym_suite.trainers.credit.base import (
     require,
 )
 from agentgym_suite.trainers.credit.grouping import broadcast, trajectory_mean_baseline
+from agentgym_suite.trainers.teacher import task_family
 
-SKILLRISE_ROLES = ("solve", "curate")
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 
 @dataclass
@@ -35,6 +42,9 @@ class SkillRiseCreditConfig(CreditConfig):
     invalid_penalty: float = field(
         default=0.5, metadata={"help": "Subtracted from an invalid row's score (e.g. a <skill> parse failure)."}
     )
+    tasks: int = field(default=3, metadata={"help": "K, related tasks per trial (Solve/Curate alternating)."})
+    turns_per_task: int = field(default=10, metadata={"help": "Turn budget of each Solve task inside a trial."})
+    max_chars: int = field(default=4000, metadata={"help": "Longest skill document kept (characters)."})
 
     def __post_init__(self) -> None:
         """Validate the parameters."""
@@ -42,6 +52,11 @@ class SkillRiseCreditConfig(CreditConfig):
                 f"gamma must be in [0, 1] (got {self.gamma!r}); the paper uses 0.6.")
         require(finite(self.invalid_penalty) and self.invalid_penalty >= 0,
                 f"invalid_penalty must be >= 0 (got {self.invalid_penalty!r}); the paper uses 0.5.")
+        for name in ("tasks", "turns_per_task", "max_chars"):
+            value = getattr(self, name)
+            require(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+                    f"{name} must be an int >= 1 (got {value!r}); the paper uses tasks=3, turns_per_task=10, "
+                    "max_chars=4000.")
 
 
 def skillrise_scores(batch: CreditBatch, gamma: float) -> Tensor:
@@ -71,15 +86,23 @@ class SkillRiseCredit(CreditAssigner):
     name: ClassVar[str] = "skillrise"
     config_cls: ClassVar[type[CreditConfig]] = SkillRiseCreditConfig
     extra_fields: ClassVar[tuple[str, ...]] = ("positions",)
-    primary_role: ClassVar[str] = "solve"
+    roles: ClassVar[tuple[str, ...]] = ("solve", "curate")
+    own_invalid_penalty: ClassVar[bool] = True
     config: SkillRiseCreditConfig
+
+    def wrap_env_factory(self, make_env: Callable[[], gym.Env], env_id: str) -> Callable[[], gym.Env]:
+        """Every env becomes a trial of ``tasks`` tasks of one family of ``env_id``."""
+        cfg = self.config
+
+        def make() -> gym.Env:
+            return SkillRiseTrial(make_env(), family_of=partial(task_family, env_id), k=cfg.tasks,
+                                  turns_per_task=cfg.turns_per_task, max_chars=cfg.max_chars)
+
+        return make
 
     def advantages(self, batch: CreditBatch) -> CreditOutput:
         """Mean-only advantages per (group, position, role), one value per trial."""
         self.check_batch(batch)
-        bad = sorted({r for r in batch.roles if r not in SKILLRISE_ROLES})
-        if bad:
-            raise ValueError(f"skillrise rows must have role 'solve' or 'curate'; got {bad}.")
         assert batch.positions is not None
         scores = skillrise_scores(batch, self.config.gamma)
         scores = scores - self.config.invalid_penalty * batch.invalid.to(torch.float32).to(scores.device)

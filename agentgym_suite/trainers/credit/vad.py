@@ -28,7 +28,7 @@ Advantages are plain verl-agent GRPO: VAD is a distillation add-on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar, Mapping
 
 import torch
 from torch import Tensor
@@ -44,6 +44,9 @@ from agentgym_suite.trainers.credit.base import (
 from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig
 
 LOG2 = 0.6931471805599453
+TRAINER_TOP_K = 64
+"""Vocabulary a trainer keeps per token of the stored teacher logits unless ``top_k`` is set
+(``None`` = the full vocabulary, memory ``rows x tokens x vocab``)."""
 
 
 @dataclass
@@ -128,6 +131,7 @@ class VADCredit(GRPOCredit):
     config_cls: ClassVar[type[CreditConfig]] = VADCreditConfig
     needs_full_logits: ClassVar[bool] = True
     has_aux_loss: ClassVar[bool] = True
+    trainer_defaults: ClassVar[Mapping[str, Any]] = {"top_k": TRAINER_TOP_K}
     config: VADCreditConfig
 
     def aux_loss(

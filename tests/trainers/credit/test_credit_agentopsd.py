@@ -18,8 +18,10 @@ from agentgym_suite.trainers.credit.agentopsd import AgentOPSDCreditConfig
 FACTOR_POS = [1.0059316, 0.9, 1.1]
 
 
-def reference_factors(evidence: list[float], prior: float, sign: float) -> list[float]:
-    """Independent scalar re-derivation of the AgentOPSD factor (lambda 0.5, b 0.2)."""
+def reference_factors(evidence: list[float], prior: float, sign: float, token: bool = False) -> list[float]:
+    """Independent scalar re-derivation of the AgentOPSD factor (lambda 0.5, b 0.2), with the
+    original's z-score denominators: std + 1e-6 over turns (compute_opsd_turn_advantage),
+    sqrt(var + 1e-6) + 1e-6 over tokens (compute_opsd_token_advantage)."""
     logit, prev, revisions = math.log(prior / (1 - prior)), prior, []
     for e in evidence:
         logit += e
@@ -27,8 +29,9 @@ def reference_factors(evidence: list[float], prior: float, sign: float) -> list[
         revisions.append(b - prev)
         prev = b
     mu = sum(revisions) / len(revisions)
-    sd = math.sqrt(sum((r - mu) ** 2 for r in revisions) / len(revisions))
-    return [0.5 + 0.5 * min(max(1 + 0.2 * sign * (r - mu) / (sd + 1e-6), 0.8), 1.2) for r in revisions]
+    var = sum((r - mu) ** 2 for r in revisions) / len(revisions)
+    scale = math.sqrt(var + 1e-6) + 1e-6 if token else math.sqrt(var) + 1e-6
+    return [0.5 + 0.5 * min(max(1 + 0.2 * sign * (r - mu) / scale, 0.8), 1.2) for r in revisions]
 
 
 def turn_batch(returns: tuple[float, float] = (1.0, 0.0)) -> CreditBatch:
@@ -81,10 +84,54 @@ def test_token_granularity_by_hand() -> None:
     out = get_credit_assigner("agentopsd", granularity="token").advantages(batch)
     base = 1.0 / (2**0.5 + 1e-6)  # GRPO: scores [1, 0], std sqrt(0.5)
     got = out.advantages[0, [0, 2, 3]] / base
+    # the revisions' population var is 0.0590 here, so sqrt(var + 1e-6) moves z by < 1e-5
     assert got.tolist() == pytest.approx(FACTOR_POS, abs=1e-5)
+    assert got.tolist() == pytest.approx(reference_factors([0.5, -1.0, 2.0], 0.5, 1.0, token=True), abs=1e-6)
     assert out.advantages[0, 1] == 0
     neg = out.advantages[1, [0, 1]] / -base
-    assert neg.tolist() == pytest.approx(reference_factors([0.1, 0.2], 0.5, -1.0), abs=1e-5)
+    assert neg.tolist() == pytest.approx(reference_factors([0.1, 0.2], 0.5, -1.0, token=True), abs=1e-6)
+
+
+def test_token_z_score_keeps_factors_near_one_when_the_prior_saturates() -> None:
+    # compute_opsd_token_advantage: z = (q - mean) / (sqrt(var + 1e-6) + 1e-6).
+    # WebShop-like returns 10 / 0: V_0 = mean(10, 0) = 5 -> clamped to 1 - 1e-4, logit 9.210240.
+    # Evidence [0.5, -1, 2]: B = sigmoid([9.710240, 8.710240, 10.710240]),
+    #   dB = [3.93445e-5, -1.04206e-4, 1.42547e-4], population var 1.02383e-8,
+    #   sqrt(var + 1e-6) + 1e-6 = 1.006106e-3 -> z = [0.013368, -0.129311, 0.115944],
+    #   factor = 0.5 + 0.5 * (1 + 0.2 z) = [1.0013368, 0.9870689, 1.0115944].
+    # (With std + 1e-6 the same revisions would give z = [0.13, -1.27, 1.14]: factors [1.013, 0.9, 1.1].)
+    batch = CreditBatch(
+        group_ids=["g", "g"], traj_ids=["a", "b"], turn_idx=[0, 0], roles=["agent"] * 2,
+        returns=torch.tensor([10.0, 0.0]), invalid=torch.zeros(2, dtype=torch.bool),
+        completion_mask=torch.tensor([[1, 1, 1], [1, 0, 0]]),
+        old_logprobs=torch.zeros(2, 3), teacher_logprobs=torch.tensor([[0.5, -1.0, 2.0], [0.3, 0.0, 0.0]]),
+    )
+    out = get_credit_assigner("agentopsd", granularity="token").advantages(batch)
+    base = 5.0 / (50**0.5 + 1e-6)  # GRPO: scores [10, 0], mean 5, std sqrt(50)
+    got = (out.advantages[0] / base).tolist()
+    assert got == pytest.approx([1.0013368, 0.9870689, 1.0115944], abs=1e-6)
+    assert got == pytest.approx(reference_factors([0.5, -1.0, 2.0], 1 - 1e-4, 1.0, token=True), abs=1e-6)
+    assert out.advantages[1, 0] / -base == pytest.approx(1.0, abs=1e-6)  # one token: z = 0
+
+
+def test_prior_is_taken_after_the_invalid_penalty() -> None:
+    # compute_group_mean_v0 runs on the rewards after apply_invalid_action_penalty and keeps one
+    # row per trajectory, its first (turn 0): trajectory a (return 1, turn 0 invalid) counts
+    # 1 - 0.1 = 0.9, b counts 0, so V_0 = 0.45, not 0.5. An invalid later turn does not move V_0.
+    batch = turn_batch()
+    batch.invalid[0] = True
+    out = get_credit_assigner("agentopsd").advantages(batch)
+    assert out.metrics["credit/agentopsd/prior_mean"] == pytest.approx(0.45)
+    # by hand, prior 0.45 (logit -0.200671), evidence [0.5, -1, 2]:
+    #   dB = [0.124279, -0.242615, 0.454059], z = [0.043476, -1.245900, 1.202424]
+    #   factor = [1.0043476, 0.9, 1.1]
+    grpo = get_credit_assigner("grpo").advantages(batch).advantages
+    factor = (out.advantages[:3, 0] / grpo[:3, 0]).tolist()
+    assert factor == pytest.approx([1.0043476, 0.9, 1.1], abs=1e-6)
+    assert factor == pytest.approx(reference_factors([0.5, -1.0, 2.0], 0.45, 1.0), abs=1e-6)
+    later = turn_batch()
+    later.invalid[1] = True
+    assert get_credit_assigner("agentopsd").advantages(later).metrics["credit/agentopsd/prior_mean"] == 0.5
 
 
 def test_band_holds_and_sign_never_flips_on_random_batches(make_batch) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from typing import Any
 
 import pytest
 import torch
 
 from agentgym_suite.trainers.credit import (
+    CREDIT_ASSIGNERS,
     CreditAssigner,
     CreditBatch,
     available_credit_assigners,
@@ -18,18 +20,15 @@ NAMES = available_credit_assigners()
 
 
 def multi_turn_rows(plugin: CreditAssigner) -> list[dict[str, Any]]:
-    """Two groups of three trajectories of 1-3 turns, roles fitting the plug-in."""
+    """Two groups of three trajectories of 1-3 turns. The turns cycle through the plug-in's
+    declared roles, and a new position starts with each cycle (SkillRise: solve p, curate p)."""
     rows: list[dict[str, Any]] = []
     rets = {("g0", 0): 10.0, ("g0", 1): 0.0, ("g0", 2): 10.0, ("g1", 0): 1.0, ("g1", 1): 0.0, ("g1", 2): 0.5}
+    cycle = len(plugin.roles)
     for (group, k), ret in rets.items():
         turns = 1 + (k + len(group)) % 3
         for t in range(turns):
-            if plugin.name == "skillrise":
-                role, pos = ("curate" if t % 2 else "solve"), t // 2
-            elif plugin.name == "envace":
-                role, pos = ("simulator" if t % 2 else "caller"), 0
-            else:
-                role, pos = "agent", 0
+            role, pos = plugin.roles[t % cycle], t // cycle
             rows.append(dict(group=group, traj=f"{group}-{k}", turn=t, role=role, ret=ret,
                              invalid=(t == 1 and k == 0), pos=pos, anchor=f"{group}-{t % 2}"))
     return rows
@@ -97,7 +96,8 @@ class TestCreditContract:
         batch = make_batch(rows, teacher_equals_old=True)
         base_name, scale = plugin.one_turn_equivalent()
         base = get_credit_assigner(base_name)
-        expected = scale * base.advantages(batch).advantages
+        as_base = replace(batch, roles=[base.primary_role] * batch.num_rows)  # the base's own row role
+        expected = scale * base.advantages(as_base).advantages
         got = plugin.advantages(batch).advantages
         assert torch.allclose(got, expected, atol=1e-5), (got, expected)
         if scale != 0:
@@ -172,12 +172,35 @@ class TestCreditContract:
 
     def test_unknown_parameter_lists_known_ones(self, plugin: CreditAssigner) -> None:
         with pytest.raises(ValueError, match="known parameters"):
-            get_credit_assigner(plugin.name, not_a_parameter=1)
+            type(plugin)(not_a_parameter=1)
 
     def test_declares_needs(self, plugin: CreditAssigner) -> None:
-        for flag in ("needs_old_logprobs", "needs_teacher_logprobs", "needs_full_logits", "has_aux_loss"):
+        for flag in ("needs_old_logprobs", "needs_teacher_logprobs", "needs_full_logits", "has_aux_loss",
+                     "own_invalid_penalty"):
             assert isinstance(getattr(plugin, flag), bool)
         assert set(plugin.required_fields) <= set(CreditBatch.__dataclass_fields__)
+        assert plugin.roles and all(isinstance(r, str) and r for r in plugin.roles)
+        assert plugin.primary_role == plugin.roles[0]
+        known = {f.name for f in fields(plugin.config_cls)}
+        assert set(plugin.trainer_defaults) <= known, "trainer_defaults must name config parameters"
+        type(plugin)(**dict(plugin.trainer_defaults))  # the declared defaults are valid values
+
+    def test_rows_of_an_undeclared_role_are_rejected(self, plugin: CreditAssigner, make_batch) -> None:
+        rows = multi_turn_rows(plugin)
+        rows[0]["role"] = "not_a_role"
+        with pytest.raises(ValueError, match="not_a_role"):
+            plugin.advantages(make_batch(rows))
+
+    def test_env_factory_hook_returns_a_factory(self, plugin: CreditAssigner) -> None:
+        from trainers.fake_env import make_letter_env
+
+        make = plugin.wrap_env_factory(make_letter_env, "Letters-v0")
+        env = make()
+        try:
+            _, info = env.reset(seed=0, options={"task_id": "t0"})
+            assert isinstance(info, dict)
+        finally:
+            env.close()
 
 
 def test_registry_names() -> None:
@@ -186,8 +209,30 @@ def test_registry_names() -> None:
     ]
 
 
-def test_unknown_name_lists_known_ones() -> None:
+def test_unknown_name_lists_known_ones_and_the_import_path_form() -> None:
     with pytest.raises(ValueError, match="choose one of") as err:
         get_credit_assigner("ppo_magic")
     for name in NAMES:
         assert name in str(err.value)
+    assert "import path" in str(err.value) and "my_pkg.my_credit:MyCredit" in str(err.value)
+
+
+def test_a_plugin_is_found_by_its_import_path() -> None:
+    for path in ("agentgym_suite.trainers.credit.grpo:DrGRPOCredit", "agentgym_suite.trainers.credit.grpo.DrGRPOCredit"):
+        plugin = get_credit_assigner(path, invalid_penalty=0.0)
+        assert type(plugin) is CREDIT_ASSIGNERS["dr_grpo"] and plugin.config.invalid_penalty == 0.0
+
+
+@pytest.mark.parametrize(
+    ("path", "fragment"),
+    [
+        ("no_such_module_xyz:Credit", "cannot import module 'no_such_module_xyz'"),
+        ("agentgym_suite.trainers.credit.grpo:NoSuchCredit", "has no attribute 'NoSuchCredit'"),
+        ("agentgym_suite.trainers.credit.grpo:row_scores", "not a subclass of"),
+        ("agentgym_suite.trainers.credit.grpo:", "must name a module and a class"),
+    ],
+)
+def test_bad_import_paths_say_what_is_wrong(path: str, fragment: str) -> None:
+    with pytest.raises(ValueError) as err:
+        get_credit_assigner(path)
+    assert fragment in str(err.value)

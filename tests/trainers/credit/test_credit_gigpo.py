@@ -63,11 +63,20 @@ def test_invalid_penalty_hits_episode_and_step_levels(make_batch) -> None:
 def test_step_weight_and_std_mode(make_batch) -> None:
     got = get_credit_assigner("gigpo", step_weight=0.0).advantages(make_batch(two_trajectories())).advantages[:, 1]
     assert torch.allclose(got, torch.tensor([4.0, 4.0, 4.0, -6.0, -6.0]))
-    std = get_credit_assigner("gigpo", std_normalize=True).advantages(make_batch(two_trajectories())).advantages[:, 1]
-    s = torch.tensor([10.0, 10, 10, 0, 0])
-    ep = (s - 6) / (s.std() + 1e-6)
-    step0 = 4.5125 / (torch.tensor([9.025, 0.0]).std() + 1e-6)
-    assert torch.allclose(std, ep + torch.tensor([step0, 0, 0, -step0, 0]), atol=1e-5)
+
+
+def test_mean_std_norm_by_hand(make_batch) -> None:
+    # As verl-agent's episode_norm_reward / step_norm_reward (gigpo/core_gigpo.py) with
+    # mode="mean_std_norm": (s - mean) / (std + 1e-6), torch.std unbiased, a singleton step group
+    # has mean = its own value (advantage 0).
+    # episode: scores [10,10,10,0,0], mean 6, std sqrt(120/4) = 5.4772256 -> 4/5.4772256 = 0.7302967,
+    #          -6/5.4772256 = -1.0954451
+    # step: anchor o0 = {9.025, 0}, mean 4.5125, std 4.5125*sqrt(2) -> +-0.7071067; o1, o2, o3: 0
+    out = get_credit_assigner("gigpo", normalization="mean_std_norm").advantages(make_batch(two_trajectories()))
+    expected = [0.7302967 + 0.7071067, 0.7302967, 0.7302967, -1.0954451 - 0.7071067, -1.0954451]
+    assert out.advantages[:, 1].tolist() == pytest.approx(expected, abs=1e-6)
+    assert get_credit_assigner("gigpo", normalization="mean_std_norm").one_turn_equivalent() == ("grpo", 2.0)
+    assert get_credit_assigner("gigpo").one_turn_equivalent() == ("dr_grpo", 2.0)
 
 
 def test_missing_anchor_keys_says_what_to_provide(make_batch) -> None:
@@ -85,3 +94,6 @@ def test_repeated_turn_index_is_rejected(make_batch) -> None:
 def test_config_validation() -> None:
     with pytest.raises(ValueError, match="gamma must be in"):
         GiGPOCreditConfig(gamma=1.5)
+    with pytest.raises(ValueError, match="mean_std_norm for ALFWorld and Search"):
+        GiGPOCreditConfig(normalization="std")
+    assert GiGPOCreditConfig().normalization == "mean_norm"  # verl-agent's ppo_trainer.yaml default

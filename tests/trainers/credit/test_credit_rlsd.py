@@ -30,7 +30,10 @@ def weights(lam: float, sign: float) -> list[float]:
     return [(1 - lam) + lam * r for r in ratio]
 
 
-@pytest.mark.parametrize(("step", "lam"), [(0, 0.5), (50, 0.25), (100, 0.0), (150, 0.0)])
+# The original RLSDRayTrainer counts verl's global_steps from 1 (set to 0, then += 1 before the
+# first step) and _get_rlsd_lambda gives lambda0 * (1 - step / warmdown_steps), 0 from warmdown_steps
+# on. CreditBatch.step counts the steps completed before the batch, so batch step s trains step s + 1.
+@pytest.mark.parametrize(("step", "lam"), [(0, 0.495), (49, 0.25), (98, 0.005), (99, 0.0), (150, 0.0)])
 def test_rlsd_weighting_and_decay(step: int, lam: float) -> None:
     out = get_credit_assigner("rlsd").advantages(batch(step))
     assert out.metrics["credit/rlsd/lambda"] == pytest.approx(lam)
@@ -39,18 +42,19 @@ def test_rlsd_weighting_and_decay(step: int, lam: float) -> None:
     assert (out.advantages[:, 3] == 0).all()
 
 
-def test_hand_numbers_at_step_0() -> None:
+def test_hand_numbers_on_the_first_batch() -> None:
+    # first batch = verl step 1: lambda = 0.5 * (1 - 1/100) = 0.495
     # A > 0: exp([0.1, -0.5, 0]) = [1.105171, 0.606531, 1] -> clip [1.105171, 0.8, 1]
-    #        weight = 0.5 + 0.5 * clip = [1.052585, 0.9, 1.0]
+    #        weight = 0.505 + 0.495 * clip = [1.0520596, 0.901, 1.0]
     # A < 0: exp([-0.1, 0.5, 0]) = [0.904837, 1.648721, 1] -> clip [0.904837, 1.2, 1]
-    #        weight = [0.952419, 1.1, 1.0]
+    #        weight = [0.9528945, 1.099, 1.0]
     out = get_credit_assigner("rlsd").advantages(batch(0)).advantages
-    assert (out[0, :3] / A).tolist() == pytest.approx([1.0525855, 0.9, 1.0], abs=1e-6)
-    assert (out[1, :3] / -A).tolist() == pytest.approx([0.9524187, 1.1, 1.0], abs=1e-6)
+    assert (out[0, :3] / A).tolist() == pytest.approx([1.0520596, 0.901, 1.0], abs=1e-6)
+    assert (out[1, :3] / -A).tolist() == pytest.approx([0.9528945, 1.099, 1.0], abs=1e-6)
 
 
 def test_decay_schedule() -> None:
-    assert [decayed_lambda(0.5, s, 100) for s in (0, 10, 99, 100, 1000)] == pytest.approx([0.5, 0.45, 0.005, 0, 0])
+    assert [decayed_lambda(0.5, s, 100) for s in (1, 10, 99, 100, 1000)] == pytest.approx([0.495, 0.45, 0.005, 0, 0])
     assert decayed_lambda(0.5, 500, 0) == 0.5
 
 

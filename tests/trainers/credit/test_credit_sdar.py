@@ -73,11 +73,17 @@ def test_grpo_plus_opsd_has_constant_half_gate() -> None:
     assert torch.equal(adv, grpo)
 
 
-def test_opsd_is_the_gated_loss_alone() -> None:
+def test_opsd_is_the_gated_loss_alone_with_the_scripts_coefficient() -> None:
+    # The released opsd_trainer scripts (examples/opsd_trainer/run_*.sh) set sdar_coef=0.01,
+    # gate_beta=5.0 and pg_loss_coef=0; verl's dp_actor then forms
+    # policy_loss = pg_loss * pg_loss_coef + sdar_loss * sdar_loss_coef.
+    # gate = sigmoid(5 * [0.5, -0.5]); L = (0.924142 * 0.5 - 0.075858 * 0.5) / 2 = 0.212071; loss = 0.01 * L
     plugin = get_credit_assigner("opsd")
+    assert (plugin.config.lambda_, plugin.config.beta, plugin.config.pg_coef) == (0.01, 5.0, 0.0)
     assert (plugin.advantages(two_token_batch()).advantages == 0).all()
     aux = plugin.aux_loss(two_token_batch(), current_logprobs())
-    assert aux.loss.item() == pytest.approx((sig(2.5) - sig(-2.5)) * 0.25, rel=1e-5)
+    assert aux.loss.item() == pytest.approx(0.01 * 0.2120711, rel=1e-5)
+    assert aux.loss.item() == pytest.approx(0.01 * (sig(2.5) - sig(-2.5)) * 0.25, rel=1e-5)
 
 
 def test_sdar_advantages_are_grpo() -> None:

@@ -8,7 +8,8 @@ block parses, the old document is kept and the turn is marked invalid.
 
 The env reports, for the turn about to be prompted, ``info["role"]`` (``solve``/``curate``)
 and ``info["position"]`` (task index p), plus ``info["position_rewards"]`` (reward of each
-finished task), which is what the ``skillrise`` credit plug-in needs.
+finished task), which is what the ``skillrise`` credit plug-in needs. That plug-in wraps the
+trainer's env factory in these trials (``SkillRiseCredit.wrap_env_factory``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from typing import Any, Callable
 import gymnasium as gym
 
 from agentgym_suite.core.spaces import action_space, observation_space
-from agentgym_suite.trainers.teacher import task_family
 
 SKILL_BLOCK = re.compile(r"<skill>(.*?)</skill>", re.DOTALL)
 SOLVE_HISTORY = 15
@@ -39,19 +39,19 @@ class SkillRiseTrial(gym.Env[str, str]):
 
     Args:
         env: the base env (a suite ``TextEnv``, possibly wrapped).
-        env_id: its id (to find the task family, e.g. the ALFWorld task type).
+        family_of: the family of a task id (e.g. the ALFWorld task type); the other tasks of a
+            trial are drawn from the first task's family. ``None``: every task is one family.
         k: tasks per trial.
         turns_per_task: turn budget of each Solve task.
         max_chars: longest skill document kept.
     """
 
-    renders_prompts = True
-
-    def __init__(self, env: gym.Env, *, env_id: str, k: int = 3, turns_per_task: int = 10, max_chars: int = 4000):
+    def __init__(self, env: gym.Env, *, family_of: Callable[[str], str] | None = None, k: int = 3,
+                 turns_per_task: int = 10, max_chars: int = 4000):
         if k < 1 or turns_per_task < 1 or max_chars < 1:
             raise ValueError("SkillRiseTrial needs k, turns_per_task and max_chars >= 1.")
         self.env = env
-        self.env_id = env_id
+        self.family_of = family_of or (lambda task_id: "")
         self.k = k
         self.turns_per_task = turns_per_task
         self.max_chars = max_chars
@@ -87,8 +87,8 @@ class SkillRiseTrial(gym.Env[str, str]):
         ids = self.task_ids()
         if first is None:
             first = ids[int(self.np_random.integers(len(ids)))]
-        family = task_family(self.env_id, str(first))
-        same = [t for t in ids if t != str(first) and task_family(self.env_id, t) == family]
+        family = self.family_of(str(first))
+        same = [t for t in ids if t != str(first) and self.family_of(t) == family]
         picks = list(self.np_random.permutation(len(same)))[: self.k - 1] if same else []
         self.tasks = [str(first)] + [same[int(i)] for i in picks]
         while len(self.tasks) < self.k:  # a family smaller than k repeats its tasks
@@ -184,12 +184,3 @@ class SkillRiseTrial(gym.Env[str, str]):
             f"Answer with the whole new document inside <skill> </skill> (at most {self.max_chars} characters)."
         )
 
-
-def skillrise_factory(base: Callable[[], gym.Env], args: Any) -> Callable[[], gym.Env]:
-    """Wrap every env of ``base`` in a SkillRise trial configured from an AgentGRPOConfig."""
-
-    def make() -> gym.Env:
-        return SkillRiseTrial(base(), env_id=args.env_id, k=args.skillrise_tasks,
-                              turns_per_task=args.skillrise_turns_per_task, max_chars=args.skillrise_max_chars)
-
-    return make

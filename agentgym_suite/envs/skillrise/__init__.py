@@ -1,0 +1,10 @@
+"""SkillRise trials: K related tasks of a base env solved in a row, with a skill document
+curated between them (Solve and Curate turns), as one env episode.
+
+``SkillRiseTrial(base_env, family_of=..., k=3)`` wraps any suite text env; the ``skillrise``
+credit plug-in builds these trials around the env a trainer trains on.
+"""
+
+from agentgym_suite.envs.skillrise.env import SkillRiseTrial, parse_skill
+
+__all__ = ["SkillRiseTrial", "parse_skill"]
