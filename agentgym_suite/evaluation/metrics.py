@@ -64,7 +64,7 @@ def mean_pass(counts: dict[str, tuple[int, int]], k: int, *, hat: bool = False) 
     return (sum(values) / len(values) if values else None), len(values)
 
 
-LABEL_KEYS = ("user_simulator", "nl_judge", "scoring", "memory")
+LABEL_KEYS = ("user_simulator", "nl_judge", "judge", "scoring", "memory")
 """Final-info keys that say how a result was obtained; :func:`summarize` lists their values under ``labels``."""
 
 
@@ -102,7 +102,9 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
     ``pass_k_tasks``, ``pass_k_tasks_skipped``, ``completion_tokens``, ``agent_time_s``,
     ``tokens_per_s`` (None unless the agent reported tokens), ``by_task_type``,
     ``unscorable_episodes`` / ``unscorable_tasks`` (left out of the rates, see the module
-    docstring) and ``labels``. Rates are None when there are no (scorable) episodes.
+    docstring), ``labels`` and, when the env reports per-user sequences, ``by_sequence`` and
+    ``sequence_metrics`` (see :mod:`~agentgym_suite.evaluation.sequence_metrics`). Rates are None
+    when there are no (scorable) episodes.
     """
     actions = sum(r.num_turns for r in records)
     invalid = sum(r.invalid_actions for r in records)
@@ -150,4 +152,15 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
         "unscorable_episodes": len(unscorable),
         "unscorable_tasks": len({r.task_id for r in unscorable}),
         "labels": result_labels(records),
+        **_sequences(scored, k),
     }
+
+
+def _sequences(records: list[EpisodeRecord], k: int) -> dict[str, Any]:
+    """``by_sequence`` and ``sequence_metrics`` (Avg@k/Pass@k/Pass^k per user) when the env reports sequences."""
+    from agentgym_suite.evaluation.sequence_metrics import sequence_summary
+
+    result = sequence_summary(records, k)
+    if result is None:
+        return {}
+    return {"by_sequence": result["by_sequence"], "sequence_metrics": {"overall": result["overall"], "user_level": result["user_level"]}}

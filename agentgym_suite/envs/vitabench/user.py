@@ -56,15 +56,16 @@ class ScriptedUser:
     with its held-back intention when the subtask is proactive and the question is about it
     (see :func:`asks_about`), with its user id when asked for identity, with acceptance when
     asked to confirm a recommendation, and vaguely otherwise ("Whatever you think is best."),
-    as upstream's user is told to. "Anything else?" after the agent used a tool, or a text
-    without a question once the agent has used a tool (or after ``patience`` texts), ends the
+    as upstream's user is told to. "Anything else?", a text without a question once the agent
+    has used a tool (or after ``patience`` texts), or more than ``max_turns`` replies end the
     conversation.
     """
 
     label = "scripted"
 
-    def __init__(self, patience: int = 2) -> None:
+    def __init__(self, patience: int = 2, max_turns: int = 10) -> None:
         self.patience = patience
+        self.max_turns = max_turns
         self._texts = 0
         self._task: dict[str, Any] = {}
         self._revealed = False
@@ -85,7 +86,7 @@ class ScriptedUser:
                 return DONE_REPLY
             return "Yes, I confirm. Please go ahead and place it for me with what you found."
         last = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "assistant"), "")
-        if "?" in last and _ANYTHING_ELSE.search(last) and acted:
+        if self._texts > self.max_turns or ("?" in last and _ANYTHING_ELSE.search(last)):
             return DONE_REPLY
         if "?" in last:
             intention = str(self._task.get("user_intention") or "")
