@@ -190,3 +190,12 @@ def test_unknown_task_and_missing_data(tmp_path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
     with pytest.raises(DataNotFoundError):
         VitaBenchEnv(domain="delivery")
+
+
+def test_judge_backend_spec_runs_the_model_and_labels_the_result() -> None:
+    env = VitaBenchEnv(domain="delivery", judge="tiny")  # the random test model cannot answer in the format: all rubrics unmet
+    env.judge.max_new_tokens = 16
+    env.reset(options={"task_id": "10711001"})
+    reward, _, info = play(env, env.oracle() + ["Done."])
+    assert info["judge"] == "llm:tiny" and info["scoring"] == "rubric_judge" and info["scorable"] is True
+    assert reward == 0.0 and info["vitabench_rubrics"]["passed"] and not any(info["vitabench_rubrics"]["passed"])
