@@ -28,6 +28,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--agent", default="random",
         help="oracle | random | hf:PATH | vllm:PATH | openai:MODEL@URL | default | tiny (default: random)",
     )
+    parser.add_argument(
+        "--user", default=None, metavar="SPEC",
+        help="who plays the customer in envs with a simulated user (Tau2-v0, VitaBench-v0): 'scripted' (offline test "
+             "double) or 'llm:<backend spec>', e.g. llm:hf:Qwen/Qwen3-8B (default: llm:<agent> for a model agent, "
+             "else scripted)",
+    )
+    parser.add_argument(
+        "--judge", default=None, metavar="SPEC",
+        help="backend spec of the LLM judge (tau2 NL assertions, VitaBench rubrics), e.g. hf:PATH or openai:MODEL@URL; "
+             "without it tau2 tasks with NL assertions are not scorable and VitaBench uses its state check",
+    )
+    parser.add_argument(
+        "--memory", default=None, metavar="A,B,...",
+        help="VitaBench 2.0: evaluate once per memory backend on the same sequences and print one table "
+             "(none, full, rewrite, rewrite:<backend spec>, bm25, embedding, embedding:minilm, embedding:hashing, groundtruth)",
+    )
     parser.add_argument("--episodes", type=int, default=None, help="number of tasks (default: every task)")
     parser.add_argument("--k", type=int, default=1, help="attempts per task, for pass@k and pass^k (default: 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task selection and the episodes")
@@ -63,13 +79,72 @@ def _parse_kwargs(text: str) -> dict[str, Any]:
     return value
 
 
+def _env_parameters(env_id: str) -> set[str]:
+    """Keyword arguments the constructor of ``env_id``'s class takes (empty when it cannot be inspected)."""
+    import inspect
+
+    import agentgym_suite  # noqa: F401  (registers the suite's env ids)
+
+    try:
+        creator = gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
+        return set(inspect.signature(creator).parameters)
+    except Exception:  # an unknown id is reported by evaluate() with the list of known ones
+        return set()
+
+
+def apply_user_and_judge(env_id: str, env_kwargs: dict[str, Any], agent: str, user: str | None,
+                         judge: str | None) -> dict[str, Any]:
+    """``env_kwargs`` with the ``--user``/``--judge`` settings folded in.
+
+    An env with a simulated user gets, unless the user is set already, the LLM user on the
+    agent's own backend when the agent is a model (as τ²-bench always plays the customer with a
+    model), and the scripted test double otherwise.
+
+    Raises:
+        ValueError: when a flag names a setting the env does not have.
+    """
+    from agentgym_suite.evaluation.agent_specs import is_model_spec
+
+    kwargs = dict(env_kwargs)
+    params = _env_parameters(env_id)
+    for flag, key, value in (("--user", "user", user), ("--judge", "judge", judge)):
+        if value is None:
+            continue
+        if params and key not in params:
+            raise ValueError(f"{flag} applies to envs with a {key} setting (Tau2-v0, VitaBench-v0); {env_id} has none.")
+        if key in kwargs and kwargs[key] != value:
+            raise ValueError(f"{flag} {value!r} conflicts with --env-kwargs {key}={kwargs[key]!r}; give it once.")
+        kwargs[key] = value
+    if "user" in params and kwargs.get("user") is None and kwargs.get("user_generate") is None:
+        kwargs["user"] = f"llm:{agent}" if isinstance(agent, str) and is_model_spec(agent) else "scripted"
+    return kwargs
+
+
+def _compare_memories(args: argparse.Namespace, env_kwargs: dict[str, Any], options: dict[str, Any]) -> int:
+    """``--memory a,b,c``: one evaluation per backend on the same sequences, then one table."""
+    from rich.console import Console
+
+    from agentgym_suite.evaluation.memory_compare import comparison_table, compare_memories, parse_memories
+
+    if "memory" not in _env_parameters(args.env_id):
+        raise ValueError(f"--memory applies to envs with a memory setting (VitaBench-v0); {args.env_id} has none.")
+    comparison = compare_memories(args.env_id, args.agent, parse_memories(args.memory), out_dir=args.out, env_kwargs=env_kwargs,
+                                  **options)
+    if args.json:
+        print(json.dumps({"k": comparison.k, "rows": comparison.rows}, indent=2, ensure_ascii=False))
+    else:
+        Console().print(comparison_table(comparison, title=f"{args.env_id} · {args.agent} · memory backends, k={comparison.k}"))
+        print(f"wrote {comparison.out_dir / 'comparison.json'} and one run folder per backend")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation and print its summary."""
     from agentgym_suite.evaluation.report import print_summary
     from agentgym_suite.evaluation.runner import evaluate
 
     try:
-        env_kwargs = _parse_kwargs(args.env_kwargs)
+        env_kwargs = apply_user_and_judge(args.env_id, _parse_kwargs(args.env_kwargs), args.agent, args.user, args.judge)
         if args.rehearsal_budget < 0:
             raise ValueError(f"--rehearsal-budget must be >= 0, got {args.rehearsal_budget}.")
         for name in ("k", "episodes", "max_turns", "batch_size"):
@@ -78,14 +153,10 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {value}.")
         if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
             raise ValueError(f"--step-timeout must be a positive number of seconds (e.g. 30), got {args.step_timeout}.")
-        result = evaluate(
-            args.env_id,
-            args.agent,
-            out_dir=args.out,
+        options: dict[str, Any] = dict(
             episodes=args.episodes,
             k=args.k,
             seed=args.seed,
-            env_kwargs=env_kwargs,
             max_turns=args.max_turns,
             prompt_format=args.prompt_format,
             retry_failed=args.retry_failed,
@@ -96,6 +167,9 @@ def run(args: argparse.Namespace) -> int:
             rehearsal={"budget": args.rehearsal_budget, "mode": args.rehearsal_mode,
                        "world_model": args.rehearsal_world_model} if args.rehearsal_budget else None,
         )
+        if args.memory is not None:
+            return _compare_memories(args, env_kwargs, options)
+        result = evaluate(args.env_id, args.agent, out_dir=args.out, env_kwargs=env_kwargs, **options)
     except (AgentGymError, ValueError, KeyError, ImportError, gym.error.Error) as exc:
         print(f"agentgym eval: {exc}", file=sys.stderr)
         return 2

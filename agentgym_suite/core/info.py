@@ -19,8 +19,12 @@ INFO_KEYS: dict[str, str] = {
     "tools": "list[dict] | None: OpenAI-format tool schemas (tool envs).",
     "error": "str, optional: why the episode ended abnormally (a backend crash, a timeout).",
     "privileged": "dict, only with privileged=True: oracle solution, skills, gold answer.",
+    "scorable": "bool, optional, at the end: False when the env could not score the episode (e.g. a judge it needs is "
+                "missing); evaluation leaves such episodes out of its rates and counts them.",
+    "user_simulator": "str, optional: who played the simulated user (``scripted``, ``llm:<backend spec>``…).",
+    "sequence_id": "str, optional: the sequence (user) a task belongs to, for per-sequence metrics (VitaBench 2.0).",
 }
-"""Key -> meaning. ``error`` and ``privileged`` are present only when they apply."""
+"""Key -> meaning. ``error``, ``privileged`` and the optional keys are present only when they apply."""
 
 REQUIRED_INFO_KEYS = ("task_id", "task", "won", "score", "action_valid", "turn", "admissible_actions", "tools")
 

@@ -9,6 +9,12 @@ With ``n`` attempts at a task of which ``c`` succeeded, the unbiased estimators 
 
 Both are averaged over the tasks with ``n >= k``; tasks with fewer attempts are left out and
 counted in ``pass_k_tasks_skipped``.
+
+An env may report an episode as not scorable (final ``info["scorable"] is False``: e.g. a tau2
+task with NL assertions and no judge). Such episodes carry no verdict, so they are left out of
+the success rate, the mean score and pass@k/pass^k, and counted in ``unscorable_episodes``.
+The env's labels of how a result was obtained (:data:`LABEL_KEYS`, e.g. which simulated user
+played the customer) are collected into ``labels``.
 """
 
 from __future__ import annotations
@@ -58,6 +64,31 @@ def mean_pass(counts: dict[str, tuple[int, int]], k: int, *, hat: bool = False) 
     return (sum(values) / len(values) if values else None), len(values)
 
 
+LABEL_KEYS = ("user_simulator", "nl_judge", "judge", "scoring", "memory")
+"""Final-info keys that say how a result was obtained; :func:`summarize` lists their values under ``labels``."""
+
+
+def final_info(record: EpisodeRecord) -> dict[str, Any]:
+    """The recorded info of the episode's last turn (empty when it has no turns)."""
+    return record.turns[-1].info if record.turns else {}
+
+
+def is_scorable(record: EpisodeRecord) -> bool:
+    """False when the env reported the episode as not scorable (``info["scorable"] is False``)."""
+    return final_info(record).get("scorable", True) is not False
+
+
+def result_labels(records: Iterable[EpisodeRecord]) -> dict[str, list[str]]:
+    """For each of :data:`LABEL_KEYS` some episode reported, the sorted distinct values."""
+    seen: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        info = final_info(record)
+        for key in LABEL_KEYS:
+            if info.get(key) is not None:
+                seen[key].add(str(info[key]))
+    return {key: sorted(values) for key, values in sorted(seen.items())}
+
+
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -69,13 +100,18 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
     ``mean_reward``, ``invalid_action_rate`` (invalid actions / all actions), ``errors``,
     ``error_rate``, ``k``, ``pass@k``, ``pass^k``, ``pass_at`` / ``pass_hat`` (every j <= k),
     ``pass_k_tasks``, ``pass_k_tasks_skipped``, ``completion_tokens``, ``agent_time_s``,
-    ``tokens_per_s`` (None unless the agent reported tokens) and ``by_task_type``.
-    Rates are None when there are no episodes.
+    ``tokens_per_s`` (None unless the agent reported tokens), ``by_task_type``,
+    ``unscorable_episodes`` / ``unscorable_tasks`` (left out of the rates, see the module
+    docstring), ``labels`` and, when the env reports per-user sequences, ``by_sequence`` and
+    ``sequence_metrics`` (see :mod:`~agentgym_suite.evaluation.sequence_metrics`). Rates are None
+    when there are no (scorable) episodes.
     """
     actions = sum(r.num_turns for r in records)
     invalid = sum(r.invalid_actions for r in records)
     errors = sum(1 for r in records if r.failed)
-    counts = per_task_counts(records)
+    scored = [r for r in records if is_scorable(r)]
+    unscorable = [r for r in records if not is_scorable(r)]
+    counts = per_task_counts(scored)
     pass_at: dict[str, float | None] = {}
     pass_hat: dict[str, float | None] = {}
     for j in range(1, k + 1):
@@ -86,14 +122,14 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
     tokens = sum(r.completion_tokens or 0 for r in token_records)
     token_time = sum(r.agent_s for r in token_records)
     by_type: dict[str, list[EpisodeRecord]] = defaultdict(list)
-    for record in records:
+    for record in scored:
         if record.task_type:
             by_type[record.task_type].append(record)
     return {
         "episodes": len(records),
-        "tasks": len(counts),
-        "success_rate": _mean([float(r.won) for r in records]),
-        "mean_score": _mean([float(r.score) for r in records]),
+        "tasks": len({r.task_id for r in records}),
+        "success_rate": _mean([float(r.won) for r in scored]),
+        "mean_score": _mean([float(r.score) for r in scored]),
         "mean_turns": _mean([float(r.num_turns) for r in records]),
         "mean_reward": _mean([float(r.total_reward) for r in records]),
         "invalid_action_rate": (invalid / actions) if actions else (0.0 if records else None),
@@ -113,4 +149,18 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
             name: {"episodes": len(rs), "success_rate": _mean([float(r.won) for r in rs])}
             for name, rs in sorted(by_type.items())
         },
+        "unscorable_episodes": len(unscorable),
+        "unscorable_tasks": len({r.task_id for r in unscorable}),
+        "labels": result_labels(records),
+        **_sequences(scored, k),
     }
+
+
+def _sequences(records: list[EpisodeRecord], k: int) -> dict[str, Any]:
+    """``by_sequence`` and ``sequence_metrics`` (Avg@k/Pass@k/Pass^k per user) when the env reports sequences."""
+    from agentgym_suite.evaluation.sequence_metrics import sequence_summary
+
+    result = sequence_summary(records, k)
+    if result is None:
+        return {}
+    return {"by_sequence": result["by_sequence"], "sequence_metrics": {"overall": result["overall"], "user_level": result["user_level"]}}

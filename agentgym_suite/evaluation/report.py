@@ -39,8 +39,19 @@ def summary_table(summary: dict[str, Any]) -> Table:
         ("wall time (s)", summary.get("wall_time_s")),
         ("complete", summary.get("complete")),
     ]
+    if summary.get("unscorable_episodes"):
+        rows.insert(3, ("not scorable (left out)", f"{summary['unscorable_episodes']} episodes, {summary.get('unscorable_tasks')} tasks"))
     for name, value in rows:
         table.add_row(name, _fmt(value, 1 if name in ("tokens/s", "wall time (s)") else 3))
+    for key, values in (summary.get("labels") or {}).items():
+        table.add_row(key.replace("_", " "), ", ".join(values))
+    overall = (summary.get("sequence_metrics") or {}).get("overall")
+    if overall:
+        triple = " / ".join(_fmt(overall.get(key)) for key in ("avg@k", "pass@k", "pass^k"))
+        table.add_row(f"Avg@{k} / Pass@{k} / Pass^{k}", f"{triple} ({overall.get('subtasks')} subtasks)")
+        for user, stats in (summary.get("by_sequence") or {}).items():
+            triple = " / ".join(_fmt(stats.get(key)) for key in ("avg@k", "pass@k", "pass^k"))
+            table.add_row(f"  user {user}", f"{triple} ({stats.get('subtasks')})")
     for task_type, stats in (summary.get("by_task_type") or {}).items():
         table.add_row(f"  {task_type}", f"{_fmt(stats.get('success_rate'))} ({stats.get('episodes')})")
     return table

@@ -1,4 +1,11 @@
-"""Tau2-v0: check_env per domain, oracle replay (DB hash), scripted and LLM users, scoring, bad actions."""
+"""Tau2-v0: check_env per domain, oracle replay (DB hashes), scripted and LLM users, scoring, bad actions.
+
+The user-simulator protocol, the NL-assertion judge and the two-database DB check follow
+τ²-bench (sierra-research/tau2-bench): ``tau2.user.user_simulator.UserSimulator`` (system
+prompt = guidelines + ``<scenario>``, end tokens), ``tau2.evaluator.evaluator_env
+.EnvironmentEvaluator.calculate_reward`` (agent and user DB hashes against the gold run) and
+``tau2.evaluator.evaluator.evaluate_simulation`` (a basis that cannot be evaluated is an error).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,8 @@ from gymnasium.utils.env_checker import check_env
 import agentgym_suite.registration
 from agentgym_suite.core.data import has_benchmark_data
 from agentgym_suite.core.errors import DataNotFoundError, UnknownTaskError
-from agentgym_suite.envs.tau2 import LLMUser, ScriptedUser, Tau2Env
+from agentgym_suite.envs.tau2 import LLMUser, ScriptedUser, Tau2Env, UserSimulatorError
+from agentgym_suite.envs.tau2.scripted_user import CONFIRM_REPLY, UNKNOWN_REPLY, to_first_person
 from agentgym_suite.envs.tau2.toolkit import safe_calculate
 from agentgym_suite.envs.tau2.users import STOP
 
@@ -30,11 +38,35 @@ def test_check_env(domain: str) -> None:
         check_env(env.unwrapped, skip_render_check=True)
 
 
+UPSTREAM_UNWINNABLE_MOCK = {
+    "update_task_with_user_tools": "its env assertion wants the customer to dismiss a notification, which changes the user "
+                                   "database, while its gold actions leave the notification unread; τ²-bench's DB check "
+                                   "compares the user database hash with the gold run's, so DB is 0 whenever ENV_ASSERTION is 1",
+}
+
+
 def test_oracle_wins_every_mock_task() -> None:
     env = Tau2Env(domain="mock")
     for task_id in env.task_ids():
+        if task_id in UPSTREAM_UNWINNABLE_MOCK:
+            continue
         run = play_oracle(env, task_id, max_steps=60)
         assert run.reward == 1.0 and run.info["won"], (task_id, run.info["reward_breakdown"])
+
+
+def test_db_check_compares_the_user_database_with_the_gold_run() -> None:
+    env = Tau2Env(domain="mock")
+    run = play_oracle(env, "update_task_with_user_tools", max_steps=20)
+    breakdown = run.info["reward_breakdown"]
+    details = breakdown["details"]
+    assert details["db_hash"] == details["gold_db_hash"]  # the agent side matches the gold run
+    assert details["user_db_hash"] != details["gold_user_db_hash"]  # the dismissed notification does not
+    assert breakdown["components"]["DB"] == 0.0 and breakdown["components"]["ENV_ASSERTION"] == 1.0 and run.reward == 0.0
+    env.reset(options={"task_id": "update_task_1"})
+    env.world.user.db["notifications"]["notif_x"] = {"notification_id": "notif_x", "status": "read"}  # only the phone differs
+    env.step('<tool_call>{"name": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}</tool_call>')
+    _, reward, done, _, info = env.step("Your task is marked completed.")
+    assert done and info["reward_breakdown"]["components"]["DB"] == 0.0 and reward == 0.0
 
 
 @pytest.mark.parametrize("domain,task_ids", [("retail", ["0", "5", "20"]), ("airline", ["1", "5", "10"])])
@@ -50,7 +82,7 @@ def test_oracle_wins_sample_tasks_with_matching_db_hash(domain: str, task_ids: l
 @pytest.mark.slow
 @pytest.mark.parametrize("domain", ["retail", "airline"])
 def test_oracle_wins_every_task(domain: str) -> None:
-    env = Tau2Env(domain=domain)
+    env = Tau2Env(domain=domain, judge=lambda assertions, messages: [True] * len(assertions))  # NL assertions need a judge
     for task_id in env.task_ids():
         run = play_oracle(env, task_id, max_steps=60)
         assert run.reward == 1.0 and run.info["reward_breakdown"]["components"]["DB"] == 1.0, task_id
@@ -67,22 +99,50 @@ def test_doing_nothing_fails_the_db_check_of_a_write_task() -> None:
     assert done and reward == 0.0 and info["reward_breakdown"]["components"]["DB"] == 0.0
 
 
-def test_nl_assertions_unscored_without_judge_and_scored_with_one() -> None:
+def nl_task_ids(env: Tau2Env) -> list[str]:
+    return [t for t in env.task_ids() if env.data.tasks[t]["evaluation_criteria"].get("nl_assertions")
+            and "NL_ASSERTION" in env.data.tasks[t]["evaluation_criteria"]["reward_basis"]]
+
+
+def test_nl_assertion_tasks_are_not_scorable_without_a_judge() -> None:
     env = Tau2Env(domain="retail")
-    task_id = next(t for t in env.task_ids() if env.data.tasks[t]["evaluation_criteria"].get("nl_assertions")
-                   and "NL_ASSERTION" in env.data.tasks[t]["evaluation_criteria"]["reward_basis"])
+    assert len(nl_task_ids(env)) == 40 and len(env.task_ids()) == 114
+    task_id = nl_task_ids(env)[0]
     run = play_oracle(env, task_id, max_steps=60)
-    assert run.reward == 1.0 and run.info["reward_breakdown"]["unscored"] == ["NL_ASSERTION"]
-    assert "NL_ASSERTION" not in run.info["reward_breakdown"]["components"]
+    breakdown = run.info["reward_breakdown"]
+    assert run.info["scorable"] is False and breakdown["scorable"] is False and breakdown["unscored"] == ["NL_ASSERTION"]
+    assert run.reward == 0.0 and not run.info["won"] and run.info["nl_judge"] == "none"
+    assert breakdown["components"]["DB"] == 1.0 and "judge" in breakdown["details"]["note"]
+    plain = next(t for t in env.task_ids() if t not in nl_task_ids(env))
+    run = play_oracle(env, plain, max_steps=60)
+    assert run.info["scorable"] is True and run.reward == 1.0
+
+
+def test_nl_assertions_scored_by_a_judge_callable_or_model() -> None:
+    env = Tau2Env(domain="retail")
+    task_id = nl_task_ids(env)[0]
     seen: list[list[str]] = []
 
     def judge(assertions: list[str], messages: list[dict]) -> list[bool]:
         seen.append(assertions)
-        return [False] * len(assertions)
+        return [True] * len(assertions)
 
-    run = play_oracle(Tau2Env(domain="retail", nl_judge=judge), task_id, max_steps=60)
-    assert seen and run.reward == 0.0 and run.info["reward_breakdown"]["components"]["NL_ASSERTION"] == 0.0
-    assert run.info["reward_breakdown"]["unscored"] == []
+    run = play_oracle(Tau2Env(domain="retail", judge=judge), task_id, max_steps=60)
+    assert seen and run.reward == 1.0 and run.info["scorable"] and run.info["reward_breakdown"]["components"]["NL_ASSERTION"] == 1.0
+    run = play_oracle(Tau2Env(domain="retail", nl_judge=lambda a, m: [False] * len(a)), task_id, max_steps=60)
+    assert run.reward == 0.0 and run.info["scorable"] and run.info["reward_breakdown"]["unscored"] == []
+    model_env = Tau2Env(domain="retail", judge="tiny")  # a real (random) model: it cannot answer in the format, so 0, but scored
+    model_env.nl_judge.chat.max_new_tokens = 16  # keep the random model's reply short
+    run = play_oracle(model_env, task_id, max_steps=60)
+    assert run.info["nl_judge"] == "llm:tiny" and run.info["scorable"] is True
+    assert run.info["reward_breakdown"]["components"]["NL_ASSERTION"] == 0.0 and run.reward == 0.0
+    assert "Expected outcomes" in model_env.nl_judge.prompt(["x"], [{"role": "user", "content": "hi"}])[1]["content"]
+
+    def broken(assertions: list[str], messages: list[dict]) -> list[bool]:
+        raise RuntimeError("judge down")
+
+    run = play_oracle(Tau2Env(domain="retail", judge=broken), task_id, max_steps=60)
+    assert run.info["scorable"] is False and "judge down" in run.info["reward_breakdown"]["details"]["note"]
 
 
 def test_airline_communicate_basis() -> None:
@@ -98,16 +158,40 @@ def test_airline_communicate_basis() -> None:
     assert done and info["reward_breakdown"]["components"]["COMMUNICATE"] == 0.0 and reward == 0.0
 
 
-def test_scripted_user_opens_with_reason_and_known_info_and_stops_when_done() -> None:
+def test_scripted_user_discloses_the_scenario_progressively_in_the_first_person() -> None:
     env = Tau2Env(domain="retail")
     obs, info = env.reset(options={"task_id": "5"})
     scenario = env.data.tasks["5"]["user_scenario"]["instructions"]
-    assert scenario["reason_for_call"][:40] in obs and scenario["known_info"] in obs
+    assert obs.startswith("I want to exchange the water bottle and the desk lamp. I want to exchange")
+    assert "mei_kovacs_8020" not in obs and "You " not in obs and "If the agent asks" in scenario["reason_for_call"]
+    assert info["task"] == obs and info["user_simulator"] == "scripted"
     assert info["messages"][0]["role"] == "system" and "policy" in info["messages"][0]["content"].lower()
-    obs, _, done, _, _ = env.step("Could you tell me your zip code?")
-    assert not done and obs == "Yes, please go ahead."
-    obs, _, done, _, _ = env.step("Let me look into it.")
-    assert not done and obs in (scenario["known_info"], scenario["reason_for_call"])
+    obs, _, done, _, _ = env.step("Could you tell me your user id and zip code?")
+    assert not done and obs == "I am mei_kovacs_8020 in zipcode 28236."
+    obs, _, done, _, _ = env.step("What is your email address?")
+    assert not done and obs == UNKNOWN_REPLY  # the scenario says the customer does not remember it
+    obs, _, done, _, _ = env.step("Shall I proceed with the exchange?")
+    assert not done and obs == CONFIRM_REPLY
+    _, _, done, _, info = env.step("I have looked into it.")  # no question: the customer takes it as the end
+    assert done and info["messages"][-1]["content"] == STOP
+
+
+def test_scripted_user_does_not_read_the_gold_actions() -> None:
+    env = Tau2Env(domain="mock")
+    env.reset(options={"task_id": "update_task_1"})
+    env.step(env.oracle()[0])  # the gold action is done: the old scripted user said ###STOP### to anything now
+    obs, _, done, _, _ = env.step("Is there anything else I can help you with?")
+    assert not done and STOP not in obs
+    env.reset(options={"task_id": "update_task_1"})
+    _, _, done, _, info = env.step("Your task is done.")  # nothing was done, yet a statement ends the conversation
+    assert done and info["reward_breakdown"]["components"]["DB"] == 0.0
+
+
+def test_to_first_person() -> None:
+    assert to_first_person("You are Olivia Lopez, and you live in Texas in 76171.") == "I am Olivia Lopez, and I live in Texas in 76171."
+    assert to_first_person("Your order arrived; the agent should give you a refund to yourself.") == \
+        "My order arrived; the agent should give me a refund to myself."
+    assert to_first_person("You're not sure if you've paid.") == "I'm not sure if I've paid."
 
 
 def test_transfer_ends_conversation_with_transfer_token() -> None:
@@ -134,22 +218,42 @@ def test_llm_user_gets_flipped_roles_and_can_stop() -> None:
         return "Please mark task_1 completed." if len(calls) == 1 else STOP
 
     env = Tau2Env(domain="mock", user_generate=generate)
-    obs, _ = env.reset(options={"task_id": "update_task_1"})
-    assert obs == "Please mark task_1 completed."
-    assert calls[0][0]["role"] == "system" and "task_1" in calls[0][0]["content"]
+    obs, info = env.reset(options={"task_id": "update_task_1"})
+    assert obs == "Please mark task_1 completed." and info["user_simulator"] == "llm:generate"
+    system = calls[0][0]
+    assert system["role"] == "system" and "task_1" in system["content"] and "<scenario>" in system["content"]
+    assert all(token in system["content"] for token in ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"))
+    assert calls[0][1] == {"role": "user", "content": "Hi! How can I help you today?"}
     env.step('<tool_call>{"name": "update_task_status", "arguments": {"task_id": "task_1", "status": "completed"}}</tool_call>')
     _, reward, done, _, info = env.step("Done, it is completed.")
-    assert done and reward == 1.0
+    assert done and reward == 1.0 and info["tau2_end"] == STOP and info["scorable"]
     assert calls[-1][-1] == {"role": "user", "content": "Done, it is completed."}
 
 
-def test_llm_user_backend_failure_ends_episode_not_crash() -> None:
+def test_llm_user_backend_failure_ends_episode_as_a_user_error_not_a_crash() -> None:
     def broken(messages: list[dict]) -> str:
         raise RuntimeError("backend down")
 
     user = LLMUser(broken)
-    assert user.first_message({"user_scenario": {"instructions": "x"}}) == "###OUT-OF-SCOPE###"
+    with pytest.raises(UserSimulatorError, match="backend down"):
+        user.first_message({"user_scenario": {"instructions": "x"}})
     assert "backend down" in (user.last_error or "")
+    env = Tau2Env(domain="mock", user=user)
+    obs, _ = env.reset(options={"task_id": "update_task_1"})
+    assert obs == ""
+    _, reward, done, _, info = env.step("Hello?")  # upstream ends a run the user simulator broke with reward 0
+    assert done and reward == 0.0 and info["tau2_end"] == "user_error" and "backend down" in info["user_error"]
+
+
+def test_user_setting_is_validated() -> None:
+    with pytest.raises(ValueError, match="llm:<backend spec>"):
+        Tau2Env(domain="mock", user="gpt-4")
+    with pytest.raises(ValueError, match="llm:<backend spec>"):
+        Tau2Env(domain="mock", user="llm:")
+    with pytest.raises(TypeError):
+        Tau2Env(domain="mock", user=42)
+    assert Tau2Env(domain="mock", user="scripted").user_label == "scripted"
+    assert isinstance(Tau2Env(domain="mock").user, ScriptedUser)
 
 
 def test_same_task_runs_identically_k_times() -> None:
@@ -157,7 +261,8 @@ def test_same_task_runs_identically_k_times() -> None:
     runs = []
     for _ in range(3):
         run = play_oracle(env, "5", max_steps=60)
-        runs.append((run.reward, run.info["reward_breakdown"]["details"]["db_hash"], json.dumps(run.info["messages"])))
+        details = run.info["reward_breakdown"]["details"]
+        runs.append((run.reward, details["db_hash"], details["user_db_hash"], json.dumps(run.info["messages"])))
     assert runs[0] == runs[1] == runs[2]
     a, b = Tau2Env(domain="retail"), Tau2Env(domain="retail")
     assert a.reset(seed=4)[0] == b.reset(seed=4)[0]

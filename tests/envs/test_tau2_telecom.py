@@ -15,7 +15,7 @@ import agentgym_suite.registration
 from agentgym_suite.core.data import has_benchmark_data
 from agentgym_suite.envs.tau2 import Tau2Env
 from agentgym_suite.envs.tau2.data import load_domain
-from agentgym_suite.envs.tau2.users import device_instruction, requested_user_actions
+from agentgym_suite.envs.tau2.scripted_user import device_instruction, requested_user_actions
 from agentgym_suite.envs.tau2.world import build_world
 
 from .oracle import play_oracle

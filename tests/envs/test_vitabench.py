@@ -14,6 +14,7 @@ import agentgym_suite.registration  # noqa: F401
 from agentgym_suite.core.data import has_benchmark_data
 from agentgym_suite.core.errors import DataNotFoundError, UnknownTaskError
 from agentgym_suite.envs.vitabench import VitaBenchEnv
+from agentgym_suite.envs.vitabench.rubric_judge import sliding_windows
 from agentgym_suite.envs.vitabench.user import STOP, LLMUser
 
 pytestmark = pytest.mark.skipif(not has_benchmark_data("vitabench", "domains"), reason="set AGENTGYM_DATA to the shared data")
@@ -85,21 +86,50 @@ def test_wrong_product_loses() -> None:
     assert terminated and reward == 0.0
 
 
-def test_judge_rubrics_scored_and_combined() -> None:
-    def judge_all_pass(messages: list[dict]) -> str:
-        rubric_part = messages[-1]["content"].split("Conversation:")[0]
-        n = len(re.findall(r"^\d+\. ", rubric_part, re.MULTILINE))
-        return json.dumps({"results": [True] * n})
+def test_rubric_judge_scores_with_the_benchmark_template_in_sliding_windows() -> None:
+    # upstream: vita.evaluator.evaluator_traj.TrajectoryEvaluator.calculate_reward (windows of 10, overlap 2;
+    # rubrics = state rubrics then overall rubrics; reward 1 only when every rubric ends met)
+    prompts: list[list[dict]] = []
 
-    env = VitaBenchEnv(domain="delivery", judge=judge_all_pass)
+    def judge_all_met(messages: list[dict]) -> str:
+        prompts.append(messages)
+        current = json.loads(messages[1]["content"].split("<current_rubrics>")[1].split("</current_rubrics>")[0])
+        return "```json\n" + json.dumps([{**r, "meetExpectation": True, "justification": "done [1]"} for r in current]) + "\n```"
+
+    env = VitaBenchEnv(domain="delivery", judge=judge_all_met)
     env.reset(options={"task_id": "10711001"})
     reward, _, info = play(env, env.oracle() + ["Done."])
-    assert info["vitabench_rubrics"]["scored"] is True and reward == 1.0
+    task = env.tasks["10711001"]["evaluation_criteria"]
+    rubrics = [r for s in task["expected_states"] for r in s.get("state_rubrics", [])] + task["overall_rubrics"]
+    assert info["scoring"] == "rubric_judge" and info["scorable"] and reward == 1.0
+    assert info["vitabench_rubrics"]["rubrics"] == list(dict.fromkeys(rubrics)) and all(info["vitabench_rubrics"]["passed"])
+    system, user = prompts[0][0]["content"], prompts[0][1]["content"]
+    assert "sliding window" in system and "window 1 (out of" in system and "system_time" in system
+    assert "<window_content>" in user and "[1] user:" in user and "create_delivery_order(" in "".join(p[1]["content"] for p in prompts)
+    conversation = [m for m in info["messages"] if m["role"] != "system"]
+    assert len(prompts) == info["vitabench_rubrics"]["windows"] == len(sliding_windows(conversation))
 
-    env = VitaBenchEnv(domain="delivery", judge=lambda m: "I refuse")
+    env = VitaBenchEnv(domain="delivery", judge=lambda m: "I refuse")  # unreadable replies keep every rubric unmet
     env.reset(options={"task_id": "10711001"})
     reward, _, info = play(env, env.oracle() + ["Done."])
-    assert info["vitabench_rubrics"]["scored"] is False and reward == 0.0
+    assert info["scorable"] and reward == 0.0 and "could not be read" in info["vitabench_rubrics"]["reason"]
+    assert info["vitabench_state"]["passed"] is True  # the state check is still reported
+
+    def broken(messages: list[dict]) -> str:
+        raise RuntimeError("judge down")
+
+    env = VitaBenchEnv(domain="delivery", judge=broken)
+    env.reset(options={"task_id": "10711001"})
+    reward, _, info = play(env, env.oracle() + ["Done."])
+    assert info["scorable"] is False and reward == 0.0 and "judge down" in info["vitabench_rubrics"]["reason"]
+
+
+def test_without_a_judge_the_state_check_scores_and_says_so() -> None:
+    env = VitaBenchEnv(domain="delivery")
+    env.reset(options={"task_id": "10711001"})
+    reward, _, info = play(env, env.oracle() + ["Done."])
+    assert info["scoring"] == "state_check" and info["judge"] == "none" and info["user_simulator"] == "scripted"
+    assert reward == 1.0 and info["scorable"]
 
 
 def test_llm_user_callable() -> None:
@@ -160,3 +190,12 @@ def test_unknown_task_and_missing_data(tmp_path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
     with pytest.raises(DataNotFoundError):
         VitaBenchEnv(domain="delivery")
+
+
+def test_judge_backend_spec_runs_the_model_and_labels_the_result() -> None:
+    env = VitaBenchEnv(domain="delivery", judge="tiny")  # the random test model cannot answer in the format: all rubrics unmet
+    env.judge.max_new_tokens = 16
+    env.reset(options={"task_id": "10711001"})
+    reward, _, info = play(env, env.oracle() + ["Done."])
+    assert info["judge"] == "llm:tiny" and info["scoring"] == "rubric_judge" and info["scorable"] is True
+    assert reward == 0.0 and info["vitabench_rubrics"]["passed"] and not any(info["vitabench_rubrics"]["passed"])

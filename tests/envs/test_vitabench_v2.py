@@ -1,4 +1,12 @@
-"""VitaBench 2.0 shape: sub-task sequences from a small fixture of our own, and the memory backends."""
+"""VitaBench 2.0: the official sequence format, the memory interface and backends, per-user reset, proactive users.
+
+Checked against upstream (meituan-longcat/VitaBench-2.0): ``vita.data_model.personalization_task``
+(record fields), ``vita.orchestrator.personalization_orchestrator.PersonalizationOrchestrator.run``
+(memory updated with each subtask's interactions before it runs, read with its instruction),
+``vita.run._run_personalization_task`` (one memory per user), ``vita.memory.*`` (backends and
+the read/query tools), ``vita.user.personalization_user.PersonalizationUser`` (opens with the
+instruction; the proactive intention is disclosed only when asked about).
+"""
 
 from __future__ import annotations
 
@@ -12,103 +20,235 @@ from gymnasium.utils.env_checker import check_env
 from agentgym_suite.core.data import has_benchmark_data
 from agentgym_suite.core.errors import DataNotFoundError
 from agentgym_suite.envs.vitabench import VitaBenchEnv
-from agentgym_suite.envs.vitabench.memory import BM25Memory, FullContextMemory, NoMemory, RewriteMemory, make_memory
+from agentgym_suite.envs.vitabench.memory import (NO_MEMORY, FullContextMemory, Memory, RewriteMemory, interaction_lines,
+                                                  make_memory, model_summariser)
+from agentgym_suite.envs.vitabench.retrieval_memory import BM25Memory, EmbeddingMemory, HashingEncoder
+from agentgym_suite.envs.vitabench.rubric_judge import sliding_windows
+from agentgym_suite.envs.vitabench.sequences import SequenceFormatError, load_sequences
+from agentgym_suite.envs.vitabench.user import ACCEPT_REPLY, VAGUE_REPLY
+
+from .vitabench_v2_fixture import PROACTIVE_INTENTION, tasks, write
 
 pytestmark = pytest.mark.skipif(not has_benchmark_data("vitabench", "prompts"), reason="needs the VitaBench prompt YAMLs")
 
-ADDRESS = "12 Maple Road, Springfield"
-
-
-def subtask(task_id: str, timestamp: str, product: str, instructions: str) -> dict:
-    store = {"name": "Green Bowl", "store_id": "S1", "score": 4.6, "tags": ["Salad"],
-             "location": {"address": "1 Market St", "longitude": 10.0, "latitude": 50.0},
-             "products": [{"product_id": "P1", "name": "Caesar salad", "price": 30, "tags": ["Light"], "store_id": "S1"},
-                          {"product_id": "P2", "name": "Quinoa bowl", "price": 35, "tags": ["Vegan"], "store_id": "S1"}]}
-    order = {"order_id": f"{task_id}T01", "order_type": "delivery", "user_id": "U1", "store_id": "S1", "note": "",
-             "location": {"address": ADDRESS, "longitude": 10.01, "latitude": 50.01}, "status": "paid",
-             "products": [{"product_id": product, "quantity": 1, "attributes": ""}]}
-    return {
-        "id": task_id, "timestamp": timestamp, "domain": "delivery", "message_history": [],
-        "environment": {"time": timestamp, "user_id": "U1", "orders": {}, "weather": [], "user_historical_behaviors": {},
-                        "location": [{"address": ADDRESS, "longitude": 10.01, "latitude": 50.01}], "stores": {"S1": store}},
-        "user_scenario": {"user_profile": {"user id": "U1"}}, "instructions": instructions,
-        "evaluation_criteria": {"expected_states": [{"required_orders": [order], "optional_orders": [], "state_rubrics": []}], "overall_rubrics": []},
-    }
-
 
 @pytest.fixture()
-def sequences(tmp_path: Path) -> Path:
-    data = [{"user_id": "U1", "subtasks": [
-        # deliberately out of order: the loader sorts by timestamp
-        subtask("b", "2025-03-02 12:00:00", "P1", "Order the same salad brand as last time, but the Caesar salad."),
-        subtask("a", "2025-03-01 12:00:00", "P2", "Order a vegan quinoa bowl from Green Bowl to 12 Maple Road; I am allergic to peanuts."),
-    ]}]
-    path = tmp_path / "sequences.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
+def path(tmp_path: Path) -> Path:
+    return write(tmp_path / "tasks.json")
+
+
+def call(name: str, **arguments: object) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
 
 
 def run_oracle(env: VitaBenchEnv) -> dict:
     info: dict = {}
-    for action in env.oracle() + ["Done.", "Done."]:
+    for action in env.oracle() + ["Done."] * 3:
         *_, terminated, _, info = env.step(action)
         if terminated:
             break
     return info
 
 
-def test_v2_sequence_order_and_check_env(sequences: Path) -> None:
-    env = VitaBenchEnv(version=2, sequences_path=sequences)
-    assert env.task_ids() == ["U1/0", "U1/1"]
-    assert env.tasks["U1/0"]["instructions"].startswith("Order a vegan")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(VitaBenchEnv(version=2, sequences_path=sequences), skip_render_check=True)
+def test_official_records_load_as_ordered_subtasks(path: Path) -> None:
+    env = VitaBenchEnv(version=2, sequences_path=path)
+    assert env.task_ids() == ["U1001/0", "U1001/1", "U1001/3", "U2002/0", "U2002/1"]
+    assert env.unplayable == {"U1001/2": "no tools for the 'ota' domain"}  # its interactions still reach the memory
+    obs, info = env.reset(options={"task_id": "U1001/0"})
+    assert obs == "Order me lunch, the usual." and info["task"] == obs  # the official instruction, not an empty task
+    assert info["sequence_id"] == "U1001" and info["subtask_index"] == 0 and info["skill_tested"] == ""
+    assert env.tasks["U1001/1"]["skill_tested"] == ["update"] and env.tasks["U1001/3"]["user_intention"] == PROACTIVE_INTENTION
+    assert "U1001" in info["messages"][0]["content"] and "nurse" in info["messages"][0]["content"]  # the account details
 
 
-@pytest.mark.parametrize("memory", ["full", "bm25"])
-def test_memory_carries_earlier_episode(sequences: Path, memory: str) -> None:
-    env = VitaBenchEnv(version=2, sequences_path=sequences, memory=memory)
-    _, info = env.reset(options={"task_id": "U1/0"})
-    assert info["vitabench_memory"] == ""
-    assert run_oracle(env)["won"]
-    _, info = env.reset(options={"task_id": "U1/1"})
-    assert "peanuts" in info["vitabench_memory"] or "Green Bowl" in info["vitabench_memory"]
-    assert info["vitabench_memory"] in info["messages"][0]["content"]
-    assert run_oracle(env)["won"]
-
-
-def test_no_memory_and_rewrite(sequences: Path) -> None:
-    env = VitaBenchEnv(version=2, sequences_path=sequences, memory="none")
-    env.reset(options={"task_id": "U1/0"})
-    run_oracle(env)
-    _, info = env.reset(options={"task_id": "U1/1"})
-    assert info["vitabench_memory"] == ""
-    calls: list[tuple[str, str]] = []
-    rewrite = RewriteMemory(lambda old, new: (calls.append((old, new)) or "likes Green Bowl"))
-    rewrite.update([{"role": "user", "content": "I like Green Bowl"}])
-    assert rewrite.read("anything") == "likes Green Bowl" and calls[0][1] == "user: I like Green Bowl"
-    with pytest.raises(ValueError, match="summarise"):
-        make_memory("rewrite")
-    with pytest.raises(ValueError):
-        make_memory("vector")
-
-
-def test_memory_backends_directly() -> None:
-    turns = [{"role": "user", "content": "My cat is called Miso"}, {"role": "assistant", "content": "Noted the delivery address"},
-             {"role": "tool", "content": "order created at Sushi Place"}]
-    bm25 = BM25Memory(top_k=1)
-    bm25.update(turns)
-    assert bm25.read("what is the cat called") == "user: My cat is called Miso"
-    assert bm25.read("") == "" and BM25Memory().read("x") == ""
-    full = FullContextMemory(max_chars=30)
-    full.update(turns)
-    assert len(full.read("q")) == 30 and full.read("q").endswith("Sushi Place")
-    assert NoMemory().read("q") == ""
-
-
-def test_v2_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(DataNotFoundError, match="sequences"):
+def test_invented_or_broken_files_are_clear_errors(tmp_path: Path) -> None:
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps([{"user_id": "U1", "subtasks": [{"id": "a", "timestamp": "2025", "instructions": "x", "environment": {}}]}]))
+    with pytest.raises(SequenceFormatError, match="no 'instruction'.*older, unofficial layout"):
+        load_sequences(old)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(SequenceFormatError, match="not valid JSON"):
+        load_sequences(tmp_path / "bad.json")
+    with pytest.raises(DataNotFoundError, match="personalization"):
         VitaBenchEnv(version=2, sequences_path=tmp_path / "nope.json")
     with pytest.raises(ValueError):
         VitaBenchEnv(version=3)
+
+
+def test_default_location_is_the_personalization_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = Path(has_benchmark_data.__globals__["data_dir"]()) / "vitabench" / "prompts"
+    (tmp_path / "vitabench").mkdir()
+    (tmp_path / "vitabench" / "prompts").symlink_to(shared)
+    write(tmp_path / "vitabench" / "domains" / "personalization" / "tasks.json")
+    monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
+    assert len(VitaBenchEnv(version=2).task_ids()) == 5
+
+
+def test_check_env(path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(VitaBenchEnv(version=2, sequences_path=path, memory="full"), skip_render_check=True)
+
+
+def test_memory_ingests_each_subtasks_interactions_before_it_runs(path: Path) -> None:
+    env = VitaBenchEnv(version=2, sequences_path=path, memory="full")
+    _, info = env.reset(options={"task_id": "U1001/0"})
+    assert "quinoa bowl" in info["vitabench_memory"] and "allergic to peanuts" in info["vitabench_memory"]
+    assert info["vitabench_memory"] in info["messages"][0]["content"] and info["memory"] == "full"
+    _, info = env.reset(options={"task_id": "U1001/3"})
+    assert "Caesar salad is my new favourite" in info["vitabench_memory"] and "Harbour Hotel" in info["vitabench_memory"]
+
+
+def test_memory_is_reset_per_user(path: Path) -> None:
+    env = VitaBenchEnv(version=2, sequences_path=path, memory="full")
+    for task_id in ("U1001/0", "U1001/1"):
+        env.reset(options={"task_id": task_id})
+        run_oracle(env)
+    _, info = env.reset(options={"task_id": "U2002/0"})
+    assert "Sushi Place" in info["vitabench_memory"]
+    assert "Green Bowl" not in info["vitabench_memory"] and "peanuts" not in info["vitabench_memory"]
+    _, info = env.reset(options={"task_id": "U1001/1"})  # back to the first user: their memory alone, rebuilt
+    assert "Green Bowl" in info["vitabench_memory"] and "Sushi Place" not in info["vitabench_memory"]
+    assert "Harbour Hotel" not in info["vitabench_memory"]  # a later subtask's interactions are not known yet
+
+
+@pytest.mark.parametrize("memory,present,absent,tools", [
+    ("none", [], ["Green Bowl"], []),
+    ("full", ["quinoa bowl", "Caesar salad"], [], []),
+    ("rewrite", ["User preference observations", "Caesar salad"], [], ["read_preference_memory", "query_preference_memory"]),
+    ("bm25", ["User preference memory"], [], ["read_preference_memory", "query_preference_memory"]),
+    ("embedding:hashing", ["User preference memory"], [], ["read_preference_memory", "query_preference_memory"]),
+    ("groundtruth", ["Caesar salad from Green Bowl", "peanuts"], ["new favourite"], []),
+])
+def test_memory_backends_in_the_env(path: Path, memory: str, present: list[str], absent: list[str], tools: list[str]) -> None:
+    env = VitaBenchEnv(version=2, sequences_path=path, memory=memory)
+    _, info = env.reset(options={"task_id": "U1001/1"})
+    text = info["vitabench_memory"]
+    assert all(p in text for p in present) and not any(a in text for a in absent), text
+    names = [t["function"]["name"] for t in info["tools"]]
+    assert [t for t in names if "preference_memory" in t] == tools
+    if tools:
+        obs, _, _, _, step_info = env.step(call("query_preference_memory", query="which salad does the user like"))
+        assert step_info["action_valid"] and "Caesar salad" in obs
+    assert run_oracle(env)["won"]
+
+
+def test_retrieval_picks_the_relevant_chunks() -> None:
+    interactions = [{"type": "search", "timestamp": "t1", "content": {"keyword": "spicy ramen"}},
+                    {"type": "review", "timestamp": "t2", "content": {"text": "The vegan bowl was great"}},
+                    {"type": "order", "timestamp": "t3", "content": {"merchant_name": "Harbour Hotel"}}]
+    for memory in (BM25Memory(top_k=1), EmbeddingMemory(encoder="hashing", top_k=1)):
+        assert memory.read("x") == NO_MEMORY
+        memory.update(interactions)
+        assert memory.read("I want vegan food") == "User preference memory (retrieved for the current request):\n- [t2] [review] {\"text\": \"The vegan bowl was great\"}"
+        assert len(memory.read(None).splitlines()) == 4  # no query: everything
+        memory.reset()
+        assert memory.read("vegan") == NO_MEMORY
+    vectors = HashingEncoder().encode(["same text", "same text", "other words"])
+    assert vectors[0] @ vectors[1] == pytest.approx(1.0) and vectors[0] @ vectors[2] < 0.5
+
+
+@pytest.mark.slow
+def test_minilm_embeddings_retrieve_by_meaning() -> None:
+    memory = EmbeddingMemory(encoder="minilm", top_k=1)
+    memory.update([{"type": "review", "timestamp": "t1", "content": {"text": "I adore fiery Sichuan dishes"}},
+                   {"type": "review", "timestamp": "t2", "content": {"text": "The hotel room was quiet"}}])
+    assert memory.name == "embedding:minilm" and "Sichuan" in memory.read("order me something hot and spicy")
+
+
+def test_rewrite_memory_with_a_writer_and_the_model_prompt() -> None:
+    seen: list[tuple[str, str]] = []
+    memory = RewriteMemory(lambda old, new: (seen.append((old, new)) or "likes Caesar salad"))
+    memory.update([{"type": "review", "timestamp": "t", "content": {"text": "Caesar salad!"}}])
+    assert memory.read("q") == "likes Caesar salad" and seen[0] == ("", '- [t] [review] {"text": "Caesar salad!"}')
+    prompts: list[list[dict]] = []
+    writer = model_summariser(lambda messages: (prompts.append(messages) or "summary v2"))
+    assert writer("summary v1", "- [t] [order] x") == "summary v2"
+    assert "summary v1" in prompts[0][1]["content"] and "- [t] [order] x" in prompts[0][1]["content"]
+    failing = RewriteMemory(lambda old, new: 1 / 0)
+    failing.update([{"type": "search", "timestamp": "t", "content": "tuna"}])
+    assert "tuna" in failing.read() and "ZeroDivisionError" in (failing.last_error or "")
+    assert make_memory("rewrite:tiny").name == "rewrite:llm:tiny"
+    with pytest.raises(ValueError, match="Unknown memory"):
+        make_memory("vector")
+
+
+def test_memory_interface_is_pluggable(path: Path) -> None:
+    class Counting(Memory):
+        name = "counting"
+
+        def __init__(self) -> None:
+            self.seen: list[int] = []
+
+        def read(self, query: str | None = None) -> str:
+            return f"{len(self.seen)} updates; asked: {query}"
+
+        def update(self, interactions: list) -> None:
+            self.seen.append(len(interactions))
+
+        def reset(self) -> None:
+            self.seen = []
+
+    memory = Counting()
+    env = VitaBenchEnv(version=2, sequences_path=path, memory=memory)
+    _, info = env.reset(options={"task_id": "U1001/3"})
+    assert memory.seen == [1, 1, 1, 0] and info["vitabench_memory"] == "4 updates; asked: I need dinner delivered."
+    assert info["memory"] == "counting"
+    assert interaction_lines(tasks()[0]["subtasks"][0]["interactions"])[0] == '- [2025-02-20] [search] {"keyword": "quinoa bowl"}'
+    assert len(FullContextMemory(max_tokens=20, chars_per_token=2).read()) == 0
+
+
+def test_proactive_user_reveals_the_intention_only_when_asked(path: Path) -> None:
+    env = VitaBenchEnv(version=2, sequences_path=path)
+    obs, info = env.reset(options={"task_id": "U1001/3"})
+    assert obs == "I need dinner delivered." and PROACTIVE_INTENTION not in obs and info["skill_tested"] == "proactive"
+    assert "do not push services" in info["messages"][0]["content"]  # the proactive agent prompt
+    obs, *_ = env.step("Would you prefer a salad or a bowl?")
+    assert obs == VAGUE_REPLY
+    obs, *_ = env.step("Shall I go ahead with the Caesar salad?")
+    assert obs == ACCEPT_REPLY
+    obs, *_ = env.step("Where should I deliver it, home or somewhere else?")
+    assert obs == PROACTIVE_INTENTION
+    env.reset(options={"task_id": "U1001/0"})  # not proactive: the same question gets no hidden intention
+    obs, *_ = env.step("Where should I deliver it, home or somewhere else?")
+    assert obs == VAGUE_REPLY
+
+
+def test_llm_user_prompt_holds_the_intention_for_proactive_subtasks(path: Path) -> None:
+    prompts: list[list[dict]] = []
+
+    def chat(messages: list[dict]) -> str:
+        prompts.append(messages)
+        return "whatever"
+
+    env = VitaBenchEnv(version=2, sequences_path=path, user=chat)
+    obs, info = env.reset(options={"task_id": "U1001/3"})
+    assert obs == "I need dinner delivered." and not prompts  # upstream's user opens with the instruction itself
+    env.step("Anything special?")
+    assert PROACTIVE_INTENTION in prompts[0][0]["content"] and "U1001" in prompts[0][0]["content"]
+    env.reset(options={"task_id": "U1001/0"})
+    env.step("Anything special?")
+    assert PROACTIVE_INTENTION not in prompts[1][0]["content"]
+    assert info["user_simulator"] == "llm:chat"
+
+
+def test_scoring_is_labelled_and_rubric_only_subtasks_need_a_judge(path: Path) -> None:
+    env = VitaBenchEnv(version=2, sequences_path=path)
+    env.reset(options={"task_id": "U2002/1"})  # overall rubrics only: nothing for the state check
+    info = run_oracle(env)
+    assert info["scoring"] == "state_check" and info["scorable"] is False and not info["won"]
+
+    def judge(messages: list[dict]) -> str:
+        current = json.loads(messages[1]["content"].split("<current_rubrics>")[1].split("</current_rubrics>")[0])
+        return json.dumps([{**r, "meetExpectation": True} for r in current])
+
+    env = VitaBenchEnv(version=2, sequences_path=path, judge=judge)
+    env.reset(options={"task_id": "U2002/1"})
+    info = run_oracle(env)
+    assert info["scoring"] == "rubric_judge" and info["scorable"] and info["won"] and info["judge"] == "judge"
+
+
+def test_sliding_windows_follow_upstream() -> None:
+    windows = sliding_windows(list(range(25)))
+    assert [w[0] for w in windows] == [0, 8, 16] and [len(w) for w in windows] == [10, 10, 9]
+    assert sliding_windows(list(range(10))) == [list(range(10))]

@@ -77,3 +77,23 @@ def test_summary_of_nothing_has_no_rates() -> None:
     summary = summarize([], k=3)
     assert summary["episodes"] == 0
     assert summary["success_rate"] is None and summary["pass@k"] is None
+
+
+def _ended(task: str, attempt: int, won: bool, **info: object) -> EpisodeRecord:
+    return EpisodeRecord(task, attempt, turns=[TurnRecord(1, "a", "o", float(won), True, info=dict(info))], won=won,
+                         score=float(won))
+
+
+def test_unscorable_episodes_are_left_out_of_the_rates_and_counted() -> None:
+    records = [
+        _ended("A", 0, True, scorable=True, user_simulator="llm:tiny"),
+        _ended("B", 0, False, scorable=True, user_simulator="llm:tiny"),
+        _ended("C", 0, False, scorable=False, user_simulator="llm:tiny", nl_judge="none"),  # no verdict: not a loss
+        _ended("C", 1, False, scorable=False, user_simulator="llm:tiny", nl_judge="none"),
+    ]
+    summary = summarize(records, k=1)
+    assert summary["episodes"] == 4 and summary["tasks"] == 3
+    assert summary["success_rate"] == pytest.approx(0.5) and summary["pass@k"] == pytest.approx(0.5)
+    assert summary["unscorable_episodes"] == 2 and summary["unscorable_tasks"] == 1
+    assert summary["labels"] == {"nl_judge": ["none"], "user_simulator": ["llm:tiny"]}
+    assert summarize(records[2:], k=1)["success_rate"] is None

@@ -2,6 +2,9 @@
 
 from agentgym_suite.envs.tau2.env import Tau2Env
 from agentgym_suite.envs.tau2.evaluation import RewardBreakdown, evaluate
-from agentgym_suite.envs.tau2.users import LLMUser, ScriptedUser, UserContext, UserSimulator
+from agentgym_suite.envs.tau2.nl_judge import ModelNLJudge
+from agentgym_suite.envs.tau2.scripted_user import ScriptedUser
+from agentgym_suite.envs.tau2.users import LLMUser, UserContext, UserSimulator, UserSimulatorError
 
-__all__ = ["LLMUser", "RewardBreakdown", "ScriptedUser", "Tau2Env", "UserContext", "UserSimulator", "evaluate"]
+__all__ = ["LLMUser", "ModelNLJudge", "RewardBreakdown", "ScriptedUser", "Tau2Env", "UserContext", "UserSimulator",
+           "UserSimulatorError", "evaluate"]

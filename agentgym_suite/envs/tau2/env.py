@@ -7,6 +7,14 @@ fresh copy of the domain database. When the user ends the conversation (``###STO
 bases (see :mod:`agentgym_suite.envs.tau2.evaluation`); ``info["reward_breakdown"]`` holds
 the per-basis scores and the bases left unscored. ``won`` is True when the reward is 1.0.
 
+The customer is a setting (``user=``): ``"llm:<backend spec>"`` is τ²-bench's LLM user
+simulator; ``"scripted"`` is an offline test double (see
+:mod:`~agentgym_suite.envs.tau2.scripted_user`) whose numbers are not τ² numbers. Every
+``info`` names the user (``user_simulator``) and the NL-assertion judge (``nl_judge``);
+at the end ``scorable`` says whether the reward is a τ² score (False when the task has NL
+assertions and no judge was given) and ``tau2_end`` how the conversation ended (the
+customer's end token, or ``user_error`` when the simulated customer failed).
+
 In telecom the customer also has a simulated phone (user-side tools): the agent asks the
 customer to check or change settings, the customer runs the phone's tools, and the task's
 environment assertions check the phone and the account at the end. Calls made on the
@@ -18,19 +26,25 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, ClassVar
 
-from agentgym_suite.core.text_env import TaskStart
+from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.text_env import StepOutcome, TaskStart
 from agentgym_suite.core.tool_calls import ToolCall, tool_name, validate_call
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
+from agentgym_suite.envs.chat_models import LLM_PREFIX, BackendChat
 from agentgym_suite.envs.tau2.data import SPLITS, DomainData, load_domain
-from agentgym_suite.envs.tau2.evaluation import NLJudge, RewardBreakdown, action_matches, actions_done, communicated, evaluate
-from agentgym_suite.envs.tau2.users import (END_TOKENS, LLMUser, ScriptedUser, UserContext, UserSimulator, device_instruction,
-                                            is_end)
+from agentgym_suite.envs.tau2.evaluation import GoldHashes, NLJudge, RewardBreakdown, action_matches, evaluate
+from agentgym_suite.envs.tau2.nl_judge import ModelNLJudge
+from agentgym_suite.envs.tau2.scripted_user import ScriptedUser, device_instruction
+from agentgym_suite.envs.tau2.users import END_TOKENS, LLMUser, UserContext, UserSimulator, end_token
 from agentgym_suite.envs.tau2.world import World, build_world, gold_actions, replay_gold
 
 TOOL_PROTOCOL_NOTE = (
     "\n\n# Tool calls\nCall a tool by writing <tool_call>\n{\"name\": ..., \"arguments\": {...}}\n</tool_call>. "
     "Write plain text to talk to the customer. Make one tool call or send one message at a time."
 )
+
+
+USER_SETTINGS = ("scripted", "llm:<backend spec>")
 
 
 class Tau2Env(ToolEnv):
@@ -40,24 +54,35 @@ class Tau2Env(ToolEnv):
         domain: ``retail``, ``airline``, ``telecom`` or ``mock``.
         split: ``base`` (all tasks, default), ``train`` or ``test`` from ``split_tasks.json`` (telecom also
             has ``small``, the 20 tasks of ``tasks_small.json``).
-        user: ``"scripted"`` (offline, deterministic; default) or any :class:`UserSimulator`.
-        user_generate: a chat callable ``(messages) -> str``; when given, an :class:`LLMUser`
-            built on it plays the customer (overrides ``user``).
-        nl_judge: callable ``(assertions, messages) -> list[bool]`` scoring NL assertions;
-            without it the NL basis is reported in ``info["reward_breakdown"]["unscored"]``
-            and the reward is the product of the scorable bases.
+        user: who plays the customer. ``"llm:<backend spec>"`` (e.g. ``llm:hf:Qwen/Qwen3-8B``,
+            ``llm:openai:gpt-4.1@URL``, ``llm:tiny``) is τ²-bench's LLM user simulator;
+            ``"scripted"`` is the offline test double; any :class:`UserSimulator` object works
+            too. Default: the LLM user when ``user_generate`` is given, else ``"scripted"``
+            (``agentgym eval`` defaults to the agent's own model when the agent is one).
+        user_generate: a chat callable ``(messages) -> str`` to play the LLM user (overrides ``user``).
+        user_sampling: sampling options of an ``llm:`` user (``temperature``, default 0 as in
+            τ²-bench; ``max_new_tokens``; ``seed``).
+        judge: the NL-assertion judge: a backend spec (``tiny``, ``hf:PATH``, ``llm:openai:…``)
+            or a callable ``(assertions, messages) -> list[bool]``. Without one, tasks with NL
+            assertions end not scorable (``info["scorable"]`` False) instead of being scored on
+            the other bases.
+        nl_judge: older name of ``judge`` (a callable).
         max_user_turns: how many replies the scripted user gives before it stops.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
     """
 
     benchmark: ClassVar[str] = "tau2"
+    simulated_user: ClassVar[bool] = True
+    """``agentgym eval --user`` applies to this env."""
 
     def __init__(
         self,
         domain: str = "retail",
         split: str = "base",
-        user: str | UserSimulator = "scripted",
+        user: str | UserSimulator | None = None,
         user_generate: Callable[[list[dict[str, Any]]], str] | None = None,
+        user_sampling: dict[str, Any] | None = None,
+        judge: str | NLJudge | None = None,
         nl_judge: NLJudge | None = None,
         max_user_turns: int = 8,
         **kwargs: Any,
@@ -69,24 +94,46 @@ class Tau2Env(ToolEnv):
             raise ValueError(f"split={split!r}; the {domain} domain has splits {sorted(self.data.splits)} (suite default: {SPLITS}).")
         self.split = split
         self._ids = [i for i in self.data.splits[split] if i in self.data.tasks]
-        if user_generate is not None:
-            self.user: UserSimulator = LLMUser(user_generate, self.data.guidelines)
-        elif isinstance(user, str):
-            if user != "scripted":
-                raise ValueError(f"user={user!r}; pass 'scripted', a UserSimulator, or user_generate=<chat callable>.")
-            self.user = ScriptedUser(max_turns=max_user_turns)
-        elif isinstance(user, UserSimulator):
-            self.user = user
-        else:
-            raise TypeError(f"user must be 'scripted' or a UserSimulator, got {type(user).__name__}")
-        self.nl_judge = nl_judge
+        self.user: UserSimulator = self._make_user(user, user_generate, dict(user_sampling or {}), max_user_turns)
+        self.user_label: str = str(getattr(self.user, "label", None) or f"custom:{type(self.user).__name__}")
+        self.nl_judge, self.judge_label = self._make_judge(judge if judge is not None else nl_judge)
         self.world: World | None = None
         self._task: dict[str, Any] = {}
         self._history_calls: list[tuple[str, dict[str, Any]]] = []
         self._user_calls: list[tuple[int, str, dict[str, Any]]] = []  # (agent calls made before it, name, arguments)
         self._user_turns = 0
+        self._end: str | None = None
+        self._user_error: str | None = None
         self._breakdown: RewardBreakdown | None = None
-        self._gold_hashes: dict[str, str] = {}
+        self._gold_hashes: dict[str, GoldHashes] = {}
+
+    def _make_user(self, user: Any, user_generate: Any, sampling: dict[str, Any], max_user_turns: int) -> UserSimulator:
+        """The customer for the ``user``/``user_generate`` settings (see the class docstring)."""
+        if user_generate is not None:
+            return LLMUser(user_generate, self.data.guidelines)
+        if user is None or user == "scripted":
+            return ScriptedUser(max_turns=max_user_turns)
+        if isinstance(user, str):
+            if not user.startswith(LLM_PREFIX) or not user[len(LLM_PREFIX):].strip():
+                raise ValueError(f"user={user!r}; use one of {', '.join(USER_SETTINGS)} "
+                                 "(e.g. 'llm:hf:Qwen/Qwen3-8B', 'llm:tiny'), or pass a UserSimulator.")
+            chat = BackendChat(spec=user, **sampling)
+            return LLMUser(chat, self.data.guidelines, label=f"llm:{chat.label}")
+        if isinstance(user, UserSimulator):
+            return user
+        raise TypeError(f"user must be 'scripted', 'llm:<backend spec>' or a UserSimulator, got {type(user).__name__}")
+
+    @staticmethod
+    def _make_judge(judge: Any) -> tuple[NLJudge | None, str]:
+        """The NL-assertion judge and its label for a ``judge`` setting."""
+        if judge is None:
+            return None, "none"
+        if isinstance(judge, str):
+            chat = BackendChat(spec=judge)
+            return ModelNLJudge(chat, label=f"llm:{chat.label}"), f"llm:{chat.label}"
+        if callable(judge):
+            return judge, str(getattr(judge, "label", None) or f"custom:{getattr(judge, '__name__', type(judge).__name__)}")
+        raise TypeError(f"judge must be a backend spec or a callable (assertions, messages) -> list[bool], got {type(judge).__name__}")
 
     # ------------------------------------------------------------------ ToolEnv API
     def task_ids(self) -> list[str]:
@@ -98,12 +145,15 @@ class Tau2Env(ToolEnv):
         self._history_calls = []
         self._user_calls = []
         self._user_turns = 0
+        self._end = self._user_error = None
         self._breakdown = None
         history = self._history_messages()
-        first = "" if history and history[-1]["role"] == "user" else self.user.first_message(self._task)
+        first = ""
+        if not (history and history[-1]["role"] == "user"):
+            first = self._ask_user(lambda: self.user.first_message(self._task)) or ""
         tools = self.world.agent.schemas()
         return Conversation(
-            task=self._instruction_text(),
+            task=str(self._task.get("ticket") or first or "Help the customer under the policy."),
             tools=tools,
             handlers=self.world.agent.handlers(),
             system_prompt=self.data.policy + TOOL_PROTOCOL_NOTE,
@@ -123,31 +173,56 @@ class Tau2Env(ToolEnv):
                 start.observation = str(history[-1].get("content") or "")
         return start
 
+    def _ask_user(self, ask: Callable[[], str]) -> str | None:
+        """The customer's message, or None when it failed; records an end token or the failure in ``_end``."""
+        try:
+            text = str(ask())
+        except Exception as exc:  # any simulator failure ends the episode as a user error, not a crash
+            self._end, self._user_error = "user_error", f"{type(exc).__name__}: {exc}"
+            return None
+        self._end = end_token(text)
+        return text
+
+    def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
+        if self._end is not None:  # the customer ended (or failed) before the agent's turn: nothing more happens
+            note = "The simulated customer failed." if self._end == "user_error" else "The conversation has ended."
+            return self._finish(note, valid=True)
+        return super()._execute(command, parsed)
+
     def _user_reply(self, assistant_text: str) -> str | None:
         self._user_turns += 1
         context = UserContext(
             task=self._task,
             messages=list(self.messages),
-            goal_reached=self._goal_reached(),
             transferred=any(r.name == "transfer_to_human_agents" and r.ok for r in self.tool_log),
             user_turns=self._user_turns - 1,
-            user_actions=self._assertion_fixes("user"),
             run_user_tool=self._run_user_tool,
             user_tools=self.world.user.schemas() if self.world is not None and self.world.user is not None else [],
         )
-        reply = self.user.reply(context)
-        if is_end(reply):
+        reply = self._ask_user(lambda: self.user.reply(context))
+        if reply is None:
+            return None
+        if self._end is not None:
             self.messages.append({"role": "user", "content": reply})
             return None
         return reply
 
     def _evaluate(self) -> tuple[float, bool]:
         assert self.world is not None
-        self._breakdown = evaluate(self._task, self.world, self.gold_hash(), self.messages, self._calls_so_far(), self.nl_judge)
-        return self._breakdown.reward, self._breakdown.reward == 1.0
+        if self._end == "user_error":  # τ²-bench scores a run the user simulator broke as 0
+            self._breakdown = RewardBreakdown(reward=0.0, details={"note": f"the simulated customer failed: {self._user_error}"})
+        else:
+            self._breakdown = evaluate(self._task, self.world, self.gold_hashes(), self.messages, self._calls_so_far(), self.nl_judge)
+        return self._breakdown.reward, self._breakdown.scorable and self._breakdown.reward == 1.0
 
     def _extra_info(self) -> dict[str, Any]:
-        extra: dict[str, Any] = {"reward_breakdown": self._breakdown.as_info()} if self._breakdown is not None else {}
+        extra: dict[str, Any] = {"user_simulator": self.user_label, "nl_judge": self.judge_label}
+        if self._breakdown is not None:
+            extra["reward_breakdown"] = self._breakdown.as_info()
+            extra["scorable"] = self._breakdown.scorable
+            extra["tau2_end"] = self._end or "none"
+        if self._user_error:
+            extra["user_error"] = self._user_error
         if self._user_calls:
             extra["user_tool_calls"] = [{"name": n, "arguments": dict(a)} for _, n, a in self._user_calls]
         return extra
@@ -156,7 +231,8 @@ class Tau2Env(ToolEnv):
         """Remaining gold actions, one per message, then a closing reply with the required info.
 
         The agent's own actions are tool calls; actions the customer must take on their phone
-        are messages asking them to (see :func:`~agentgym_suite.envs.tau2.users.device_instruction`).
+        are messages asking them to (see :func:`~agentgym_suite.envs.tau2.scripted_user.device_instruction`),
+        including the phone changes the task's user-side env assertions check.
         Progress is the longest prefix of the gold actions done in order, so an action the
         task expects twice (e.g. two reboots) is asked for twice.
         """
@@ -168,6 +244,7 @@ class Tau2Env(ToolEnv):
         steps = []
         todo = [(a.get("requestor", "assistant"), a["name"], a.get("arguments") or {}) for a in golds[start:]]
         todo += [("assistant", name, arguments) for name, arguments in self._assertion_fixes("assistant")]
+        todo += [("user", name, arguments) for name, arguments in self._assertion_fixes("user")]
         for side, name, arguments in todo:
             if side == "user":
                 steps.append(device_instruction(name, arguments))
@@ -182,12 +259,17 @@ class Tau2Env(ToolEnv):
         return steps
 
     # ------------------------------------------------------------------ helpers
-    def gold_hash(self) -> str:
-        """Hash of the databases after replaying the current task's gold actions on a fresh copy (cached)."""
+    def gold_hashes(self) -> GoldHashes:
+        """Hashes of the agent and user databases after replaying the current task's gold actions on fresh copies (cached)."""
         key = str(self._task["id"])
         if key not in self._gold_hashes:
-            self._gold_hashes[key] = replay_gold(self.data, self._task).state_hash()
+            world = replay_gold(self.data, self._task)
+            self._gold_hashes[key] = (world.state_hash(), world.user_state_hash())
         return self._gold_hashes[key]
+
+    def gold_hash(self) -> str:
+        """Hash of the agent-side database after the gold actions (see :meth:`gold_hashes`)."""
+        return self.gold_hashes()[0]
 
     def _assertion_fixes(self, side: str) -> list[tuple[str, dict[str, Any]]]:
         """Calls on ``side`` that make the task's currently failing env assertions hold."""
@@ -235,18 +317,6 @@ class Tau2Env(ToolEnv):
             calls.append((record.name, record.arguments))
         calls.extend(call[1:] for call in pending)
         return calls
-
-    def _goal_reached(self) -> bool:
-        criteria = self._task.get("evaluation_criteria") or {}
-        acts = all(actions_done(gold_actions(self._task), self._calls_so_far()))
-        infos = all(communicated(list(criteria.get("communicate_info") or []), self.messages))
-        return acts and infos
-
-    def _instruction_text(self) -> str:
-        ticket = self._task.get("ticket")
-        if ticket:
-            return str(ticket)
-        return self.user.first_message(self._task) if isinstance(self.user, ScriptedUser) else "Help the customer under the policy."
 
     def _history_messages(self) -> list[dict[str, Any]]:
         """The task's pre-filled conversation in OpenAI format (its tool calls were replayed by ``build_world``)."""

@@ -2,16 +2,22 @@
 
 Bases (``evaluation_criteria.reward_basis``, default ``DB`` and ``COMMUNICATE``):
 
-- ``DB``: 1 when the hash of the agent-side database after the episode equals the hash after replaying
-  the gold actions on a fresh copy (deterministic).
+- ``DB``: 1 when the hashes of both databases after the episode, the agent's and the customer's
+  (the phone in telecom), equal the hashes after replaying the gold actions on a fresh copy, as
+  τ²-bench's environment evaluator requires (deterministic).
 - ``COMMUNICATE``: 1 when every ``communicate_info`` string occurs (case-insensitive, commas
   ignored) in some assistant message.
 - ``ACTION``: 1 when every gold action was called with matching arguments (``compare_args``
   restricts the compared keys; an empty list compares the name only).
 - ``ENV_ASSERTION``: 1 when every environment assertion holds on the final state.
-- ``NL_ASSERTION``: needs a judge callable ``(assertions, messages) -> list[bool]``. Without
-  one the basis is *unscored*: it is left out of the product and listed in ``unscored``, so
-  the reward is computed from the scorable bases only (never a silent 1 for the basis).
+- ``NL_ASSERTION``: needs a judge ``(assertions, messages) -> list[bool]`` (see
+  :mod:`~agentgym_suite.envs.tau2.nl_judge`); 1 when every assertion is met. τ²-bench cannot
+  score such a task without its judge model, so neither do we: without a judge the episode is
+  *not scorable* (``scorable=False``, reward 0, ``NL_ASSERTION`` listed in ``unscored``) and
+  evaluation summaries leave it out of the success rate and count it instead. A task whose
+  basis names NL_ASSERTION but lists no assertion scores 1 on it, as upstream.
+
+A basis this module does not know also makes the episode not scorable.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ from agentgym_suite.envs.tau2.world import World
 NLJudge = Callable[[list[str], list[dict[str, Any]]], Sequence[bool]]
 """(natural-language assertions, conversation messages) -> one verdict per assertion."""
 
+GoldHashes = tuple[str, str]
+"""(agent database hash, user database hash) after replaying the gold actions."""
+
 DEFAULT_BASIS = ("DB", "COMMUNICATE")
 
 
@@ -35,10 +44,12 @@ class RewardBreakdown:
     components: dict[str, float] = field(default_factory=dict)
     unscored: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    scorable: bool = True
 
     def as_info(self) -> dict[str, Any]:
         """Plain dict for ``info``."""
-        return {"reward": self.reward, "components": dict(self.components), "unscored": list(self.unscored), "details": dict(self.details)}
+        return {"reward": self.reward, "components": dict(self.components), "unscored": list(self.unscored),
+                "details": dict(self.details), "scorable": self.scorable}
 
 
 def reward_basis(task: dict[str, Any]) -> list[str]:
@@ -83,20 +94,19 @@ def env_assertions_hold(world: World, assertions: list[dict[str, Any]]) -> list[
 def evaluate(
     task: dict[str, Any],
     world: World,
-    gold_hash: str,
+    gold: GoldHashes,
     messages: list[dict[str, Any]],
     calls: list[tuple[str, dict[str, Any]]],
     nl_judge: NLJudge | None = None,
 ) -> RewardBreakdown:
-    """Score an ended episode of ``task``."""
+    """Score an ended episode of ``task`` against the gold run's database hashes ``gold``."""
     criteria = task.get("evaluation_criteria") or {}
     out = RewardBreakdown(reward=1.0)
     for basis in reward_basis(task):
         if basis == "DB":
-            final = world.state_hash()
-            out.components["DB"] = float(final == gold_hash)
-            out.details["db_hash"] = final
-            out.details["gold_db_hash"] = gold_hash
+            final, final_user = world.state_hash(), world.user_state_hash()
+            out.components["DB"] = float(final == gold[0] and final_user == gold[1])
+            out.details.update(db_hash=final, gold_db_hash=gold[0], user_db_hash=final_user, gold_user_db_hash=gold[1])
         elif basis == "COMMUNICATE":
             verdicts = communicated(list(criteria.get("communicate_info") or []), messages)
             out.components["COMMUNICATE"] = float(all(verdicts))
@@ -115,8 +125,14 @@ def evaluate(
                 out.components["NL_ASSERTION"] = 1.0
             elif nl_judge is None:
                 out.unscored.append("NL_ASSERTION")
+                out.details["note"] = f"{len(assertions)} NL assertion(s) need a judge (judge=<backend spec>); not scorable without one"
             else:
-                verdicts = [bool(v) for v in nl_judge(assertions, messages)]
+                try:
+                    verdicts = [bool(v) for v in nl_judge(assertions, messages)]
+                except Exception as exc:  # a failing judge leaves the episode unscored, never a crash or a silent 0
+                    out.unscored.append("NL_ASSERTION")
+                    out.details["note"] = f"the NL judge failed: {type(exc).__name__}: {exc}"
+                    continue
                 if len(verdicts) != len(assertions):
                     verdicts = [False] * len(assertions)
                 out.components["NL_ASSERTION"] = float(all(verdicts))
@@ -126,5 +142,6 @@ def evaluate(
     product = 1.0
     for value in out.components.values():
         product *= value
-    out.reward = product
+    out.scorable = not out.unscored
+    out.reward = product if out.scorable else 0.0
     return out

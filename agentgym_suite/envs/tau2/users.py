@@ -1,21 +1,31 @@
-"""Simulated users for tau2: the ``UserSimulator`` protocol, a scripted user and an LLM user.
+"""Simulated tau2 customers: the ``UserSimulator`` protocol, the conversation-ending tokens and the LLM user.
 
-A user reply that contains ``###STOP###`` (goal done), ``###TRANSFER###`` (handed to a
-human) or ``###OUT-OF-SCOPE###`` (the scenario has no answer) ends the conversation.
+As in τ²-bench, a customer reply that contains ``###STOP###`` (the goal is met),
+``###TRANSFER###`` (handed to a human) or ``###OUT-OF-SCOPE###`` (the scenario has no answer)
+ends the conversation and the episode is scored. A simulator that fails (a backend error, an
+empty reply) raises :class:`UserSimulatorError`; the env then ends the episode unscored-as-lost
+(reward 0), as τ²-bench does for a user error. The deterministic stand-in used offline lives in
+:mod:`~agentgym_suite.envs.tau2.scripted_user`.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
+from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.tool_calls import parse_tool_calls, render_tool_results, validate_call
 
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 END_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
 AGENT_GREETING = "Hi! How can I help you today?"
+"""τ²-bench's fixed first agent turn; the simulated customer answers it with their opening message."""
+
+
+class UserSimulatorError(AgentGymError, RuntimeError):
+    """The simulated customer could not produce a message (backend failure, empty reply)."""
 
 
 @dataclass
@@ -24,10 +34,8 @@ class UserContext:
 
     task: dict[str, Any]
     messages: list[dict[str, Any]]
-    goal_reached: bool
     transferred: bool
     user_turns: int
-    user_actions: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     run_user_tool: Callable[[str, dict[str, Any]], Any] | None = None
     user_tools: list[dict[str, Any]] = field(default_factory=list)
     """OpenAI-format schemas of the tools the customer has (telecom's phone); empty in most domains."""
@@ -46,78 +54,61 @@ class UserSimulator(Protocol):
         ...
 
 
+def end_token(text: str) -> str | None:
+    """The conversation-ending token in a customer message, or None (the first one listed in END_TOKENS wins)."""
+    return next((token for token in END_TOKENS if token in text), None)
+
+
 def is_end(text: str) -> bool:
-    """True when a user message ends the conversation."""
-    return any(token in text for token in END_TOKENS)
+    """True when a customer message ends the conversation."""
+    return end_token(text) is not None
 
 
 def scenario_parts(task: dict[str, Any]) -> dict[str, str]:
-    """The user scenario's fields as text: persona, reason, known, unknown, instructions."""
+    """The user scenario's fields as text: persona, domain, reason, known, unknown, instructions."""
     scenario = task.get("user_scenario") or {}
     instructions = scenario.get("instructions")
     parts = {"persona": str(scenario.get("persona") or "")}
     if isinstance(instructions, dict):
+        parts["domain"] = str(instructions.get("domain") or "")
         parts["reason"] = str(instructions.get("reason_for_call") or "")
         parts["known"] = str(instructions.get("known_info") or "")
         parts["unknown"] = str(instructions.get("unknown_info") or "")
         parts["instructions"] = str(instructions.get("task_instructions") or "")
     else:
         parts["reason"] = str(instructions or task.get("ticket") or "")
-        parts["known"] = parts["unknown"] = parts["instructions"] = ""
+        parts["domain"] = parts["known"] = parts["unknown"] = parts["instructions"] = ""
     return parts
 
 
 def scenario_text(task: dict[str, Any]) -> str:
-    """The whole scenario as one block of text for a simulator prompt."""
-    parts = scenario_parts(task)
-    labels = (("persona", "Persona"), ("reason", "Reason for the call"), ("known", "Known information"),
-              ("unknown", "Unknown information"), ("instructions", "Instructions"))
-    return "\n".join(f"{label}: {parts[key]}" for key, label in labels if parts[key].strip() and parts[key].strip() != ".")
+    """The scenario as τ²-bench shows it to its user model: persona, then the instructions block.
 
-
-DEVICE_REQUEST = "Please do this on your phone:"
-
-
-def device_instruction(name: str, arguments: dict[str, Any]) -> str:
-    """An agent message asking the customer to run user-side tool ``name`` (the form :class:`ScriptedUser` follows)."""
-    args = f" {json.dumps(arguments, ensure_ascii=False)}" if arguments else ""
-    return f"{DEVICE_REQUEST} {name}{args}"
+    Structured instructions list the domain, the reason for the call, the known and unknown
+    information (when given) and the task instructions, each body indented under its label.
+    """
+    scenario = task.get("user_scenario") or {}
+    instructions = scenario.get("instructions")
+    lines: list[str] = []
+    if scenario.get("persona"):
+        lines += ["Persona:", textwrap.indent(str(scenario["persona"]), "\t")]
+    if isinstance(instructions, dict):
+        body = [f"Domain: {instructions.get('domain') or ''}",
+                f"Reason for call:\n{textwrap.indent(str(instructions.get('reason_for_call') or ''), chr(9))}"]
+        for key, label in (("known_info", "Known info"), ("unknown_info", "Unknown info")):
+            if instructions.get(key) is not None:
+                body.append(f"{label}:\n{textwrap.indent(str(instructions[key]), chr(9))}")
+        body.append(f"Task instructions:\n{textwrap.indent(str(instructions.get('task_instructions') or ''), chr(9))}")
+        text = "\n".join(body)
+    else:
+        text = str(instructions or task.get("ticket") or "")
+    lines += ["Instructions:", textwrap.indent(text, "\t")]
+    return "\n".join(lines)
 
 
 def tool_names(schemas: list[dict[str, Any]]) -> list[str]:
     """The function names of OpenAI-format tool schemas."""
     return [str((s.get("function") or {}).get("name") or s.get("name") or "") for s in schemas if isinstance(s, dict)]
-
-
-def requested_user_actions(text: str, names: list[str], task: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The user-side tool calls an agent message asks for, in the order the message names them.
-
-    A tool is requested when its name appears in the message as a word. A JSON object right
-    after the name gives the arguments; without one, the arguments of the task's first
-    expected user action of that name are used (the customer knows their own scenario), or
-    none. Each (name, arguments) pair is taken once per message.
-    """
-    names = [n for n in names if n]
-    if not names or not text:
-        return []
-    golds = [a for a in (task.get("evaluation_criteria") or {}).get("actions") or [] if a.get("requestor") == "user"]
-    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
-    decoder = json.JSONDecoder()
-    out: list[tuple[str, dict[str, Any]]] = []
-    for match in pattern.finditer(text):
-        name = match.group(1)
-        rest = text[match.end():].lstrip()
-        arguments: Any = None
-        if rest.startswith("{"):
-            try:
-                arguments, _ = decoder.raw_decode(rest)
-            except ValueError:
-                arguments = None
-        if not isinstance(arguments, dict):
-            arguments = next((dict(g.get("arguments") or {}) for g in golds if g.get("name") == name), {})
-        if (name, arguments) not in out:
-            out.append((name, arguments))
-    return out
 
 
 def tools_prompt(schemas: list[dict[str, Any]]) -> str:
@@ -128,107 +119,56 @@ def tools_prompt(schemas: list[dict[str, Any]]) -> str:
             "Answer the agent in plain text once you are done with your tools.")
 
 
-class ScriptedUser:
-    """Offline user that replays the task's scenario without a model (deterministic).
-
-    Opens with the reason for the call and the known information; afterwards it ends the
-    conversation (``###STOP###``) as soon as the task's expected actions and required
-    information have been carried out, answers ``###TRANSFER###`` after a transfer, agrees
-    when the agent asks a question or for confirmation, and otherwise restates the next
-    piece of its scenario. After ``max_turns`` replies it stops. Before stopping it carries
-    out the user-side device actions its scenario asks for (``context.user_actions``).
-
-    When the domain gives the user tools (``context.user_tools``, e.g. telecom's phone), an
-    agent message that names some of them is an instruction: the user runs them (see
-    :func:`requested_user_actions`) and answers with what the phone showed.
-    """
-
-    def __init__(self, max_turns: int = 8) -> None:
-        self.max_turns = max_turns
-
-    def first_message(self, task: dict[str, Any]) -> str:
-        parts = scenario_parts(task)
-        text = " ".join(p for p in (parts["reason"], parts["known"]) if p.strip())
-        return text.strip() or "I need some help with my account."
-
-    def reply(self, context: UserContext) -> str:
-        if context.transferred:
-            return TRANSFER
-        last = next((str(m.get("content") or "") for m in reversed(context.messages) if m.get("role") == "assistant"), "")
-        if context.run_user_tool is not None:
-            requests = requested_user_actions(last, tool_names(context.user_tools), context.task)
-            if requests:
-                return self._carry_out(requests, context.run_user_tool)
-        if context.goal_reached or context.user_turns >= self.max_turns:
-            if context.goal_reached and context.run_user_tool is not None:
-                for name, arguments in context.user_actions:
-                    try:
-                        context.run_user_tool(name, arguments)
-                    except ValueError:
-                        continue
-            return STOP
-        if "?" in last or "confirm" in last.lower():
-            return "Yes, please go ahead."
-        parts = scenario_parts(context.task)
-        pieces = [p for p in (parts["known"], parts["instructions"], parts["reason"]) if p.strip() and p.strip() != "."]
-        if pieces:
-            return pieces[context.user_turns % len(pieces)]
-        return "Is there anything else you need from me?"
-
-    @staticmethod
-    def _carry_out(requests: list[tuple[str, dict[str, Any]]], run: Callable[[str, dict[str, Any]], Any]) -> str:
-        reports = []
-        for name, arguments in requests:
-            try:
-                result = run(name, arguments)
-            except ValueError as exc:
-                reports.append(f"I tried {name} but it did not work: {exc}")
-                continue
-            reports.append(f"I did {name}. My phone shows: {result}")
-        return "\n".join(reports)
-
-
 class LLMUser:
-    """User simulated by a chat model: any callable ``(messages: list[dict]) -> str``.
+    """The τ²-bench customer: a chat model (any callable ``(messages) -> str``) playing the scenario.
 
-    The model gets the simulation guidelines and the task's scenario as its system prompt and
-    sees the conversation with roles flipped (the agent speaks as ``user``). A failing
-    backend ends the conversation with ``###OUT-OF-SCOPE###`` and keeps the error in
-    ``last_error`` instead of crashing the episode.
+    Its system prompt is the domain's simulation guidelines followed by the scenario inside
+    ``<scenario>`` tags (see :func:`scenario_text`); the guidelines tell it when to write
+    ``###STOP###``, ``###TRANSFER###`` and ``###OUT-OF-SCOPE###``. It sees the conversation with
+    roles flipped (the agent speaks as ``user``), opening with τ²-bench's fixed agent greeting.
+    A backend failure or an empty reply raises :class:`UserSimulatorError` (kept in ``last_error``).
 
     When the customer has tools (``context.user_tools``, e.g. telecom's phone), their schemas
     are listed in the system prompt; a reply holding ``<tool_call>`` blocks runs them, the
     results come back as the next (flipped) user message, and the model is asked again, up to
     ``max_tool_rounds`` times per reply. Only the final text reaches the agent.
+
+    Args:
+        generate: the chat model.
+        guidelines: the simulation guidelines text (``user_simulator/simulation_guidelines*.md``).
+        max_tool_rounds: most tool rounds per reply.
+        label: how results name this user (e.g. ``llm:hf:Qwen/Qwen3-8B``).
     """
 
-    def __init__(self, generate: Callable[[list[dict[str, Any]]], str], guidelines: str = "", max_tool_rounds: int = 6) -> None:
+    def __init__(self, generate: Callable[[list[dict[str, Any]]], str], guidelines: str = "", max_tool_rounds: int = 6,
+                 label: str | None = None) -> None:
         self.generate = generate
-        self.guidelines = guidelines
+        self.guidelines = guidelines.replace("<PERSONA_GUIDELINES>", "")
         self.max_tool_rounds = max_tool_rounds
+        self.label = label or f"llm:{getattr(generate, 'label', None) or getattr(generate, '__name__', 'callable')}"
         self.last_error: str | None = None
-        self._own: list[str] = []
 
-    def _system(self, task: dict[str, Any]) -> str:
+    def system_prompt(self, task: dict[str, Any]) -> str:
+        """The simulator's system prompt for ``task``."""
         return f"{self.guidelines.strip()}\n\n<scenario>\n{scenario_text(task)}\n</scenario>".strip()
 
     def _ask(self, messages: list[dict[str, Any]]) -> str:
         try:
             text = str(self.generate(messages) or "").strip()
-        except Exception as exc:  # a backend failure is data for the episode, not a crash
+        except Exception as exc:  # a backend failure ends the episode as a user error, not a crash
             self.last_error = f"{type(exc).__name__}: {exc}"
-            return OUT_OF_SCOPE
-        return text or OUT_OF_SCOPE
-
-    def first_message(self, task: dict[str, Any]) -> str:
-        self._own = []
-        self.last_error = None
-        text = self._ask([{"role": "system", "content": self._system(task)}, {"role": "user", "content": AGENT_GREETING}])
-        self._own.append(text)
+            raise UserSimulatorError(f"the user model failed: {self.last_error}") from exc
+        if not text:
+            self.last_error = "the user model returned an empty message"
+            raise UserSimulatorError(self.last_error)
         return text
 
+    def first_message(self, task: dict[str, Any]) -> str:
+        self.last_error = None
+        return self._ask([{"role": "system", "content": self.system_prompt(task)}, {"role": "user", "content": AGENT_GREETING}])
+
     def reply(self, context: UserContext) -> str:
-        flipped: list[dict[str, Any]] = [{"role": "system", "content": self._system(context.task)}]
+        flipped: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt(context.task)}]
         for message in context.messages:
             role, content = message.get("role"), str(message.get("content") or "")
             if role == "assistant" and content.strip():
@@ -239,16 +179,13 @@ class LLMUser:
             flipped.insert(1, {"role": "user", "content": AGENT_GREETING})
         if context.user_tools and context.run_user_tool is not None:
             flipped[0]["content"] += "\n\n" + tools_prompt(context.user_tools)
-            text = self._with_tools(flipped, context)
-        else:
-            text = self._ask(flipped)
-        self._own.append(text)
-        return text
+            return self._with_tools(flipped, context)
+        return self._ask(flipped)
 
     def _with_tools(self, flipped: list[dict[str, Any]], context: UserContext) -> str:
         """Ask the model, running its tool calls on the customer's side, until it answers in plain text."""
         index = {name: schema for name, schema in zip(tool_names(context.user_tools), context.user_tools)}
-        text = OUT_OF_SCOPE
+        text = ""
         for _ in range(max(1, self.max_tool_rounds)):
             text = self._ask(flipped)
             parsed = parse_tool_calls(text)
@@ -266,3 +203,7 @@ class LLMUser:
                     results.append((call.name, {"error": str(exc)}))
             flipped = flipped + [{"role": "assistant", "content": text}, {"role": "user", "content": render_tool_results(results)}]
         return parse_tool_calls(text).content.strip() or "Sorry, I need a moment; I could not finish checking my phone."
+
+
+__all__ = ["AGENT_GREETING", "END_TOKENS", "LLMUser", "OUT_OF_SCOPE", "STOP", "TRANSFER", "UserContext", "UserSimulator",
+           "UserSimulatorError", "end_token", "is_end", "scenario_parts", "scenario_text", "tool_names", "tools_prompt"]

@@ -60,11 +60,19 @@ class World:
 
         Computed over the records that differ from the domain's pristine database (plus
         removed keys), which identifies the full state exactly (every episode starts from the
-        same pristine copy) at a fraction of the cost of serialising megabytes. The user-side
-        device state is not hashed: gold actions are agent actions only, and the tasks that
-        check the user's device do so with user-side env assertions.
+        same pristine copy) at a fraction of the cost of serialising megabytes.
         """
         payload = json.dumps(state_delta(self.pristine, self.agent.db), sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+    def user_state_hash(self) -> str:
+        """SHA-256 of the user-side database (the customer's phone in telecom; empty where the customer has none).
+
+        τ²-bench's DB check compares this hash with the gold run's too, so a phone left in another
+        state than the gold actions leave it fails the check.
+        """
+        state = self.user.db if self.user is not None else None
+        payload = json.dumps(state, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def run(self, env_type: str, name: str, arguments: dict[str, Any]) -> Any:

@@ -1,10 +1,19 @@
 """``VitaBenchEnv``: VitaBench life-service tasks (delivery, in-store) with a simulated user.
 
-Reward: 1 when the final database satisfies one of the task's expected states (see
-:mod:`.scoring`). With a ``judge`` the task's overall rubrics are also graded and the reward is
-1 only when both pass; without one ``info["vitabench_rubrics"]`` says ``unscored``. With
-``version=2`` the env plays VitaBench 2.0 sub-task sequences and a memory carries what earlier
-episodes of the same user said into the system prompt.
+Scoring: with a ``judge`` (a backend spec or a chat callable) the episode is scored as upstream
+does, by the benchmark's sliding-window rubric judge (:mod:`.rubric_judge`); without one by the
+state check (:mod:`.scoring`: the final database against the task's expected states), an
+offline stand-in. ``info["scoring"]`` says which (``rubric_judge`` or ``state_check``);
+``info["scorable"]`` is False when neither can score the episode (a subtask with rubrics only
+and no judge, or a judge that failed). Both checks are reported (``vitabench_state``,
+``vitabench_rubrics``).
+
+``version=2`` plays VitaBench 2.0 (:mod:`.sequences`): each task is one subtask of a user's
+sequence. Before a subtask the user's memory (:mod:`.memory`) has ingested the interactions of
+that subtask and of every earlier one of the same user, and nothing of any other user (the
+memory is reset when the env moves to another user); the memory's read for the instruction
+goes into the system prompt and its tools into the tool list. ``info`` reports
+``sequence_id``, ``subtask_index``, ``skill_tested``, ``memory`` and the memory text.
 """
 
 from __future__ import annotations
@@ -13,42 +22,53 @@ import json
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
+from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.text_env import StepOutcome
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
+from agentgym_suite.envs.chat_models import LLM_PREFIX, BackendChat, chat_from
 from agentgym_suite.envs.vitabench import data
-from agentgym_suite.envs.vitabench.judge import JudgeFn, judge_rubrics
 from agentgym_suite.envs.vitabench.memory import Memory, make_memory
 from agentgym_suite.envs.vitabench.oracle import plan_calls
+from agentgym_suite.envs.vitabench.personalization import agent_system_prompt
+from agentgym_suite.envs.vitabench.rubric_judge import JudgeFn, judge_trajectory, rubric_list
 from agentgym_suite.envs.vitabench.scoring import score_states
-from agentgym_suite.envs.vitabench.sequences import default_path, load_sequences
+from agentgym_suite.envs.vitabench.sequences import load_sequences, playable
 from agentgym_suite.envs.vitabench.tools import VitaTools
 from agentgym_suite.envs.vitabench.user import STOP, LLMUser, ScriptedUser, UserSimulator
 
 ORACLE_CLOSING = "Everything you asked for is done. Is there anything else I can help with?"
+CREATING_TOOLS = ("create_delivery_order", "create_instore_product_order", "instore_book", "instore_reservation")
 
 
 class VitaBenchEnv(ToolEnv):
     """VitaBench tasks over each task's embedded database.
 
     Args:
-        domain: ``delivery`` (default) or ``instore``.
-        user: a :class:`~.user.UserSimulator`, or a chat callable ``(messages) -> str`` that
-            plays the user with upstream's user prompt; default a :class:`~.user.ScriptedUser`.
-        judge: chat callable ``(messages) -> str`` grading the overall rubrics; optional.
-        version: 1 (tasks_en.json) or 2 (sub-task sequences, see :mod:`.sequences`).
-        sequences_path: 2.0 sequences file (default ``$AGENTGYM_DATA/vitabench/v2/<domain>/sequences.json``).
-        memory: ``none``, ``full``, ``rewrite``, ``bm25`` or a Memory object (version 2).
-        summarise: ``(previous, new_text) -> str`` for ``memory="rewrite"``.
+        domain: ``delivery`` (default) or ``instore`` (version 1; 2.0 subtasks carry their own).
+        user: ``"scripted"`` (offline, default), ``"llm:<backend spec>"`` (upstream's LLM user),
+            a :class:`~.user.UserSimulator`, or a chat callable ``(messages) -> str``.
+        user_sampling: sampling options of an ``llm:`` user (``temperature``, ``max_new_tokens``, ``seed``).
+        judge: the rubric judge: a backend spec or a chat callable ``(messages) -> str``; without it
+            the state check scores the episode.
+        version: 1 (``tasks_en.json`` of a domain) or 2 (the official 2.0 sequences).
+        sequences_path: a 2.0 task file (default: see :func:`~.sequences.default_path`).
+        memory: 2.0 memory backend: a name (``none``, ``full``, ``rewrite``, ``rewrite:<spec>``,
+            ``bm25``, ``embedding``, ``groundtruth``; see :func:`~.memory.make_memory`) or a Memory.
+        summarise: ``(previous, new_text) -> str`` writer for ``memory="rewrite"``.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
     """
 
     benchmark: ClassVar[str] = "vitabench"
+    simulated_user: ClassVar[bool] = True
+    """``agentgym eval --user`` applies to this env."""
 
     def __init__(
         self,
         *,
         domain: str = "delivery",
-        user: UserSimulator | Callable[[list[dict[str, Any]]], str] | None = None,
-        judge: JudgeFn | None = None,
+        user: str | UserSimulator | Callable[[list[dict[str, Any]]], str] | None = None,
+        user_sampling: dict[str, Any] | None = None,
+        judge: str | JudgeFn | None = None,
         version: int = 1,
         sequences_path: str | Path | None = None,
         memory: str | Memory = "none",
@@ -60,42 +80,114 @@ class VitaBenchEnv(ToolEnv):
         if version not in (1, 2):
             raise ValueError(f"version={version!r}; choose 1 or 2.")
         self.version = version
-        self.tasks = load_sequences(sequences_path or default_path(domain)) if version == 2 else data.load_tasks(domain)
-        if user is None:
-            user = ScriptedUser()
-        elif not hasattr(user, "reply"):
-            user = LLMUser(user, data.load_prompt("user_system_prompt"))  # type: ignore[arg-type]
-        self.user: UserSimulator = user  # type: ignore[assignment]
-        self.judge = judge
+        self.unplayable: dict[str, str] = {}
+        if version == 2:
+            self.tasks = load_sequences(sequences_path)
+            self.unplayable = {tid: f"no tools for the {t.get('domain')!r} domain" for tid, t in self.tasks.items() if not playable(t)}
+            self._ids = [tid for tid in self.tasks if tid not in self.unplayable]
+        else:
+            self.tasks = data.load_tasks(domain)
+            self._ids = list(self.tasks)
+        self.user, self.user_label = self._make_user(user, dict(user_sampling or {}))
+        self.judge: JudgeFn | None = None
+        self.judge_label = "none"
+        if judge is not None:
+            spec = judge[len(LLM_PREFIX):] if isinstance(judge, str) and judge.startswith(LLM_PREFIX) else judge
+            self.judge, label = chat_from(spec, max_new_tokens=2048)
+            self.judge_label = f"llm:{label}" if isinstance(judge, str) else label
+        self._judge_template: str | None = None
         self.memory = make_memory(memory, summarise)
-        self._agent_prompt = data.load_prompt("agent_system_prompt")
+        self.memory_label = str(getattr(self.memory, "name", type(self.memory).__name__))
+        self._memory_at: tuple[str, int] | None = None
+        self._agent_prompt = data.load_prompt("agent_system_prompt") if version == 1 else ""
         self._task: dict[str, Any] = {}
         self._vt: VitaTools | None = None
         self._result: dict[str, Any] | None = None
         self._memory_text = ""
+        self._user_error: str | None = None
+
+    def _make_user(self, user: Any, sampling: dict[str, Any]) -> tuple[UserSimulator, str]:
+        """The simulated user and its label for a ``user`` setting."""
+        if user is None or user == "scripted":
+            return ScriptedUser(), "scripted"
+        if isinstance(user, str):
+            if not user.startswith(LLM_PREFIX) or not user[len(LLM_PREFIX):].strip():
+                raise ValueError(f"user={user!r}; use 'scripted' or 'llm:<backend spec>' (e.g. 'llm:hf:Qwen/Qwen3-8B').")
+            chat = BackendChat(spec=user, **sampling)
+            simulated = LLMUser(chat, data.load_prompt("user_system_prompt"), label=f"llm:{chat.label}")
+            return simulated, simulated.label
+        if hasattr(user, "reply") and hasattr(user, "start"):
+            return user, str(getattr(user, "label", None) or f"custom:{type(user).__name__}")
+        if callable(user):
+            simulated = LLMUser(user, data.load_prompt("user_system_prompt"))
+            return simulated, simulated.label
+        raise TypeError(f"user must be 'scripted', 'llm:<backend spec>', a UserSimulator or a chat callable; got {type(user).__name__}")
 
     def task_ids(self) -> list[str]:
-        """Task ids (version 2: ``<user_id>/<index>``)."""
-        return list(self.tasks)
+        """Task ids (version 2: ``<sequence id>/<position>``, only the subtasks this suite can play)."""
+        return list(self._ids)
 
+    # ------------------------------------------------------------------ episode
     def _start_conversation(self, task_id: str) -> Conversation:
         self._task = self.tasks[task_id]
-        env = self._task["environment"]
-        self._vt = VitaTools(task_id.replace("/", "_"), self.domain, env)
-        self._result = None
-        system = self._agent_prompt.replace("{time}", str(env.get("time", "")))
-        system += f"\n\nThe user's id is {env.get('user_id', '')}."
-        self._memory_text = self.memory.read(str(self._task.get("instructions", ""))) if self.version == 2 else ""
-        if self._memory_text:
-            system += "\n\n# What you remember about this user from earlier conversations\n" + self._memory_text
-        first = self.user.start(self._task)
-        return Conversation(task=str(self._task.get("instructions", "")), tools=self._vt.schemas,
-                            handlers=self._vt.handlers, system_prompt=system, first_user_message=first)
+        env = dict(self._task["environment"])
+        domain = str(self._task.get("domain", self.domain)) if self.version == 2 else self.domain
+        if self.version == 2 and not env.get("user_id"):
+            env["user_id"] = self._task.get("user_id", "")
+        self._vt = VitaTools(task_id.replace("/", "_"), domain, env)
+        self._result, self._user_error = None, None
+        tools, handlers = list(self._vt.schemas), dict(self._vt.handlers)
+        if self.version == 2:
+            self._memory_text = self._memory_for(self._task)
+            system = agent_system_prompt(self._task, self._memory_text)
+            for tool in getattr(self.memory, "tools", lambda: [])():
+                tools.append(tool.schema)
+                handlers[tool.name] = tool.handler
+        else:
+            self._memory_text = ""
+            system = self._agent_prompt.replace("{time}", str(env.get("time", ""))) + f"\n\nThe user's id is {env.get('user_id', '')}."
+        try:
+            first = str(self.user.start(self._task))
+        except Exception as exc:  # a failing user model ends the episode at the first step, never crashes reset
+            first, self._user_error = "", f"{type(exc).__name__}: {exc}"
+        task_text = str(self._task.get("instruction") if self.version == 2 else self._task.get("instructions", ""))
+        return Conversation(task=task_text, tools=tools, handlers=handlers, system_prompt=system, first_user_message=first)
+
+    def _memory_for(self, task: dict[str, Any]) -> str:
+        """Bring the memory to ``task``'s point of its user's sequence and read it with the instruction.
+
+        The memory holds exactly the interactions of the user's subtasks up to this one: it is
+        reset for another user (or an earlier point) and fed only the missing subtasks otherwise.
+        """
+        sequence, index = str(task["sequence_id"]), int(task["index"])
+        if self._memory_at is None or self._memory_at[0] != sequence or self._memory_at[1] > index:
+            reset = getattr(self.memory, "reset", None)
+            if callable(reset):
+                reset()
+            start = 0
+        else:
+            start = self._memory_at[1] + 1
+        for position in range(start, index + 1):
+            self.memory.update(list(self.tasks[f"{sequence}/{position}"].get("interactions") or []))
+        self._memory_at = (sequence, index)
+        observe = getattr(self.memory, "observe_subtask", None)
+        if callable(observe):
+            observe(task)
+        return str(self.memory.read(str(task.get("instruction", ""))))
+
+    def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
+        if self._user_error is not None:  # the simulated user failed to open the conversation
+            return self._finish("The simulated user failed.", valid=True)
+        return super()._execute(command, parsed)
 
     def _user_reply(self, assistant_text: str) -> str | None:
         if STOP in assistant_text:
             return None
-        reply = self.user.reply(list(self.messages))
+        try:
+            reply = str(self.user.reply(list(self.messages)))
+        except Exception as exc:  # a failing user model ends the episode (scored 0), never crashes it
+            self._user_error = f"{type(exc).__name__}: {exc}"
+            return None
         if STOP in reply:
             self.messages.append({"role": "user", "content": reply})
             return None
@@ -104,25 +196,43 @@ class VitaBenchEnv(ToolEnv):
     def _evaluate(self) -> tuple[float, bool]:
         assert self._vt is not None
         criteria = self._task.get("evaluation_criteria") or {}
-        state_ok, problems = score_states(criteria.get("expected_states") or [], self._task["environment"], self._vt.db)
-        if self.judge is None:
-            rubrics: dict[str, Any] = {"scored": False, "reason": "unscored: no judge configured"}
-            won = state_ok
+        states = criteria.get("expected_states") or []
+        state_ok, problems = score_states(states, self._task["environment"], self._vt.db)
+        rubrics: dict[str, Any] = {"scored": False, "reason": "unscored: no judge configured"}
+        if self._user_error is not None:
+            scoring, scorable, reward = ("rubric_judge" if self.judge else "state_check"), True, 0.0
+        elif self.judge is not None:
+            rubrics = judge_trajectory(self.judge, self._template(), criteria, self.messages,
+                                       str(self._task.get("instruction") or self._task.get("instructions", "")),
+                                       str(self._task["environment"].get("time", "")))
+            scoring, scorable, reward = "rubric_judge", bool(rubrics["scored"]), float(rubrics["reward"])
         else:
-            rubrics = judge_rubrics(self.judge, criteria.get("overall_rubrics") or [], self.messages, self._vt.db)
-            won = state_ok and rubrics["scored"] and rubrics["score"] == 1.0
-        self._result = {"state_passed": state_ok, "state_problems": problems, "rubrics": rubrics}
-        if self.version == 2:
-            self.memory.update(list(self.messages))
-        return float(won), won
+            scoring, scorable, reward = "state_check", bool(states), float(state_ok and bool(states))
+            if not states:
+                problems = [f"no expected state to check; its {len(rubric_list(criteria))} rubric(s) need a judge"]
+        reward = reward if scorable else 0.0
+        self._result = {"state_passed": state_ok and bool(states), "state_problems": problems, "rubrics": rubrics,
+                        "scoring": scoring, "scorable": scorable}
+        return reward, scorable and reward == 1.0
+
+    def _template(self) -> str:
+        if self._judge_template is None:
+            self._judge_template = data.load_prompt("sliding_window_eval_template")
+        return self._judge_template
 
     def _extra_info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"vitabench_domain": self.domain}
+        info: dict[str, Any] = {"vitabench_domain": str(self._task.get("domain", self.domain)) if self.version == 2 else self.domain,
+                                "user_simulator": self.user_label, "judge": self.judge_label}
         if self._result is not None:
             info["vitabench_state"] = {"passed": self._result["state_passed"], "problems": self._result["state_problems"]}
             info["vitabench_rubrics"] = self._result["rubrics"]
-        if self.version == 2:
-            info["vitabench_memory"] = self._memory_text
+            info["scoring"] = self._result["scoring"]
+            info["scorable"] = self._result["scorable"]
+        if self._user_error:
+            info["user_error"] = self._user_error
+        if self.version == 2 and self._task:
+            info.update(memory=self.memory_label, vitabench_memory=self._memory_text, sequence_id=self._task["sequence_id"],
+                        subtask_index=int(self._task["index"]), skill_tested=",".join(self._task.get("skill_tested") or []))
         return info
 
     def oracle(self) -> list[str]:
@@ -132,11 +242,11 @@ class VitaBenchEnv(ToolEnv):
         states = (self._task.get("evaluation_criteria") or {}).get("expected_states") or []
         if not states:
             return [ORACLE_CLOSING]
-        plan = plan_calls(self.domain, states[0], self._task["environment"], self._vt.db)
+        plan = plan_calls(self._vt.domain, states[0], self._task["environment"], self._vt.db)
         blocks, counter = [], self._vt._counter
         for name, args, then in plan:
             blocks.append(_block(name, args))
-            if name in ("create_delivery_order", "create_instore_product_order", "instore_book", "instore_reservation"):
+            if name in CREATING_TOOLS:
                 counter += 1
                 if then:
                     key = "book_id" if then == "pay_instore_book" else "order_id"
