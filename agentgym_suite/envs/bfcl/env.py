@@ -90,6 +90,11 @@ class BFCLEnv(ToolEnv):
         """True for the multi-turn categories."""
         return data.is_multi_turn(self.category)
 
+    @property
+    def execution_free(self) -> bool:
+        """True for the single-turn categories: the calls themselves are matched, nothing runs."""
+        return not self.multi_turn
+
     # ------------------------------------------------------------------ conversation
     def _start_conversation(self, task_id: str) -> Conversation:
         self._entry = data.load_questions(self.category)[task_id]

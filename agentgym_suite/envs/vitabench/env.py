@@ -125,6 +125,11 @@ class VitaBenchEnv(ToolEnv):
             info["vitabench_memory"] = self._memory_text
         return info
 
+    def success_criteria(self) -> list[str]:
+        """The task's overall rubrics (the text a judge grades)."""
+        rubrics = (self._task.get("evaluation_criteria") or {}).get("overall_rubrics") or []
+        return [item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in rubrics]
+
     def oracle(self) -> list[str]:
         """Calls reaching the first expected state (ids of new records predicted), then a closing text."""
         if self._vt is None:
