@@ -45,8 +45,6 @@ class SkillRiseTrial(gym.Env[str, str]):
         max_chars: longest skill document kept.
     """
 
-    renders_prompts = True
-
     def __init__(self, env: gym.Env, *, env_id: str, k: int = 3, turns_per_task: int = 10, max_chars: int = 4000):
         if k < 1 or turns_per_task < 1 or max_chars < 1:
             raise ValueError("SkillRiseTrial needs k, turns_per_task and max_chars >= 1.")

@@ -22,11 +22,6 @@ def default_path(domain: str) -> Path:
     return data_dir() / "vitabench" / "v2" / domain / "sequences.json"
 
 
-def has_sequences(domain: str) -> bool:
-    """True when the 2.0 data of ``domain`` is present."""
-    return default_path(domain).exists()
-
-
 def load_sequences(path: str | Path) -> dict[str, dict[str, Any]]:
     """Sub-tasks by ``<user_id>/<index>``, each with ``user_id`` and ``index`` added, in temporal order."""
     path = Path(path)
