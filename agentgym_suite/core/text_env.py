@@ -120,6 +120,15 @@ class TextEnv(gym.Env[str, str]):
         """Privileged text for teachers; the default holds the oracle solution."""
         return {"oracle": self.oracle()}
 
+    def task_family(self, task_id: str) -> str:
+        """The family of task ``task_id``: tasks alike enough to share advice, ``""`` for none.
+
+        Reported at reset as ``info["task_family"]``. A family that names a skill text of the
+        trainer (``trainers/skills/<family>.md``) gets that text as teacher context, and
+        SkillRise trials group tasks by family. The default puts every task in no family.
+        """
+        return ""
+
     # ------------------------------------------------------------------ helpers for subclasses
     @property
     def task_id(self) -> str | None:
@@ -172,7 +181,7 @@ class TextEnv(gym.Env[str, str]):
         self._observation = start.observation
         self._admissible = start.admissible_actions
         self._tools = start.tools
-        info = self._info(action_valid=True, **start.extra)
+        info = self._info(action_valid=True, **{**start.extra, "task_family": self.task_family(task_id)})
         self._maybe_render()
         return start.observation, info
 

@@ -19,7 +19,6 @@ from typing import Any, Callable
 import gymnasium as gym
 
 from agentgym_suite.core.spaces import action_space, observation_space
-from agentgym_suite.trainers.teacher import task_family
 
 SKILL_BLOCK = re.compile(r"<skill>(.*?)</skill>", re.DOTALL)
 SOLVE_HISTORY = 15
@@ -38,8 +37,9 @@ class SkillRiseTrial(gym.Env[str, str]):
     """A trial of ``k`` tasks of one family from ``env`` with Solve and Curate turns.
 
     Args:
-        env: the base env (a suite ``TextEnv``, possibly wrapped).
-        env_id: its id (to find the task family, e.g. the ALFWorld task type).
+        env: the base env (a suite ``TextEnv``, possibly wrapped); its ``task_family`` groups
+            the tasks (e.g. the ALFWorld task type).
+        env_id: its id.
         k: tasks per trial.
         turns_per_task: turn budget of each Solve task.
         max_chars: longest skill document kept.
@@ -85,8 +85,9 @@ class SkillRiseTrial(gym.Env[str, str]):
         ids = self.task_ids()
         if first is None:
             first = ids[int(self.np_random.integers(len(ids)))]
-        family = task_family(self.env_id, str(first))
-        same = [t for t in ids if t != str(first) and task_family(self.env_id, t) == family]
+        family_of = self.env.unwrapped.task_family
+        family = family_of(str(first))
+        same = [t for t in ids if t != str(first) and family_of(t) == family]
         picks = list(self.np_random.permutation(len(same)))[: self.k - 1] if same else []
         self.tasks = [str(first)] + [same[int(i)] for i in picks]
         while len(self.tasks) < self.k:  # a family smaller than k repeats its tasks

@@ -47,3 +47,17 @@ def test_skillrise_training_run(make_config):
     assert changed(before, trainer.model)
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     assert losses and all(math.isfinite(x) for x in losses)
+
+
+def test_trial_tasks_share_the_family_the_env_reports():
+    from trainers.fake_env import TASKS, LetterEnv
+
+    class VowelEnv(LetterEnv):
+        def task_family(self, task_id: str) -> str:
+            return "vowel" if TASKS[task_id][-1] in "aeiou" else "consonant"
+
+    env = SkillRiseTrial(VowelEnv(horizon=1), env_id="Letters-v0", k=3, turns_per_task=1)
+    for first, family in (("t5", "consonant"), ("t0", "vowel")):
+        _, info = env.reset(seed=1, options={"task_id": first})
+        assert info["task_family"] == family
+        assert {env.env.task_family(t) for t in info["trial_tasks"]} == {family}

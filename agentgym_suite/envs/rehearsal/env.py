@@ -196,6 +196,12 @@ class RehearsalEnv(ToolEnv):
     def oracle(self) -> list[str]:
         return self.base.oracle()
 
+    def task_family(self, task_id: str) -> str:
+        if self.mixture:
+            env_id, inner = task_id.split("/", 1)
+            return self.bases[env_id].task_family(inner)
+        return self.base.task_family(task_id)
+
     def _privileged_info(self) -> dict[str, Any]:
         """The base env's privileged info from its last reset or step."""
         return dict(self._base_privileged)
