@@ -95,3 +95,16 @@ def test_oracle_agent_wins_through_gym_make(env_id: str, tmp_path: Path, monkeyp
             assert info["won"] and terminated and not truncated, (env_id, task_id, info.get("turn"))
     finally:
         env.close()
+
+
+def test_data_requirements_come_from_the_benchmark_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentgym_suite.envs.finmcp.data_source import SOURCE
+    from agentgym_suite.registration import data_source
+
+    item = entry("FinMCP-v0")
+    assert data_source(item) is SOURCE and data_source(entry("SyntheticTools-v0")) is None
+    monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
+    assert missing_requirements(item) == [f"data {tmp_path / 'finmcp' / '*.json'}"]
+    (tmp_path / "finmcp").mkdir()
+    (tmp_path / "finmcp" / "samples.json").write_text("[]")
+    assert missing_requirements(item) == []

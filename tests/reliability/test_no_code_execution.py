@@ -21,6 +21,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("envs/bfcl/backends.py", "importlib.import_module(<non-literal>)"):
         "module names looked up in the fixed BACKEND_MODULES table; unknown class names are refused first",
     ("llm/__init__.py", "importlib.import_module(<non-literal>)"): "lazy attributes from the fixed _LAZY table",
+    ("registration.py", "importlib.import_module(<non-literal>)"):
+        "the data_source module of an EnvEntry: registered in code (ENV_ENTRIES or register_entry), never model text",
     ("envs/tau2/data.py", "pickle.loads"):
         "deep copies of databases this process pickled itself from the JSON data files (pickle.dumps in load_domain)",
 }
