@@ -28,7 +28,9 @@ registration.register_all()
 PACKAGE = Path(agentgym_suite.__file__).parent
 
 
-def test_hook_defaults_describe_an_env_with_no_extra_data() -> None:
+def test_hook_defaults_describe_an_env_with_no_extra_data(tmp_path: Path) -> None:
+    assert EchoEnv.fixture_kwargs(tmp_path) == {} and not EchoEnv.fixture_replaces_data
+    assert list(tmp_path.iterdir()) == []
     env = EchoEnv()
     env.reset(seed=0)
     assert env.recorded_examples() == [] and env.success_criteria() == []
@@ -149,9 +151,9 @@ def test_bfcl_is_execution_free_only_in_single_turn_categories() -> None:
 
 
 def test_finmcp_hooks_come_from_its_recordings(tmp_path: Path) -> None:
-    from agentgym_suite.envs.finmcp.fixtures import write_fixtures
+    from agentgym_suite.envs.finmcp import FinMCPEnv
 
-    env = gymnasium.make("FinMCP-v0", data_path=str(write_fixtures(tmp_path))).unwrapped
+    env = gymnasium.make("FinMCP-v0", **FinMCPEnv.fixture_kwargs(tmp_path)).unwrapped
     assert env.recorded_examples() == [] and env.rehearsed_score([]) is None  # before reset
     env.reset(options={"task_id": "202"})
     examples = env.recorded_examples()

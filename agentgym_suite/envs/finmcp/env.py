@@ -58,6 +58,15 @@ class FinMCPEnv(ToolEnv):
         self._called: list[str] = []
         self._metrics: dict[str, float] | None = None
 
+    fixture_replaces_data = True
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """Generated samples in the published format (the official data carries no redistribution license)."""
+        from agentgym_suite.envs.finmcp.fixtures import write_fixtures
+
+        return {"data_path": str(write_fixtures(scratch / "finmcp"))}
+
     def task_ids(self) -> list[str]:
         """Sample ids, in file order."""
         return list(self.samples)

@@ -27,6 +27,7 @@ truth produces such results.
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -163,6 +164,11 @@ class RehearsalEnv(ToolEnv):
         self._examples: list[dict[str, Any]] = []
         self._base_privileged: dict[str, Any] = {}
         self._protocol_error = False
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """The real tools as the world model: no model weights needed."""
+        return {"world_model": REAL}
 
     # ------------------------------------------------------------------ configuration
     def _resolve_reward_mode(self, mode: str, base: ToolEnv) -> str:

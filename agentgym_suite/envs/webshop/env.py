@@ -85,6 +85,15 @@ class WebShopEnv(TextEnv):
         self._goal: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ TextEnv API
+    fixture_replaces_data = True
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """A small synthetic catalogue in the official format (the real one cannot ship here)."""
+        from agentgym_suite.envs.webshop.synthetic import write_synthetic_catalogue
+
+        return {"data_dir": str(write_synthetic_catalogue(scratch / "webshop"))}
+
     def task_ids(self) -> list[str]:
         return list(self._ids)
 
