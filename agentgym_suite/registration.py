@@ -124,14 +124,21 @@ def _present(root: Path, relative: str) -> bool:
     return (root / relative).exists()
 
 
+def register_entry(item: EnvEntry) -> None:
+    """Register one entry with Gymnasium (idempotent): how :func:`register_all` adds each entry,
+    and how a package outside the suite adds an env of its own."""
+    if item.id in gymnasium.registry:
+        return
+    gymnasium.register(
+        id=item.id,
+        entry_point=item.entry_point,
+        max_episode_steps=item.max_episode_steps,
+        kwargs=dict(item.kwargs),
+    )
+
+
 def register_all() -> None:
     """Register every implemented entry with Gymnasium (idempotent)."""
     for item in ENV_ENTRIES:
-        if item.id in gymnasium.registry or not implemented(item):
-            continue
-        gymnasium.register(
-            id=item.id,
-            entry_point=item.entry_point,
-            max_episode_steps=item.max_episode_steps,
-            kwargs=dict(item.kwargs),
-        )
+        if item.id not in gymnasium.registry and implemented(item):
+            register_entry(item)
