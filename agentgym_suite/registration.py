@@ -1,17 +1,21 @@
 """Every env id of the suite, registered with Gymnasium in one flat list.
 
 Ids follow Gymnasium's ``Name-vN`` rule: bump ``N`` when an env's reward or dynamics change.
-Each entry also says which optional packages and data it needs, so ``agentgym list`` can
-tell what is usable on this machine without importing heavy backends.
+Each entry also says which optional packages it needs and points to its benchmark's
+:class:`~agentgym_suite.core.data_sources.DataSource` (declared in the benchmark's own package),
+so ``agentgym list`` can tell what is usable on this machine without importing heavy backends.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import gymnasium
+
+from agentgym_suite.core.data_sources import DataSource
 
 
 @dataclass(frozen=True)
@@ -24,35 +28,39 @@ class EnvEntry:
     summary: str
     requires: tuple[str, ...] = ()
     """Importable modules the backend needs (checked with ``importlib.util.find_spec``)."""
-    data: tuple[str, ...] = ()
-    """Benchmark folder (first) and required paths (or glob patterns) inside it."""
+    data_source: str = ""
+    """``module:attribute`` of the benchmark's :class:`DataSource`; empty when the env uses no data."""
     kwargs: dict = field(default_factory=dict)
 
 
 ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry("TextWorld-v0", "agentgym_suite.envs.textworld.env:TextWorldEnv", 50,
              "TextWorld games generated offline (custom, cooking, coin collector, treasure hunter)",
-             requires=("textworld",)),
+             requires=("textworld",), data_source="agentgym_suite.envs.textworld.data_source:SOURCE"),
     EnvEntry("ALFWorld-v0", "agentgym_suite.envs.alfworld.env:ALFWorldEnv", 50,
              "ALFWorld household tasks on the real PDDL text engine",
-             requires=("alfworld", "textworld"), data=("alfworld", "json_2.1.1", "logic/alfred.twl2")),
+             requires=("alfworld", "textworld"), data_source="agentgym_suite.envs.alfworld.data_source:SOURCE"),
     EnvEntry("ScienceWorld-v0", "agentgym_suite.envs.scienceworld.env:ScienceWorldEnv", 100,
-             "ScienceWorld's 30 elementary-science tasks (Java simulator)", requires=("scienceworld",)),
+             "ScienceWorld's 30 elementary-science tasks (Java simulator)",
+             requires=("scienceworld",), data_source="agentgym_suite.envs.scienceworld.data_source:SOURCE"),
     EnvEntry("WebShop-v0", "agentgym_suite.envs.webshop:WebShopEnv", 15,
              "WebShop online shopping with BM25 product search",
-             data=("webshop", "data/items_shuffle_1000.json", "data/items_ins_v2_1000.json", "data/items_human_ins.json")),
+             data_source="agentgym_suite.envs.webshop.data_source:SOURCE"),
     EnvEntry("SearchQA-v0", "agentgym_suite.envs.searchqa:SearchQAEnv", 4,
              "multi-hop QA with a search tool (HotpotQA, MuSiQue)",
-             data=("searchqa", "hipporag_hotpotqa/hotpotqa_train.json", "hipporag_hotpotqa/hotpotqa_train_corpus.json")),
+             data_source="agentgym_suite.envs.searchqa.data_source:SOURCE"),
     EnvEntry("BFCL-v0", "agentgym_suite.envs.bfcl:BFCLEnv", 30,
-             "Berkeley Function Calling Leaderboard v4 (single- and multi-turn)", requires=("bfcl_eval",)),
+             "Berkeley Function Calling Leaderboard v4 (single- and multi-turn)",
+             requires=("bfcl_eval",), data_source="agentgym_suite.envs.bfcl.data_source:SOURCE"),
     EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 30,
              "tau2-bench customer service (retail, airline, telecom, mock) with a simulated user",
-             data=("tau2", "domains")),
+             data_source="agentgym_suite.envs.tau2.data_source:SOURCE"),
     EnvEntry("VitaBench-v0", "agentgym_suite.envs.vitabench:VitaBenchEnv", 30,
-             "VitaBench life-service tasks (delivery, instore) with a simulated user", data=("vitabench",)),
+             "VitaBench life-service tasks (delivery, instore) with a simulated user",
+             data_source="agentgym_suite.envs.vitabench.data_source:SOURCE"),
     EnvEntry("FinMCP-v0", "agentgym_suite.envs.finmcp:FinMCPEnv", 20,
-             "FinMCP-Bench financial tool calls replayed from recordings", data=("finmcp", "*.json")),
+             "FinMCP-Bench financial tool calls replayed from recordings",
+             data_source="agentgym_suite.envs.finmcp.data_source:SOURCE"),
     EnvEntry("SyntheticTools-v0", "agentgym_suite.envs.synthetic_tools:SyntheticToolsEnv", 20,
              "procedurally generated stateful tool worlds"),
     EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.envs.rehearsal:RehearsalEnv", 20,
@@ -78,16 +86,34 @@ def implemented(item: EnvEntry) -> bool:
         return False
 
 
+def data_source(item: EnvEntry) -> DataSource | None:
+    """The :class:`DataSource` ``item`` points to (``None`` when it uses no data)."""
+    if not item.data_source:
+        return None
+    module, _, name = item.data_source.partition(":")
+    source = getattr(importlib.import_module(module), name or "SOURCE")
+    if not isinstance(source, DataSource):
+        raise TypeError(f"{item.id}: {item.data_source} is a {type(source).__name__}, not a DataSource.")
+    return source
+
+
+def data_sources() -> dict[str, DataSource]:
+    """Every registered benchmark's data source, by benchmark name (the names ``agentgym data`` takes)."""
+    sources = (data_source(item) for item in ENV_ENTRIES if implemented(item))
+    return {s.benchmark: s for s in sources if s is not None}
+
+
 def missing_requirements(item: EnvEntry) -> list[str]:
     """What keeps ``item`` from running here: missing modules and data paths (empty when usable)."""
     from agentgym_suite.core.data import data_dir
 
-    missing = [] if implemented(item) else [f"module {item.entry_point.split(':')[0]}"]
-    missing += [f"package {m}" for m in item.requires if importlib.util.find_spec(m) is None]
-    if item.data:
-        root = data_dir() / item.data[0]
-        paths = item.data[1:] or ("",)
-        missing += [f"data {root / p}" for p in paths if not _present(root, p)]
+    if not implemented(item):
+        return [f"module {item.entry_point.split(':')[0]}"]
+    missing = [f"package {m}" for m in item.requires if importlib.util.find_spec(m) is None]
+    source = data_source(item)
+    if source is not None and source.required:
+        root = data_dir() / source.benchmark
+        missing += [f"data {root / p}" for p in source.required if not _present(root, p)]
     return missing
 
 
@@ -98,14 +124,21 @@ def _present(root: Path, relative: str) -> bool:
     return (root / relative).exists()
 
 
+def register_entry(item: EnvEntry) -> None:
+    """Register one entry with Gymnasium (idempotent): how :func:`register_all` adds each entry,
+    and how a package outside the suite adds an env of its own."""
+    if item.id in gymnasium.registry:
+        return
+    gymnasium.register(
+        id=item.id,
+        entry_point=item.entry_point,
+        max_episode_steps=item.max_episode_steps,
+        kwargs=dict(item.kwargs),
+    )
+
+
 def register_all() -> None:
     """Register every implemented entry with Gymnasium (idempotent)."""
     for item in ENV_ENTRIES:
-        if item.id in gymnasium.registry or not implemented(item):
-            continue
-        gymnasium.register(
-            id=item.id,
-            entry_point=item.entry_point,
-            max_episode_steps=item.max_episode_steps,
-            kwargs=dict(item.kwargs),
-        )
+        if item.id not in gymnasium.registry and implemented(item):
+            register_entry(item)

@@ -4,8 +4,9 @@ Usage::
 
     AGENTGYM_DATA=/path/to/data python benchmarks/tool_env_speed.py [--episodes 20]
 
-Add an env by appending an ``(env id, kwargs)`` pair to ``CASES``. Cases whose env is not
-installed or whose data is missing are reported as skipped, not failed.
+Add an env by appending an ``(env id, kwargs)`` pair to ``CASES`` (kwargs ``None``: the env's
+own ``fixture_kwargs``). Cases whose env is not installed or whose data is missing are
+reported as skipped, not failed.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import gymnasium
+from gymnasium.envs.registration import load_env_creator
 
 import agentgym_suite.registration as registration
 
-CASES: list[tuple[str, dict[str, Any]]] = [
+CASES: list[tuple[str, dict[str, Any] | None]] = [
     ("SyntheticTools-v0", {"seed": 0, "task_length": 3}),
     ("SyntheticTools-v0", {"seed": 0, "task_length": 8, "num_tools": 15, "distractors": 6}),
     ("Tau2-v0", {"domain": "mock"}),
@@ -29,7 +32,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("BFCL-v0", {"category": "base"}),
     ("BFCL-v0", {"category": "simple"}),
     ("VitaBench-v0", {"domain": "delivery"}),
-    ("FinMCP-v0", {"data_path": "<fixtures>"}),
+    ("FinMCP-v0", None),  # generated samples: the official data cannot ship
 ]
 """(env id, make kwargs) pairs to time; append rows for further tool envs."""
 
@@ -95,15 +98,18 @@ def main() -> None:
     registration.register_all()
     print(f"{'env':<20} {'kwargs':<55} {'eps':>4} {'reset ms':>9} {'step ms':>8} {'steps/s':>8} {'oracle win':>10}")
     for env_id, kwargs in CASES:
-        shown = ", ".join(f"{k}={v}" for k, v in kwargs.items())[:55]
-        missing = registration.missing_requirements(registration.entry(env_id))
-        if missing:
+        shown = "fixture" if kwargs is None else ", ".join(f"{k}={v}" for k, v in kwargs.items())[:55]
+        item = registration.entry(env_id)
+        missing = registration.missing_requirements(item)
+        if kwargs is None and registration.implemented(item):
+            env_class = load_env_creator(item.entry_point)
+            if env_class.fixture_replaces_data:
+                missing = [m for m in missing if not m.startswith("data")]
+            if not missing:
+                kwargs = env_class.fixture_kwargs(Path(tempfile.mkdtemp(prefix="tool-env-speed-")))
+        if missing or kwargs is None:
             print(f"{env_id:<20} {shown:<55} skipped: {'; '.join(missing)}")
             continue
-        if kwargs.get("data_path") == "<fixtures>":
-            from agentgym_suite.envs.finmcp.fixtures import write_fixtures
-
-            kwargs = {**kwargs, "data_path": str(write_fixtures(tempfile.mkdtemp(prefix="finmcp-")))}
         row = time_case(env_id, kwargs, args.episodes)
         print(f"{env_id:<20} {shown:<55} {row['episodes']:>4} {row['reset_ms']:>9.1f} {row['step_ms']:>8.2f} "
               f"{row['steps_per_s']:>8.0f} {row['oracle_win_rate']:>10.2f}")

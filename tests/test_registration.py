@@ -1,8 +1,9 @@
 """Every registered id: made by Gymnasium and passing ``check_env`` with warnings as errors.
 
-Ids whose data cannot ship here get small fixtures of their own (WebShop's synthetic
-catalogue, FinMCP's generated samples); the rehearsal env runs with the pass-through world
-model so it needs no model weights.
+Each env is made with its own ``fixture_kwargs`` (a short task, a few generated games, or
+generated data where the real data cannot ship: WebShop's synthetic catalogue, FinMCP's
+samples; the rehearsal env answers with the real tools, so it needs no model weights).
+Nothing here is chosen per env id, so a newly registered env is checked the same way.
 """
 
 from __future__ import annotations
@@ -13,43 +14,33 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils.env_checker import check_env
 
 import agentgym_suite  # noqa: F401
 from agentgym_suite.registration import ENV_ENTRIES, entry, implemented, missing_requirements
 
 
-def _kwargs_for(env_id: str, tmp: Path) -> dict[str, Any]:
-    if env_id == "WebShop-v0":
-        from agentgym_suite.envs.webshop.synthetic import write_synthetic_catalogue
-
-        return {"data_dir": write_synthetic_catalogue(tmp / "webshop")}
-    if env_id == "FinMCP-v0":
-        from agentgym_suite.envs.finmcp.fixtures import write_fixtures
-
-        return {"data_path": str(write_fixtures(tmp / "finmcp"))}
-    if env_id == "EnvACE-Rehearsal-v0":
-        return {"world_model": "real"}
-    if env_id == "ScienceWorld-v0":
-        return {"task": 0}
-    return {}
-
-
-NEEDS_ONLY_FIXTURE = {"WebShop-v0", "FinMCP-v0"}
+def fixture_kwargs(env_id: str, scratch: Path) -> dict[str, Any]:
+    """The env's own fixture kwargs; skips when the env cannot run here even with them."""
+    item = entry(env_id)
+    if not implemented(item):
+        pytest.fail(f"{env_id} is listed in registration.py but {item.entry_point} does not exist")
+    env_class = load_env_creator(item.entry_point)
+    missing = missing_requirements(item)
+    if getattr(env_class, "fixture_replaces_data", False):
+        missing = [m for m in missing if not m.startswith("data")]
+    if missing:
+        pytest.skip(f"{env_id} cannot run here: {missing}")
+    return env_class.fixture_kwargs(scratch) if hasattr(env_class, "fixture_kwargs") else {}
 
 
 @pytest.mark.parametrize("env_id", [e.id for e in ENV_ENTRIES])
 def test_check_env_on_every_registered_id(env_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    item = entry(env_id)
-    if not implemented(item):
-        pytest.fail(f"{env_id} is listed in registration.py but {item.entry_point} does not exist")
-    missing = [m for m in missing_requirements(item) if not (env_id in NEEDS_ONLY_FIXTURE and m.startswith("data"))]
-    if missing:
-        pytest.skip(f"{env_id} cannot run here: {missing}")
     monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path / "cache"))
-    env = gym.make(env_id, **_kwargs_for(env_id, tmp_path))
+    env = gym.make(env_id, **fixture_kwargs(env_id, tmp_path))
     try:
-        assert env.spec is not None and env.spec.max_episode_steps == item.max_episode_steps
+        assert env.spec is not None and env.spec.max_episode_steps == entry(env_id).max_episode_steps
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             check_env(env.unwrapped, skip_render_check=True)
@@ -68,22 +59,13 @@ def test_unknown_id_lists_known_ids() -> None:
         entry("Zork-v9")
 
 
-ORACLE_SKIP = {"ScienceWorld-v0": "long gold paths; oracle replay is covered in tests/envs/test_scienceworld.py"}
-
-
 @pytest.mark.parametrize("env_id", [e.id for e in ENV_ENTRIES])
 def test_oracle_agent_wins_through_gym_make(env_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The oracle asked afresh every turn (as OracleAgent does) wins within the registered turn budget."""
     from agentgym_suite.agents import OracleAgent
 
-    if env_id in ORACLE_SKIP:
-        pytest.skip(ORACLE_SKIP[env_id])
-    item = entry(env_id)
-    missing = [m for m in missing_requirements(item) if not (env_id in NEEDS_ONLY_FIXTURE and m.startswith("data"))]
-    if missing:
-        pytest.skip(f"{env_id} cannot run here: {missing}")
     monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path / "cache"))
-    env = gym.make(env_id, **_kwargs_for(env_id, tmp_path))
+    env = gym.make(env_id, **fixture_kwargs(env_id, tmp_path))
     agent = OracleAgent()
     try:
         for task_id in env.unwrapped.task_ids()[:2]:
@@ -95,3 +77,16 @@ def test_oracle_agent_wins_through_gym_make(env_id: str, tmp_path: Path, monkeyp
             assert info["won"] and terminated and not truncated, (env_id, task_id, info.get("turn"))
     finally:
         env.close()
+
+
+def test_data_requirements_come_from_the_benchmark_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentgym_suite.envs.finmcp.data_source import SOURCE
+    from agentgym_suite.registration import data_source
+
+    item = entry("FinMCP-v0")
+    assert data_source(item) is SOURCE and data_source(entry("SyntheticTools-v0")) is None
+    monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
+    assert missing_requirements(item) == [f"data {tmp_path / 'finmcp' / '*.json'}"]
+    (tmp_path / "finmcp").mkdir()
+    (tmp_path / "finmcp" / "samples.json").write_text("[]")
+    assert missing_requirements(item) == []

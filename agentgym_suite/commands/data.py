@@ -6,8 +6,10 @@ import argparse
 import sys
 
 from agentgym_suite.core.data import DATA_ENV_VAR, data_dir
-from agentgym_suite.core.data_sources import SOURCES
+from agentgym_suite.core.data_sources import DataSource
 from agentgym_suite.core.errors import AgentGymError
+
+BENCHMARK_HELP = "benchmark name, e.g. alfworld or tau2 (an unknown name lists the known ones)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,11 +19,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where = actions.add_parser("where", help=f"print the data directory (${DATA_ENV_VAR} or the user cache dir)")
     where.set_defaults(func=run_where)
     fetch = actions.add_parser("fetch", help="download a benchmark's official files and verify their checksums")
-    fetch.add_argument("benchmark", choices=sorted(SOURCES))
+    fetch.add_argument("benchmark", help=BENCHMARK_HELP)
     fetch.add_argument("--timeout", type=float, default=30.0, help="seconds per download before giving up")
     fetch.set_defaults(func=run_fetch)
     verify = actions.add_parser("verify", help="check present files against their published git blob ids")
-    verify.add_argument("benchmark", choices=sorted(SOURCES))
+    verify.add_argument("benchmark", help=BENCHMARK_HELP)
     verify.set_defaults(func=run_verify)
     parser.set_defaults(func=lambda args: parser.print_help() or 2)
 
@@ -32,12 +34,27 @@ def run_where(args: argparse.Namespace) -> int:
     return 0
 
 
+def _source(command: str, name: str) -> DataSource | None:
+    """The data source named ``name``; prints the known names and returns None when there is none."""
+    from agentgym_suite.registration import data_sources
+
+    sources = data_sources()
+    if name not in sources:
+        print(f"agentgym data {command}: unknown benchmark {name!r}; choose one of: {', '.join(sorted(sources))}.",
+              file=sys.stderr)
+        return None
+    return sources[name]
+
+
 def run_fetch(args: argparse.Namespace) -> int:
     """Download and verify one benchmark."""
     from agentgym_suite.core.fetch import fetch
 
+    source = _source("fetch", args.benchmark)
+    if source is None:
+        return 2
     try:
-        written = fetch(args.benchmark, timeout=args.timeout)
+        written = fetch(source, timeout=args.timeout)
     except AgentGymError as exc:
         print(f"agentgym data fetch {args.benchmark}: {exc}", file=sys.stderr)
         return 1
@@ -49,13 +66,16 @@ def run_verify(args: argparse.Namespace) -> int:
     """Verify one benchmark's present files."""
     from agentgym_suite.core.fetch import verify
 
+    source = _source("verify", args.benchmark)
+    if source is None:
+        return 2
     try:
-        report = verify(args.benchmark)
+        report = verify(source)
     except AgentGymError as exc:
         print(f"agentgym data verify {args.benchmark}: {exc}", file=sys.stderr)
         return 1
     for rel, status in report.items():
         print(f"{status:8} {rel}")
     if not report:
-        print(f"no published checksums for {args.benchmark}. {SOURCES[args.benchmark].note}".strip())
+        print(f"no published checksums for {args.benchmark}. {source.note}".strip())
     return 0 if all(s == "ok" for s in report.values()) else 1

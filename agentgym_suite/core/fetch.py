@@ -1,4 +1,8 @@
-"""Download and verify benchmark data (``agentgym data fetch`` / ``agentgym data verify``)."""
+"""Download and verify benchmark data (``agentgym data fetch`` / ``agentgym data verify``).
+
+Both take the benchmark's :class:`~agentgym_suite.core.data_sources.DataSource`; the command
+finds it by name through ``registration.data_sources()``.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from agentgym_suite.core.data import DATA_ENV_VAR, data_dir
-from agentgym_suite.core.data_sources import SOURCES, DataSource, RemoteFile, git_blob_id
+from agentgym_suite.core.data_sources import DataSource, RemoteFile, git_blob_id
 from agentgym_suite.core.errors import AgentGymError, NoNetworkError
 
 DOWNLOAD_TIMEOUT_S = 30
@@ -20,14 +24,6 @@ DOWNLOAD_TIMEOUT_S = 30
 
 class ChecksumError(AgentGymError):
     """A downloaded or present file does not match its published git blob id."""
-
-
-def source(benchmark: str) -> DataSource:
-    """The data source of ``benchmark``; unknown names list the known ones."""
-    try:
-        return SOURCES[benchmark]
-    except KeyError:
-        raise ValueError(f"Unknown benchmark {benchmark!r}; known: {', '.join(sorted(SOURCES))}.") from None
 
 
 def _download(url: str, target: Path, timeout: float) -> None:
@@ -84,14 +80,14 @@ def _extract(archive: Path, members: dict[str, str], dest: Path) -> list[Path]:
     return written
 
 
-def fetch(benchmark: str, *, root: Path | None = None, timeout: float = DOWNLOAD_TIMEOUT_S) -> list[Path]:
-    """Download ``benchmark``'s official files into ``root/benchmark`` and verify them.
+def fetch(src: DataSource, *, root: Path | None = None, timeout: float = DOWNLOAD_TIMEOUT_S) -> list[Path]:
+    """Download a benchmark's official files into ``root/<benchmark>`` and verify them.
 
     Raises:
         NoNetworkError: when an upstream host cannot be reached (the message says what to do).
         ChecksumError: when a file does not match its published id (nothing is kept).
     """
-    src = source(benchmark)
+    benchmark = src.benchmark
     dest = (root or data_dir()) / benchmark
     if not src.files:
         raise AgentGymError(f"There is nothing to download for {benchmark}. {src.note}")
@@ -110,34 +106,18 @@ def fetch(benchmark: str, *, root: Path | None = None, timeout: float = DOWNLOAD
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(local), target)
                 written.append(target)
-    if benchmark == "alfworld":
-        written += _copy_alfworld_logic(dest)
-    verify(benchmark, root=root)
+    if src.after_fetch is not None:
+        written += src.after_fetch(dest)
+    verify(src, root=root)
     return written
 
 
-def _copy_alfworld_logic(dest: Path) -> list[Path]:
-    import importlib.util
-
-    spec = importlib.util.find_spec("alfworld")
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    package = Path(list(spec.submodule_search_locations)[0]) / "data"
-    out = []
-    for name in ("alfred.pddl", "alfred.twl2"):
-        if (package / name).exists():
-            (dest / "logic").mkdir(parents=True, exist_ok=True)
-            out.append(Path(shutil.copy(package / name, dest / "logic" / name)))
-    return out
-
-
-def verify(benchmark: str, *, root: Path | None = None) -> dict[str, str]:
-    """Check the present files of ``benchmark`` against their published ids.
+def verify(src: DataSource, *, root: Path | None = None) -> dict[str, str]:
+    """Check the present files of a benchmark against their published ids.
 
     Returns path -> ``ok`` | ``missing``; raises :class:`ChecksumError` on a mismatch.
     """
-    src = source(benchmark)
-    base = (root or data_dir()) / benchmark
+    base = (root or data_dir()) / src.benchmark
     report: dict[str, str] = {}
     for rel, blob in src.known_blobs.items():
         path = base / rel
@@ -149,4 +129,4 @@ def verify(benchmark: str, *, root: Path | None = None) -> dict[str, str]:
     return report
 
 
-__all__ = ["ChecksumError", "RemoteFile", "fetch", "source", "verify"]
+__all__ = ["ChecksumError", "DataSource", "RemoteFile", "fetch", "verify"]

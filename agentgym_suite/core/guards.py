@@ -85,7 +85,6 @@ class StepTimeout(gym.Wrapper):
         self.reset_seconds = check_timeout(reset_seconds, "reset_seconds")
         self.broken: str | None = None
         """Why the inner env can no longer be used (None while it is healthy)."""
-        self._last_observation: Any = ""
         self._last_info: dict[str, Any] = {}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -100,7 +99,7 @@ class StepTimeout(gym.Wrapper):
                 self.broken = f"reset did not return within {self.reset_seconds:g} s"
                 raise EnvNeedsReplacement(f"{self.broken}; close this env and make a new one.")
             observation, info = result
-        self._last_observation, self._last_info = observation, dict(info)
+        self._last_info = dict(info)
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -111,7 +110,7 @@ class StepTimeout(gym.Wrapper):
             self.broken = f"step did not return within {self.seconds:g} s"
             return self._truncated(f"{self.broken}; the episode was truncated")
         observation, reward, terminated, truncated, info = result
-        self._last_observation, self._last_info = observation, dict(info)
+        self._last_info = dict(info)
         return observation, reward, terminated, truncated, info
 
     def close(self) -> None:

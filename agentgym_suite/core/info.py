@@ -17,6 +17,8 @@ INFO_KEYS: dict[str, str] = {
     "turn": "int: number of agent actions taken in this episode.",
     "admissible_actions": "list[str] | None: commands the env accepts now (command envs).",
     "tools": "list[dict] | None: OpenAI-format tool schemas (tool envs).",
+    "task_family": "str, in the reset info: the task's family (e.g. the ALFWorld task type), '' for none; "
+    "see TextEnv.task_family.",
     "error": "str, optional: why the episode ended abnormally (a backend crash, a timeout).",
     "privileged": "dict, only with privileged=True: oracle solution, skills, gold answer.",
     "scorable": "bool, optional, at the end: False when the env could not score the episode (e.g. a judge it needs is "
@@ -24,7 +26,8 @@ INFO_KEYS: dict[str, str] = {
     "user_simulator": "str, optional: who played the simulated user (``scripted``, ``llm:<backend spec>``…).",
     "sequence_id": "str, optional: the sequence (user) a task belongs to, for per-sequence metrics (VitaBench 2.0).",
 }
-"""Key -> meaning. ``error``, ``privileged`` and the optional keys are present only when they apply."""
+"""Key -> meaning. ``task_family`` is in the reset info only; ``error``, ``privileged`` and the optional
+keys are present only when they apply."""
 
 REQUIRED_INFO_KEYS = ("task_id", "task", "won", "score", "action_valid", "turn", "admissible_actions", "tools")
 

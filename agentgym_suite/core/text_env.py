@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 import gymnasium as gym
@@ -70,6 +71,9 @@ class TextEnv(gym.Env[str, str]):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"]}
     benchmark: ClassVar[str] = ""
     default_action_format: ClassVar[str] = "plain"
+    fixture_replaces_data: ClassVar[bool] = False
+    """True when :meth:`fixture_kwargs` points the env at data it generates, so the env runs
+    where its benchmark folder is absent (data that cannot be redistributed)."""
 
     def __init__(
         self,
@@ -119,6 +123,25 @@ class TextEnv(gym.Env[str, str]):
     def _privileged_info(self) -> dict[str, Any]:
         """Privileged text for teachers; the default holds the oracle solution."""
         return {"oracle": self.oracle()}
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """Keyword arguments for a small, quick, offline instance: what tests, fuzzing and smoke
+        runs make this env with. May write fixture files under ``scratch`` (an empty folder).
+
+        The default is no arguments. Override to pick a short task, a few generated games, or
+        fixture data in the published format (then set :attr:`fixture_replaces_data`).
+        """
+        return {}
+
+    def task_family(self, task_id: str) -> str:
+        """The family of task ``task_id``: tasks alike enough to share advice, ``""`` for none.
+
+        Reported at reset as ``info["task_family"]``. A family that names a skill text of the
+        trainer (``trainers/skills/<family>.md``) gets that text as teacher context, and
+        SkillRise trials group tasks by family. The default puts every task in no family.
+        """
+        return ""
 
     # ------------------------------------------------------------------ helpers for subclasses
     @property
@@ -172,7 +195,7 @@ class TextEnv(gym.Env[str, str]):
         self._observation = start.observation
         self._admissible = start.admissible_actions
         self._tools = start.tools
-        info = self._info(action_valid=True, **start.extra)
+        info = self._info(action_valid=True, **{**start.extra, "task_family": self.task_family(task_id)})
         self._maybe_render()
         return start.observation, info
 

@@ -11,13 +11,23 @@ A subclass implements :meth:`ToolEnv.task_ids`, :meth:`ToolEnv.oracle`,
 :meth:`ToolEnv._start_conversation` (tools, handlers, system prompt, first user message),
 :meth:`ToolEnv._user_reply` (the user's answer to a text reply, ``None`` to end) and
 :meth:`ToolEnv._evaluate` (score and success at the end).
+
+Public hooks for envs that wrap a tool env (the rehearsal env, fidelity checks); each has a
+default, and a subclass overrides the ones its benchmark has data for:
+
+* :meth:`ToolEnv.recorded_examples` - real (name, arguments, result) examples of the task;
+* :attr:`ToolEnv.execution_free` - the success check reads only the calls made;
+* :meth:`ToolEnv.rehearsed_score` - that check recomputed from calls no handler ran;
+* :meth:`ToolEnv.success_criteria` - the data's own success criteria, in words;
+* :attr:`ToolEnv.tool_index` - the tools offered now, by name;
+* :attr:`ToolEnv.call_runner` - replaces validation and execution of each call.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from agentgym_suite.core.actions import ParsedAction, unusable_action
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
@@ -33,6 +43,9 @@ from agentgym_suite.core.tool_calls import (
 )
 
 MAX_TOOL_RESULT_CHARS = 20_000
+
+CallRunner = Callable[[ToolCall], tuple[str, Any, str]]
+"""Runs one parsed call and returns ``(name, result, status)`` as :meth:`ToolEnv.execute_call` does."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,10 @@ class ToolEnv(TextEnv):
         self.tool_log: list[ToolRecord] = []
         self._tool_index: dict[str, dict[str, Any]] = {}
         self._handlers: Mapping[str, Callable[..., Any]] = {}
+        self.call_runner: CallRunner | None = None
+        """When set, every call of a message goes to it instead of :meth:`execute_call`: it
+        validates, answers and logs the call (to ``tool_log``) itself. The rehearsal env sets it
+        to answer calls with a world model; ``None`` (default) runs the env's own handlers."""
 
     # ------------------------------------------------------------------ subclass API
     def _start_conversation(self, task_id: str) -> Conversation:
@@ -119,6 +136,45 @@ class ToolEnv(TextEnv):
         self._tool_index = {tool_name(t): t for t in tools}
         self._handlers = dict(handlers)
         self._tools = list(tools)
+
+    # ------------------------------------------------------------------ hooks for wrapping envs
+    def recorded_examples(self) -> list[dict[str, Any]]:
+        """Real ``{"name", "arguments", "result"}`` examples of this task's tools (after ``reset``).
+
+        A world model sees them as examples of what the tools return. Default: none. Override
+        where the benchmark records real calls (replayed outputs, a gold run on a copy).
+        """
+        return []
+
+    @property
+    def execution_free(self) -> bool:
+        """True when the success check reads only the calls made, never the state tools change.
+
+        Then an episode whose tools were answered by a world model can still be scored by
+        this env's own check. Default False.
+        """
+        return False
+
+    def rehearsed_score(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> tuple[float, bool] | None:
+        """(score, won) of the current task from ``calls``, the validated (name, arguments) made.
+
+        For an :attr:`execution_free` env whose check counts what its handlers saw: when a
+        world model answers the calls no handler runs, so the check is recomputed here.
+        ``None`` (default): the env's own end-of-episode score is right as it is.
+        """
+        return None
+
+    def success_criteria(self) -> list[str]:
+        """The current task's success criteria in words, from the benchmark's data; default none.
+
+        A judge grades a transcript against them (the rehearsal env's ``judge`` reward mode).
+        """
+        return []
+
+    @property
+    def tool_index(self) -> dict[str, dict[str, Any]]:
+        """The tools offered now (name -> OpenAI schema), a copy: the allow-list calls are checked against."""
+        return dict(self._tool_index)
 
     # ------------------------------------------------------------------ TextEnv hooks
     def format_action(self, command: str) -> str:
@@ -173,7 +229,13 @@ class ToolEnv(TextEnv):
         return self._continue(observation, valid=valid)
 
     def run_call(self, call: ToolCall) -> tuple[str, Any, str]:
-        """Validate and execute one call. Never raises.
+        """Answer one call: with :attr:`call_runner` when one is set, else :meth:`execute_call`."""
+        if self.call_runner is not None:
+            return self.call_runner(call)
+        return self.execute_call(call)
+
+    def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """Validate and execute one call with the env's own handlers, and log it. Never raises.
 
         Returns (name, result, status) where status is ``ok``, ``invalid`` (unknown tool or
         arguments that break the schema: the action was malformed) or ``error`` (the tool

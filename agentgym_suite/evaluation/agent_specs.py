@@ -19,7 +19,6 @@ from typing import Any
 from agentgym_suite.agents.base import Agent, OracleAgent, RandomAgent
 from agentgym_suite.core.errors import AgentGymError
 
-BUILTIN_AGENTS = ("oracle", "random")
 MODEL_PREFIXES = ("hf:", "vllm:", "openai:")
 MODEL_NAMES = ("default", "tiny")
 

@@ -27,8 +27,6 @@ Prompt = Union[str, list[Message]]
 """A raw text prompt, or a list of chat messages (``{"role": ..., "content": ...}``)."""
 Tools = list[dict[str, Any]]
 
-FINISH_REASONS = ("stop", "length", "error")
-
 
 class BackendError(AgentGymError, RuntimeError):
     """A generation backend failed (server error, timeout, malformed answer, bad prompt)."""

@@ -61,7 +61,6 @@ from agentgym_suite.trainers.teacher import (
     oracle_text,
     privileged_prefix,
     skill_text,
-    task_family,
     teacher_prompt_ids,
 )
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
@@ -69,8 +68,8 @@ from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 
 logger = logging.getLogger(__name__)
 
-TRAINER_INFO_KEYS = INFO_SUBSET + ("task", "game_file", "task_type", "question_type", "source")
-"""``info`` keys the rollout records keep: the engine's defaults plus what finds a task's skill family."""
+TRAINER_INFO_KEYS = INFO_SUBSET + ("task", "task_family")
+"""``info`` keys the rollout records keep: the engine's defaults, the task text and the task's family (skills)."""
 
 SIMULATOR_ROLE = "simulator"
 """Role of the rows built from a rehearsal env's world-model generations; a plug-in whose ``roles``
@@ -323,7 +322,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
         episodes = self._rollout(inputs, num_generations)
         trainable = [t for t in episodes if not t.broken]  # broken episodes give no rows (module docstring)
-        families = [task_family(args.env_id, t.task_id, t.task, t.reset_info) for t in trainable]
+        families = [str(t.reset_info.get("task_family") or "") for t in trainable]
         rows = build_rows(trainable, args.row_layout, simulator_rows=self.trains_simulator, families=families)
         real = len(rows)
         chunks = args.steps_per_generation if mode == "train" else 1

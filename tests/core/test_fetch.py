@@ -14,10 +14,10 @@ from typing import Iterator
 import pytest
 
 from agentgym_suite.cli import main
-from agentgym_suite.core import data_sources
 from agentgym_suite.core.data_sources import DataSource, RemoteFile, git_blob_id
 from agentgym_suite.core.errors import NoNetworkError
 from agentgym_suite.core.fetch import ChecksumError, fetch, verify
+from agentgym_suite.registration import data_sources
 
 
 @pytest.fixture
@@ -39,53 +39,53 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_fetch_verifies_and_writes(served: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fetch_verifies_and_writes(served: tuple[str, Path], tmp_path: Path) -> None:
     url, www = served
     (www / "a.json").write_text('{"x": 1}')
     blob = git_blob_id(www / "a.json")[:12]
-    monkeypatch.setitem(data_sources.SOURCES, "demo", DataSource("demo", files=(RemoteFile(f"{url}/a.json", "sub/a.json", blob),),
-                                                              known_blobs={"sub/a.json": blob}))
-    written = fetch("demo", root=tmp_path / "data")
+    after: list[Path] = []
+    demo = DataSource("demo", files=(RemoteFile(f"{url}/a.json", "sub/a.json", blob),), known_blobs={"sub/a.json": blob},
+                      after_fetch=lambda dest: after.append(dest) or [])
+    written = fetch(demo, root=tmp_path / "data")
     assert written == [tmp_path / "data" / "demo" / "sub" / "a.json"]
-    assert verify("demo", root=tmp_path / "data") == {"sub/a.json": "ok"}
+    assert after == [tmp_path / "data" / "demo"]  # the source's own setup step ran on the folder
+    assert verify(demo, root=tmp_path / "data") == {"sub/a.json": "ok"}
 
 
-def test_fetch_rejects_a_bad_checksum(served: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fetch_rejects_a_bad_checksum(served: tuple[str, Path], tmp_path: Path) -> None:
     url, www = served
     (www / "a.json").write_text("tampered")
-    monkeypatch.setitem(data_sources.SOURCES, "demo", DataSource("demo", files=(RemoteFile(f"{url}/a.json", "a.json", "0123456789ab"),)))
+    demo = DataSource("demo", files=(RemoteFile(f"{url}/a.json", "a.json", "0123456789ab"),))
     with pytest.raises(ChecksumError, match="does not match the published 0123456789ab"):
-        fetch("demo", root=tmp_path / "data")
+        fetch(demo, root=tmp_path / "data")
     assert not (tmp_path / "data" / "demo" / "a.json").exists()
 
 
-def test_archive_members_are_mapped_and_cannot_escape(served: tuple[str, Path], tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_archive_members_are_mapped_and_cannot_escape(served: tuple[str, Path], tmp_path: Path) -> None:
     url, www = served
     with tarfile.open(www / "repo.tar.gz", "w:gz") as tf:
         for name, body in {"repo-abc/data/x/keep.txt": b"keep", "repo-abc/other/skip.txt": b"skip"}.items():
             info = tarfile.TarInfo(name)
             info.size = len(body)
             tf.addfile(info, io.BytesIO(body))
-    monkeypatch.setitem(data_sources.SOURCES, "demo", DataSource("demo", files=(
-        RemoteFile(f"{url}/repo.tar.gz", ".", archive_members={"data/x/": "x/"}),)))
-    written = fetch("demo", root=tmp_path / "data")
+    demo = DataSource("demo", files=(RemoteFile(f"{url}/repo.tar.gz", ".", archive_members={"data/x/": "x/"}),))
+    written = fetch(demo, root=tmp_path / "data")
     assert [p.relative_to(tmp_path / "data" / "demo").as_posix() for p in written] == ["x/keep.txt"]
     with tarfile.open(www / "evil.tar.gz", "w:gz") as tf:
         info = tarfile.TarInfo("repo-abc/data/x/../../../../escape.txt")
         info.size = 1
         tf.addfile(info, io.BytesIO(b"!"))
-    monkeypatch.setitem(data_sources.SOURCES, "demo", DataSource("demo", files=(
-        RemoteFile(f"{url}/evil.tar.gz", ".", archive_members={"data/x/": "x/"}),)))
+    evil = DataSource("demo", files=(RemoteFile(f"{url}/evil.tar.gz", ".", archive_members={"data/x/": "x/"}),))
     with pytest.raises(ChecksumError, match="escape"):
-        fetch("demo", root=tmp_path / "data")
+        fetch(evil, root=tmp_path / "data")
 
 
 def test_offline_fetch_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/items.json"
-    monkeypatch.setitem(data_sources.SOURCES, "webshop", DataSource("webshop", files=(RemoteFile(url, "data/items.json"),)))
+    offline = DataSource("webshop", files=(RemoteFile(url, "data/items.json"),))
+    monkeypatch.setattr("agentgym_suite.envs.webshop.data_source.SOURCE", offline)
     with pytest.raises(NoNetworkError, match="This machine cannot reach 127.0.0.1"):
-        fetch("webshop", root=tmp_path, timeout=2)
+        fetch(offline, root=tmp_path, timeout=2)
     monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
     assert main(["data", "fetch", "webshop", "--timeout", "2"]) == 1
     assert "AGENTGYM_DATA" in capsys.readouterr().err
@@ -93,7 +93,16 @@ def test_offline_fetch_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
 
 def test_nothing_to_download_explains(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="bfcl-eval"):
-        fetch("bfcl", root=tmp_path)
+        fetch(data_sources()["bfcl"], root=tmp_path)
+
+
+def test_each_benchmark_package_declares_its_data_source(capsys: pytest.CaptureFixture[str]) -> None:
+    sources = data_sources()
+    assert {"alfworld", "webshop", "searchqa", "tau2", "vitabench", "finmcp", "bfcl", "scienceworld", "textworld"} <= set(sources)
+    for name, source in sources.items():
+        assert source.files or source.note, f"{name}: nothing to download and no note saying why"
+    assert main(["data", "fetch", "zork"]) == 2
+    assert "unknown benchmark 'zork'; choose one of: alfworld" in capsys.readouterr().err
 
 
 def test_verify_shared_data_checksums(capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,9 +20,9 @@ registration.register_all()
 
 
 def _finmcp_kwargs(tmp: Path) -> dict[str, Any]:
-    from agentgym_suite.envs.finmcp.fixtures import write_fixtures
+    from agentgym_suite.envs.finmcp import FinMCPEnv
 
-    return {"data_path": str(write_fixtures(tmp))}
+    return FinMCPEnv.fixture_kwargs(tmp)
 
 
 def _play_oracle(env: gymnasium.Env, task_id: str, replan: bool, limit: int = 60) -> list[tuple[str, float, bool, bool]]:

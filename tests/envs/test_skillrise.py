@@ -44,3 +44,17 @@ def test_trial_tasks_come_from_the_first_task_family():
         assert set(info["trial_tasks"]) <= vowels and len(set(info["trial_tasks"])) == 3
     _, info = env.reset(seed=0, options={"task_id": "t5"})  # 's' and 't' are the only consonants
     assert info["trial_tasks"][0] == "t5" and set(info["trial_tasks"]) == {"t5", "t6"}
+
+
+def test_trial_tasks_share_the_family_the_env_reports():
+    from trainers.fake_env import LetterEnv
+
+    class VowelEnv(LetterEnv):
+        def task_family(self, task_id: str) -> str:
+            return "vowel" if TASKS[task_id][-1] in "aeiou" else "consonant"
+
+    env = SkillRiseTrial(VowelEnv(horizon=1), k=3, turns_per_task=1)
+    for first, family in (("t5", "consonant"), ("t0", "vowel")):
+        _, info = env.reset(seed=1, options={"task_id": first})
+        assert info["task_family"] == family
+        assert {env.env.task_family(t) for t in info["trial_tasks"]} == {family}

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import gymnasium as gym
 import pytest
+from gymnasium.envs.registration import load_env_creator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -54,29 +55,13 @@ def _java() -> bool:
 
 @pytest.fixture(scope="module")
 def env_kwargs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[str, Any]]:
-    """Cheap kwargs per env id (fixture data written into a private folder)."""
+    """Each env's own ``fixture_kwargs`` (fixture data written into a private folder), made once."""
     root = tmp_path_factory.mktemp("fuzz")
     made: dict[str, dict[str, Any]] = {}
 
     def kwargs(env_id: str) -> dict[str, Any]:
-        if env_id in made:
-            return made[env_id]
-        if env_id == "WebShop-v0":
-            from agentgym_suite.envs.webshop.synthetic import write_synthetic_catalogue
-
-            made[env_id] = {"data_dir": str(write_synthetic_catalogue(root / "webshop"))}
-        elif env_id == "FinMCP-v0":
-            from agentgym_suite.envs.finmcp.fixtures import write_fixtures
-
-            made[env_id] = {"data_path": str(write_fixtures(root / "finmcp"))}
-        elif env_id == "TextWorld-v0":
-            made[env_id] = {"challenge": "tw-coin_collector", "n_games": 2}
-        elif env_id == "ScienceWorld-v0":
-            made[env_id] = {"task": "find-living-thing"}
-        elif env_id == "EnvACE-Rehearsal-v0":
-            made[env_id] = {"world_model": "real"}
-        else:
-            made[env_id] = {}
+        if env_id not in made:
+            made[env_id] = _env_class(env_id).fixture_kwargs(root / env_id)
         return made[env_id]
 
     return kwargs
@@ -113,10 +98,15 @@ def _ids() -> list[Any]:
     return params
 
 
+def _env_class(env_id: str) -> Any:
+    return load_env_creator(next(e for e in ENV_ENTRIES if e.id == env_id).entry_point)
+
+
 def _usable(env_id: str) -> None:
     item = next(e for e in ENV_ENTRIES if e.id == env_id)
-    fixture_data = env_id in ("WebShop-v0", "FinMCP-v0")  # their kwargs point at generated fixtures
-    missing = [m for m in missing_requirements(item) if not (fixture_data and m.startswith("data"))]
+    missing = missing_requirements(item)
+    if not any(m.startswith("module") for m in missing) and _env_class(env_id).fixture_replaces_data:
+        missing = [m for m in missing if not m.startswith("data")]  # its fixture kwargs bring generated data
     if missing:
         pytest.skip(f"{env_id} is not usable here: {missing}")
     if env_id == "ScienceWorld-v0" and not _java():

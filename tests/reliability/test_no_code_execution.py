@@ -24,6 +24,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("trainers/credit/registry.py", "importlib.import_module(<non-literal>)"):
         "the credit plug-in's import path from the user's training config (`credit: module:Class`), as TRL "
         "imports reward functions; the class must be a CreditAssigner",
+    ("registration.py", "importlib.import_module(<non-literal>)"):
+        "the data_source module of an EnvEntry: registered in code (ENV_ENTRIES or register_entry), never model text",
     ("envs/tau2/data.py", "pickle.loads"):
         "deep copies of databases this process pickled itself from the JSON data files (pickle.dumps in load_domain)",
 }

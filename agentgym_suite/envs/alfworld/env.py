@@ -28,6 +28,16 @@ TASK_TYPES = (
 )
 """The six ALFWorld task types; a game's type is the prefix of its task folder name."""
 
+TASK_FAMILIES = {
+    "pick_and_place_simple": "pick_and_place",
+    "look_at_obj_in_light": "look_at_obj_in_light",
+    "pick_clean_then_place_in_recep": "clean",
+    "pick_heat_then_place_in_recep": "heat",
+    "pick_cool_then_place_in_recep": "cool",
+    "pick_two_obj_and_place": "pick_two",
+}
+"""The task family of each task type (the name of its skill text for teacher context)."""
+
 
 def task_type_of(task_id: str) -> str:
     """The task type of an ALFWorld task id (``<task folder>/<trial>``)."""
@@ -77,6 +87,10 @@ class ALFWorldEnv(TextWorldBackedEnv):
 
     def task_ids(self) -> list[str]:
         return list(self._ids)
+
+    def task_family(self, task_id: str) -> str:
+        """The family of the task's type (see :data:`TASK_FAMILIES`)."""
+        return TASK_FAMILIES.get(task_type_of(task_id), "")
 
     def game_file(self, task_id: str) -> Path:
         """Path of the ``game.tw-pddl`` file of ``task_id``."""

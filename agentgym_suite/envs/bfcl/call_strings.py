@@ -52,9 +52,3 @@ def bind_arguments(call: ParsedCall, fn: Callable[..., Any]) -> dict[str, Any]:
         return dict(call.kwargs)
     bound = inspect.signature(fn).bind(*call.args, **call.kwargs)
     return dict(bound.arguments)
-
-
-def format_call(name: str, arguments: dict[str, Any]) -> str:
-    """Render a call as ``name(key=repr(value), ...)`` (for logs and upstream-style records)."""
-    inner = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
-    return f"{name}({inner})"

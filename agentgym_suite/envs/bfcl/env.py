@@ -17,7 +17,7 @@ from agentgym_suite.core.tool_env import Conversation, ToolEnv
 from agentgym_suite.envs.bfcl import data
 from agentgym_suite.envs.bfcl.ast_match import match_calls, oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
-from agentgym_suite.envs.bfcl.call_strings import format_call, parse_call_string
+from agentgym_suite.envs.bfcl.call_strings import parse_call_string
 from agentgym_suite.envs.bfcl.schema import param_types, to_openai_tool
 
 MULTI_TURN_SYSTEM = (
@@ -72,7 +72,6 @@ class BFCLEnv(ToolEnv):
         self._check: dict[str, Any] | None = None
         self._turn_index = 0
         self._turn_checks: list[dict[str, Any]] = []
-        self._turn_results: list[list[str]] = []
         self._all_results: list[str] = []
         self._turn_call_count = 0
         self._model: BackendSession | None = None
@@ -89,6 +88,11 @@ class BFCLEnv(ToolEnv):
     def multi_turn(self) -> bool:
         """True for the multi-turn categories."""
         return data.is_multi_turn(self.category)
+
+    @property
+    def execution_free(self) -> bool:
+        """True for the single-turn categories: the calls themselves are matched, nothing runs."""
+        return not self.multi_turn
 
     # ------------------------------------------------------------------ conversation
     def _start_conversation(self, task_id: str) -> Conversation:
@@ -117,7 +121,7 @@ class BFCLEnv(ToolEnv):
         self._model = BackendSession(entry["involved_classes"], entry["initial_config"], allowed, long_context=long_context)
         self._truth = BackendSession(entry["involved_classes"], entry["initial_config"], allowed, long_context=long_context)
         self._turn_index, self._turn_checks, self._all_results = 0, [], []
-        self._turn_results, self._turn_call_count = [[]], 0
+        self._turn_call_count = 0
         _, user = _user_text(entry["question"][0])
         return Conversation(
             task=user, tools=[to_openai_tool(d) for d in self._docs], handlers=self._multi_turn_handlers(),
@@ -242,9 +246,3 @@ class BFCLEnv(ToolEnv):
         except (KeyError, TypeError):
             kwargs = dict(parsed.kwargs)
         return _tool_call_block(parsed.name, kwargs)
-
-    def ground_truth_strings(self) -> list[str]:
-        """The current task's ground truth rendered as call strings (for logs)."""
-        if self.multi_turn:
-            return [c for turn in (self._answer or []) for c in turn]
-        return [format_call(n, oracle_arguments(p)) for a in (self._answer or []) for n, p in a.items()]

@@ -3,18 +3,22 @@
 Reward = TF1, the F1 of the tool names called against the recorded ones (multisets, all
 turns), given at the end; ``info["finmcp_metrics"]`` also holds TP (precision), TR (recall)
 and ``exact_sequence`` (1.0 when the called names equal the recorded sequence).
+
+The check reads only the names of the calls made, so it is execution-free: a rehearsed
+episode is scored from its calls (:meth:`FinMCPEnv.rehearsed_score`), and the recordings are
+the world model's examples (:meth:`FinMCPEnv.recorded_examples`).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
 from agentgym_suite.envs.finmcp.dataset import Sample, infer_tools, load_samples
 from agentgym_suite.envs.finmcp.metrics import tool_metrics
-from agentgym_suite.envs.finmcp.replay import Replayer, UnmatchedCallHandler
+from agentgym_suite.envs.finmcp.replay import Replayer, UnmatchedCallHandler, decode_output
 
 SYSTEM_PROMPT = (
     "You are a financial assistant with access to financial data tools (funds, news, user assets, "
@@ -53,6 +57,15 @@ class FinMCPEnv(ToolEnv):
         self._steps_in_turn = 0
         self._called: list[str] = []
         self._metrics: dict[str, float] | None = None
+
+    fixture_replaces_data = True
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """Generated samples in the published format (the official data carries no redistribution license)."""
+        from agentgym_suite.envs.finmcp.fixtures import write_fixtures
+
+        return {"data_path": str(write_fixtures(scratch / "finmcp"))}
 
     def task_ids(self) -> list[str]:
         """Sample ids, in file order."""
@@ -99,6 +112,26 @@ class FinMCPEnv(ToolEnv):
         if self._metrics is not None:
             info["finmcp_metrics"] = dict(self._metrics)
         return info
+
+    # ------------------------------------------------------------------ hooks for wrapping envs
+    def recorded_examples(self) -> list[dict[str, Any]]:
+        """The current sample's recorded calls with their recorded outputs."""
+        if self._sample is None:
+            return []
+        return [{"name": c.name, "arguments": c.arguments, "result": decode_output(c.output)}
+                for c in self._sample.recorded_calls]
+
+    @property
+    def execution_free(self) -> bool:
+        """True: TF1 compares tool names only."""
+        return True
+
+    def rehearsed_score(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> tuple[float, bool] | None:
+        """TF1 (and exact sequence for ``won``) of the names in ``calls``: the handlers that count them never ran."""
+        if self._sample is None:
+            return None
+        metrics = tool_metrics([name for name, _ in calls], self._sample.gold_names)
+        return float(metrics["TF1"]), metrics["exact_sequence"] == 1.0
 
     def oracle(self) -> list[str]:
         """The recorded calls of the remaining turns, step by step, each turn closed by its answer.

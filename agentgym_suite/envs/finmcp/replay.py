@@ -33,7 +33,8 @@ def call_key(name: str, arguments: dict[str, Any]) -> str:
     return name + json.dumps(_canonical(arguments), sort_keys=True, ensure_ascii=False)
 
 
-def _decode(output: str) -> Any:
+def decode_output(output: str) -> Any:
+    """A recorded output as the tool returned it: parsed JSON, or the text when it is not JSON."""
     try:
         return json.loads(output)
     except (json.JSONDecodeError, TypeError):
@@ -57,7 +58,7 @@ class Replayer:
         record = self._records.get(call_key(name, arguments))
         if record is not None:
             self.matched += 1
-            return _decode(record.output)
+            return decode_output(record.output)
         self.unmatched += 1
         if self.unmatched_call_handler is not None:
             return self.unmatched_call_handler(name, arguments, self.sample)

@@ -2,13 +2,19 @@
 
 Design: the rehearsal env *holds* an instance of the base tool env and lets it run the
 episode as usual - its tasks, system prompt, user turns, tool list (including tools revealed
-later), oracle and bookkeeping stay the base env's own - but it replaces the base's
-``run_call`` (validate + execute one call) on that one instance with :meth:`_run_call`. Before
-each step the rehearsal env validates the message's calls against the base's whitelist and
-schemas and sends the valid ones to the world model in one batched generation; the base's
-dispatch loop then receives those simulated results in order. No base handler is called, so
-nothing is executed. With ``world_model="real"`` the hook forwards to the base's own
-``run_call`` (a pass-through used as the fidelity reference and in tests).
+later), oracle and bookkeeping stay the base env's own - but it sets the base's
+``call_runner`` (the injectable replacement of validate + execute for one call) to
+:meth:`RehearsalEnv._run_call`. Before each step the rehearsal env validates the message's
+calls against the base's ``tool_index`` and sends the valid ones to the world model in one
+batched generation; the base's dispatch loop then receives those simulated results in order.
+No base handler is called, so nothing is executed. With ``world_model="real"`` the runner
+forwards to the base's own ``execute_call`` (a pass-through used as the fidelity reference
+and in tests).
+
+The base env is used only through the public ``ToolEnv`` API and its hooks
+(``recorded_examples``, ``execution_free``, ``rehearsed_score``, ``success_criteria``,
+``tool_index``, ``call_runner``): a tool env supports rehearsal by overriding those, with no
+change here.
 
 Ending rule (EnvACE): a malformed call (bad format, a tool not on the whitelist, arguments
 that break the schema) or an ``error_tool_call`` result (a simulator's validation error, a
@@ -21,6 +27,7 @@ truth produces such results.
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -35,8 +42,6 @@ from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, conversation
 from agentgym_suite.envs.rehearsal.rewards import (
     REWARD_MODES,
     Call,
-    execution_free,
-    execution_free_reward,
     gold_call_score,
     gold_calls_from_oracle,
     judge_score,
@@ -69,23 +74,9 @@ def make_base_env(base_env: Any, base_env_kwargs: dict[str, Any] | None) -> Tool
     if not isinstance(env, ToolEnv):
         raise ValueError(
             f"{type(env).__name__} is not a tool env; the rehearsal env wraps tool envs only "
-            "(BFCL-v0, Tau2-v0, VitaBench-v0, FinMCP-v0, SyntheticTools-v0)."
+            "(subclasses of ToolEnv such as BFCL-v0, Tau2-v0, VitaBench-v0, FinMCP-v0, SyntheticTools-v0)."
         )
     return env
-
-
-def recorded_examples(base: ToolEnv) -> list[dict[str, Any]]:
-    """(name, arguments, result) examples recorded for the current task, when the data has them."""
-    from agentgym_suite.envs.finmcp.env import FinMCPEnv
-    from agentgym_suite.envs.finmcp.replay import _decode
-
-    examples = getattr(base, "recorded_examples", None)
-    if callable(examples):
-        return list(examples())
-    if isinstance(base, FinMCPEnv) and base.task_id is not None:
-        return [{"name": c.name, "arguments": c.arguments, "result": _decode(c.output)}
-                for c in base.samples[base.task_id].recorded_calls]
-    return []
 
 
 class RehearsalEnv(ToolEnv):
@@ -155,6 +146,7 @@ class RehearsalEnv(ToolEnv):
         self._reward_mode_arg = reward_mode
         for base in self.bases.values():
             base.end_on_tool_error = False  # this env applies EnvACE's ending rule itself (see _execute)
+            base.privileged = self.privileged  # its info["privileged"] is passed on (see _privileged_info)
             self.reward_mode = self._resolve_reward_mode(reward_mode, base)
         self.reward_mode = self._resolve_reward_mode(reward_mode, self.base)
         if self.reward_mode == "judge" and judge is None and self.world_model is None:
@@ -162,25 +154,29 @@ class RehearsalEnv(ToolEnv):
         self._judge_spec = judge
         self._judge: Any = None
         self.use_recorded_examples = use_recorded_examples
-        self._base_run_calls = {name: base.run_call for name, base in self.bases.items()}
         for base in self.bases.values():
-            base.run_call = self._run_call  # type: ignore[method-assign]  # see the module docstring
+            base.call_runner = self._run_call  # see the module docstring
         self._pending: deque[tuple[ToolCall, Simulation]] = deque()
         self._step_generations: list[dict[str, Any]] = []
         self.episode_generations: list[dict[str, Any]] = []
         self._made: list[Call] = []
         self._gold: list[Call] = []
         self._examples: list[dict[str, Any]] = []
+        self._base_privileged: dict[str, Any] = {}
         self._protocol_error = False
-        self._last_output = ""
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """The real tools as the world model: no model weights needed."""
+        return {"world_model": REAL}
 
     # ------------------------------------------------------------------ configuration
     def _resolve_reward_mode(self, mode: str, base: ToolEnv) -> str:
         if mode == "auto":
-            return "base" if self.real or execution_free(base) else "gold_calls"
+            return "base" if self.real or base.execution_free else "gold_calls"
         if mode not in REWARD_MODES:
             raise ValueError(f"reward_mode={mode!r}; choose auto or one of {REWARD_MODES}.")
-        if mode == "base" and not self.real and not execution_free(base):
+        if mode == "base" and not self.real and not base.execution_free:
             raise ValueError(
                 f"reward_mode='base' needs a base check that runs without real tools, but {type(base).__name__}'s "
                 "check reads the state its tools change. Use reward_mode='gold_calls' or 'judge', or world_model='real'."
@@ -206,8 +202,15 @@ class RehearsalEnv(ToolEnv):
     def oracle(self) -> list[str]:
         return self.base.oracle()
 
+    def task_family(self, task_id: str) -> str:
+        if self.mixture:
+            env_id, inner = task_id.split("/", 1)
+            return self.bases[env_id].task_family(inner)
+        return self.base.task_family(task_id)
+
     def _privileged_info(self) -> dict[str, Any]:
-        return self.base._privileged_info()
+        """The base env's privileged info from its last reset or step."""
+        return dict(self._base_privileged)
 
     def close(self) -> None:
         for base in self.bases.values():
@@ -227,15 +230,13 @@ class RehearsalEnv(ToolEnv):
         self.episode_generations = []
         self._step_generations = []
         self._made = []
-        self._last_output = ""
-        self._examples = recorded_examples(self.base) if self.use_recorded_examples else []
+        self._examples = list(self.base.recorded_examples()) if self.use_recorded_examples else []
         needs_gold = self.reward_mode in ("gold_calls", "judge")
         self._gold = gold_calls_from_oracle(self.base.oracle()) if needs_gold else []
         return TaskStart(observation, str(info.get("task", "")), info.get("admissible_actions"), info.get("tools"),
                          self._extra(info))
 
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
-        self._last_output = command
         self._step_generations = []
         self._protocol_error = bool(parse_tool_calls(command).errors)
         if not self.real:
@@ -246,10 +247,10 @@ class RehearsalEnv(ToolEnv):
         won, score = bool(info.get("won")), float(info.get("score") or 0.0)
         forced_fail = self.end_on_tool_error and self._protocol_error
         if terminated and not forced_fail and self.reward_mode != "base":
-            score, won = self._rehearsed_score()
+            score, won = self._mode_score()
             reward = score
         elif terminated and not forced_fail and not self.real:
-            recomputed = execution_free_reward(self.base, self._made)
+            recomputed = self.base.rehearsed_score(list(self._made))
             if recomputed is not None:
                 score, won = recomputed
                 reward = score
@@ -262,6 +263,7 @@ class RehearsalEnv(ToolEnv):
                            admissible_actions=info.get("admissible_actions"), extra=extra)
 
     def _extra(self, info: dict[str, Any]) -> dict[str, Any]:
+        self._base_privileged = dict(info.get("privileged") or {})
         extra = {k: v for k, v in info.items() if k not in REQUIRED_INFO_KEYS and k != "privileged"}
         extra.update(
             simulator_generations=list(self._step_generations),
@@ -275,12 +277,13 @@ class RehearsalEnv(ToolEnv):
     def _simulate_message(self, command: str) -> None:
         """Validate the message's calls and simulate the valid ones in one batched generation."""
         assert self.world_model is not None
-        calls = [c for c in parse_tool_calls(command).calls if validate_call(c, self.base._tool_index) is None]
+        tool_index = self.base.tool_index
+        calls = [c for c in parse_tool_calls(command).calls if validate_call(c, tool_index) is None]
         if not calls:
             return
         history = list(self.base.messages)
-        requests = [SimulatorRequest(list(self.base._tools or []), self._examples, history, command, c.name, dict(c.arguments))
-                    for c in calls]
+        tools = list(tool_index.values())
+        requests = [SimulatorRequest(tools, self._examples, history, command, c.name, dict(c.arguments)) for c in calls]
         meta = [{"call_id": c.id, "turn": self.turn, "index": i} for i, c in enumerate(calls)]
         seed = int(self.np_random.integers(2**31 - 1))
         simulations = self.world_model.simulate(requests, seed=seed, meta=meta)
@@ -290,9 +293,9 @@ class RehearsalEnv(ToolEnv):
             self.episode_generations.append(simulation.record)
 
     def _run_call(self, call: ToolCall) -> tuple[str, Any, str]:
-        """The base's ``run_call`` while rehearsing: simulated results, in the order the calls come."""
+        """The base's ``call_runner`` while rehearsing: simulated results, in the order the calls come."""
         if self.real:
-            name, result, status = self._base_run_calls[self.base_env_id](call)
+            name, result, status = self.base.execute_call(call)
         else:
             name, result, status = self._simulated_call(call)
         if status != "invalid":
@@ -301,7 +304,7 @@ class RehearsalEnv(ToolEnv):
         return name, result, status
 
     def _simulated_call(self, call: ToolCall) -> tuple[str, Any, str]:
-        error = validate_call(call, self.base._tool_index)
+        error = validate_call(call, self.base.tool_index)
         if error is not None:
             result: Any = error_payload(error)
             self.base.tool_log.append(ToolRecord(call.name, call.arguments, result, False, self.turn))
@@ -317,12 +320,13 @@ class RehearsalEnv(ToolEnv):
         return call.name, simulation.result, "ok" if ok else "error"
 
     # ------------------------------------------------------------------ scoring
-    def _rehearsed_score(self) -> tuple[float, bool]:
+    def _mode_score(self) -> tuple[float, bool]:
+        """(score, won) of the ended episode by ``reward_mode`` (``gold_calls``, ``judge`` or ``none``)."""
         if self.reward_mode == "none":
             return 0.0, False
         if self.reward_mode == "gold_calls":
             return gold_call_score(self._made, self._gold)
-        criteria = task_criteria(self.base, self._task_text, self._gold)
+        criteria = task_criteria(self.base.success_criteria(), self._task_text, self._gold)
         transcript = "\n".join(conversation_lines(self.base.messages))
         score, won, _ = judge_score(self._judge_backend(), transcript, criteria, seed=int(self.np_random.integers(2**31 - 1)))
         return score, won

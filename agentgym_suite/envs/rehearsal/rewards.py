@@ -1,16 +1,19 @@
 """How a rehearsed episode is scored (``reward_mode`` of the rehearsal env).
 
 * ``base`` - the base env's own check. With ``world_model="real"`` this is exactly the base
-  env's reward. With a simulated world it is allowed only where the check needs no real
-  execution (:func:`execution_free`): BFCL single-turn categories (AST match of the calls)
-  and FinMCP (tool-name F1 against the recording); elsewhere the constructor refuses it.
+  env's reward. With a simulated world it is allowed only where the base env declares its
+  check execution-free (``ToolEnv.execution_free``: it reads only the calls made, as BFCL's
+  single-turn AST match and FinMCP's tool-name F1 do); elsewhere the constructor refuses it.
+  A base env whose check counts what its handlers saw recomputes it from the calls made
+  (``ToolEnv.rehearsed_score``), since no handler runs while rehearsing.
 * ``gold_calls`` - the caller's calls against the gold calls of the base env's oracle, taken
   at reset; nothing is executed. ``score`` = share of gold calls made (multiset, arguments
   compared as canonical JSON); ``won`` = the gold calls appear in order among the calls made
   (other calls in between are allowed). A task whose oracle makes no call is won by making none.
-* ``judge`` - a judge (backend or callable) marks each success criterion of the task as met
-  or not from the transcript; ``score`` = share met, ``won`` = all met. The original method
-  scores per-turn checklists; here the whole conversation is judged once, at the end.
+* ``judge`` - a judge (backend or callable) marks each success criterion of the task (the
+  base env's ``ToolEnv.success_criteria``, then the gold calls) as met or not from the
+  transcript; ``score`` = share met, ``won`` = all met. The original method scores per-turn
+  checklists; here the whole conversation is judged once, at the end.
 * ``none`` - no score (0, not won): for test-time rehearsal, where gold data must not leak.
 """
 
@@ -65,41 +68,12 @@ def gold_call_score(made: Sequence[Call], gold: Sequence[Call]) -> tuple[float, 
     return (1.0 if won else hit / len(gold_keys)), won
 
 
-def execution_free(base: Any) -> bool:
-    """True when the base env's success check needs no real tool execution."""
-    from agentgym_suite.envs.bfcl.env import BFCLEnv
-    from agentgym_suite.envs.finmcp.env import FinMCPEnv
+def task_criteria(data_criteria: Sequence[str], task: str, gold: Sequence[Call]) -> list[str]:
+    """Success criteria for a judge: the data's own (``data_criteria``), then one per gold call.
 
-    return (isinstance(base, BFCLEnv) and not base.multi_turn) or isinstance(base, FinMCPEnv)
-
-
-def execution_free_reward(base: Any, made: Sequence[Call]) -> tuple[float, bool] | None:
-    """The base check recomputed from the calls made, where the base keeps it in handler state.
-
-    FinMCP counts the tool names its handlers saw; rehearsal never runs them, so its TF1 is
-    recomputed here from the validated calls. ``None``: the base's own reward is right as is.
+    With neither, the one criterion is that the user's request (``task``) is fulfilled.
     """
-    from agentgym_suite.envs.finmcp.env import FinMCPEnv
-    from agentgym_suite.envs.finmcp.metrics import tool_metrics
-
-    if isinstance(base, FinMCPEnv) and base.task_id is not None:
-        metrics = tool_metrics([name for name, _ in made], base.samples[base.task_id].gold_names)
-        return float(metrics["TF1"]), metrics["exact_sequence"] == 1.0
-    return None
-
-
-def task_criteria(base: Any, task: str, gold: Sequence[Call]) -> list[str]:
-    """Success criteria of the base task for a judge: the data's own when it has them, else gold calls."""
-    criteria: list[str] = []
-    task_record = getattr(base, "_task", None)
-    evaluation = task_record.get("evaluation_criteria") if isinstance(task_record, dict) else None
-    if isinstance(evaluation, dict):
-        for item in evaluation.get("nl_assertions") or []:
-            criteria.append(str(item))
-        for item in evaluation.get("communicate_info") or []:
-            criteria.append(f"The assistant tells the user: {item}")
-        for item in evaluation.get("overall_rubrics") or []:
-            criteria.append(item if isinstance(item, str) else json.dumps(item, ensure_ascii=False))
+    criteria = [str(c) for c in data_criteria]
     for name, arguments in gold:
         criteria.append(f"The assistant calls {name} with arguments {canonical(arguments)} (or equivalent ones).")
     if not criteria:

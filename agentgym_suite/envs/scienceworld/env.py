@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import weakref
+from pathlib import Path
 from typing import Any
 
 from gymnasium.error import ResetNeeded
@@ -118,6 +119,11 @@ class ScienceWorldEnv(TextEnv):
         self._deviated = False
         self._broken: str | None = None
         self._raw_score = 0
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """One task whose gold paths are short (about ten actions)."""
+        return {"task": "find-living-thing"}
 
     # ------------------------------------------------------------------ TextEnv API
     def task_ids(self) -> list[str]:

@@ -1,7 +1,8 @@
 """Question sets and passage corpora for SearchQA-v0 (HotpotQA and MuSiQue, HippoRAG's files).
 
 Each dataset yields :class:`Question` records (id, question, gold answers, supporting passage
-titles) and the passages of its corpus. Files live under ``$AGENTGYM_DATA/searchqa/``.
+titles, the dataset's question type) and the passages of its corpus. Files live under
+``$AGENTGYM_DATA/searchqa/``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class Question:
     question: str
     answers: tuple[str, ...]
     supporting_titles: tuple[str, ...]
+    kind: str = ""
+    """The dataset's question type where it has one (HotpotQA: ``bridge`` or ``comparison``)."""
 
 
 def _read(path: Path) -> Any:
@@ -42,7 +45,8 @@ def _unique(items: list[str]) -> tuple[str, ...]:
 
 def _hotpotqa(questions: list[dict[str, Any]], corpus: dict[str, list[str]]) -> tuple[list[Question], list[Passage]]:
     parsed = [
-        Question(str(q["_id"]), q["question"], (str(q["answer"]),), _unique([title for title, _ in q["supporting_facts"]]))
+        Question(str(q["_id"]), q["question"], (str(q["answer"]),), _unique([title for title, _ in q["supporting_facts"]]),
+                 str(q.get("type") or ""))
         for q in questions
     ]
     passages = [Passage(title, "".join(sentences).strip()) for title, sentences in corpus.items()]
@@ -60,6 +64,20 @@ def _musique(questions: list[dict[str, Any]], corpus: list[dict[str, str]]) -> t
         parsed.append(Question(str(q["id"]), q["question"], answers, _unique(order)))
     passages = [Passage(p["title"], p["text"]) for p in corpus]
     return parsed, passages
+
+
+def question_family(question: Question, dataset: str) -> str:
+    """The task family of a question, named after its skill text: comparison, multi-hop or single-hop.
+
+    The question's type decides (HotpotQA's ``comparison`` / ``bridge``); without one, the
+    dataset does (HotpotQA and MuSiQue are multi-hop by construction).
+    """
+    key = (question.kind or dataset).lower()
+    if "comparison" in key:
+        return "search_comparison"
+    if any(word in key for word in ("bridge", "multi", "musique", "hotpot")):
+        return "search_multi_hop"
+    return "search_single_hop"
 
 
 def load_dataset(name: str, root: Path | None = None) -> tuple[list[Question], list[Passage]]:

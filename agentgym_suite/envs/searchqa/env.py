@@ -9,7 +9,7 @@ from typing import Any
 from agentgym_suite.core.actions import ActionFormat, ParsedAction, SearchFormat
 from agentgym_suite.core.data import data_dir as data_root
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
-from agentgym_suite.envs.searchqa.datasets import Question, load_dataset
+from agentgym_suite.envs.searchqa.datasets import Question, load_dataset, question_family
 from agentgym_suite.envs.searchqa.normalize import exact_match, f1_score
 from agentgym_suite.envs.searchqa.retrievers import BM25Retriever, HTTPRetriever, Passage, RetrievalError, Retriever
 
@@ -108,6 +108,10 @@ class SearchQAEnv(TextEnv):
     # ------------------------------------------------------------------ TextEnv API
     def task_ids(self) -> list[str]:
         return list(self._ids)
+
+    def task_family(self, task_id: str) -> str:
+        """Comparison, multi-hop or single-hop, from the question's type (see :func:`.datasets.question_family`)."""
+        return question_family(self.questions[task_id], self.dataset)
 
     @property
     def question(self) -> Question:

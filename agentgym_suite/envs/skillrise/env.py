@@ -39,8 +39,9 @@ class SkillRiseTrial(gym.Env[str, str]):
 
     Args:
         env: the base env (a suite ``TextEnv``, possibly wrapped).
-        family_of: the family of a task id (e.g. the ALFWorld task type); the other tasks of a
-            trial are drawn from the first task's family. ``None``: every task is one family.
+        family_of: the family of a task id; the other tasks of a trial are drawn from the
+            first task's family. ``None``: the base env's own ``task_family`` (e.g. the
+            ALFWorld task type), or one family for an env without it.
         k: tasks per trial.
         turns_per_task: turn budget of each Solve task.
         max_chars: longest skill document kept.
@@ -51,7 +52,8 @@ class SkillRiseTrial(gym.Env[str, str]):
         if k < 1 or turns_per_task < 1 or max_chars < 1:
             raise ValueError("SkillRiseTrial needs k, turns_per_task and max_chars >= 1.")
         self.env = env
-        self.family_of = family_of or (lambda task_id: "")
+        own = getattr(env.unwrapped, "task_family", None)
+        self.family_of = family_of or (own if callable(own) else (lambda task_id: ""))
         self.k = k
         self.turns_per_task = turns_per_task
         self.max_chars = max_chars

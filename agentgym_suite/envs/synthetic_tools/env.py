@@ -8,8 +8,9 @@ the gold solution produces). With ``end_on_goal=True`` the episode also ends, wo
 a tool call leaves the database in the goal state. ``score`` is partial credit: the share of
 goal changes matched, counting collateral changes against it (1.0 only when won).
 
-The world-model interface used by the rehearsal env: ``recorded_examples()`` (the gold
-solution's (name, arguments, result) triples), ``check_success(db)`` and ``goal_db()``.
+For rehearsal it overrides the ``ToolEnv`` hook ``recorded_examples()`` (the gold solution's
+(name, arguments, result) triples, recorded on a copy of the world); ``check_success(db)``,
+``goal_db()`` and ``gold_calls()`` expose the task's goal for other checks.
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ class SyntheticToolsEnv(ToolEnv):
         ]
         return steps + ["All requested changes are done."]
 
-    # ------------------------------------------------------------------ world-model interface
+    # ------------------------------------------------------------------ hooks and goal access
     def recorded_examples(self) -> list[dict[str, Any]]:
         """(name, arguments, result) of every gold call, recorded on a copy of the world."""
         assert self._task is not None, "call reset() first"

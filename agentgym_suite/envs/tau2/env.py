@@ -258,6 +258,13 @@ class Tau2Env(ToolEnv):
         steps.append(closing)
         return steps
 
+    def success_criteria(self) -> list[str]:
+        """The task's natural-language assertions, and each fact the agent must tell the customer."""
+        criteria = self._task.get("evaluation_criteria") or {}
+        out = [str(item) for item in criteria.get("nl_assertions") or []]
+        out += [f"The assistant tells the user: {item}" for item in criteria.get("communicate_info") or []]
+        return out
+
     # ------------------------------------------------------------------ helpers
     def gold_hashes(self) -> GoldHashes:
         """Hashes of the agent and user databases after replaying the current task's gold actions on fresh copies (cached)."""

@@ -8,6 +8,7 @@ cached on disk, so the same kwargs give the same games on every run and machine.
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 from agentgym_suite.core.text_env import TaskStart
@@ -67,6 +68,11 @@ class TextWorldEnv(TextWorldBackedEnv):
         self.planner_infos = planner_infos
         self.games_dir = games_dir
         self._ids = [f"game-{i}" for i in range(self.n_games)]
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """Two coin-collector games: the quickest family to generate and to win."""
+        return {"challenge": "tw-coin_collector", "n_games": 2}
 
     def task_ids(self) -> list[str]:
         return list(self._ids)

@@ -235,6 +235,11 @@ class VitaBenchEnv(ToolEnv):
                         subtask_index=int(self._task["index"]), skill_tested=",".join(self._task.get("skill_tested") or []))
         return info
 
+    def success_criteria(self) -> list[str]:
+        """The task's overall rubrics (the text a judge grades)."""
+        rubrics = (self._task.get("evaluation_criteria") or {}).get("overall_rubrics") or []
+        return [item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in rubrics]
+
     def oracle(self) -> list[str]:
         """Calls reaching the first expected state (ids of new records predicted), then a closing text."""
         if self._vt is None:

@@ -11,6 +11,7 @@ from agentgym_suite.core.data import benchmark_dir
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.envs.webshop.catalogue import SHUFFLE_SEED, Catalogue, load_catalogue, split_goals
 from agentgym_suite.envs.webshop.engine import BUY_NOW, NEXT_PAGE, PREV_PAGE, BACK_TO_SEARCH, PRODUCT_WINDOW, ProductSearch, Session
+from agentgym_suite.envs.webshop.families import product_family
 from agentgym_suite.envs.webshop.prepare import load_or_prepare_nouns
 from agentgym_suite.envs.webshop.reward import FUZZY_THRESHOLD, goal_option_values, purchase_reward
 from agentgym_suite.envs.webshop.text_match import normalize_color, token_set_ratio
@@ -84,8 +85,21 @@ class WebShopEnv(TextEnv):
         self._goal: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ TextEnv API
+    fixture_replaces_data = True
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """A small synthetic catalogue in the official format (the real one cannot ship here)."""
+        from agentgym_suite.envs.webshop.synthetic import write_synthetic_catalogue
+
+        return {"data_dir": str(write_synthetic_catalogue(scratch / "webshop"))}
+
     def task_ids(self) -> list[str]:
         return list(self._ids)
+
+    def task_family(self, task_id: str) -> str:
+        """The product category the goal's instruction asks for (see :mod:`.families`)."""
+        return product_family(self.catalogue.goals[int(task_id)]["instruction_text"])
 
     @property
     def goal(self) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 import torch
@@ -28,7 +27,6 @@ from agentgym_suite.trainers.credit.base import (
     require,
 )
 from agentgym_suite.trainers.credit.grouping import broadcast, trajectory_mean_baseline
-from agentgym_suite.trainers.teacher import task_family
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -91,11 +89,11 @@ class SkillRiseCredit(CreditAssigner):
     config: SkillRiseCreditConfig
 
     def wrap_env_factory(self, make_env: Callable[[], gym.Env], env_id: str) -> Callable[[], gym.Env]:
-        """Every env becomes a trial of ``tasks`` tasks of one family of ``env_id``."""
+        """Every env becomes a trial of ``tasks`` tasks of one family (the family the env reports)."""
         cfg = self.config
 
         def make() -> gym.Env:
-            return SkillRiseTrial(make_env(), family_of=partial(task_family, env_id), k=cfg.tasks,
+            return SkillRiseTrial(make_env(), k=cfg.tasks,
                                   turns_per_task=cfg.turns_per_task, max_chars=cfg.max_chars)
 
         return make

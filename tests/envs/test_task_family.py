@@ -1,0 +1,95 @@
+"""Each env reports its tasks' family (``info["task_family"]`` at reset, ``task_family(task_id)``).
+
+The family decides which skill text a teacher gets (``trainers/skills/<family>.md``) and which
+tasks a SkillRise trial groups, so every family an env reports must name a skill text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentgym_suite.core.data import has_benchmark_data
+from agentgym_suite.envs.rehearsal import RehearsalEnv
+from agentgym_suite.envs.searchqa.datasets import Question, question_family
+from agentgym_suite.envs.webshop.families import product_family
+from agentgym_suite.trainers.teacher import SKILLS_DIR
+
+from envs.echo_env import EchoEnv
+
+SKILL_FAMILIES = {p.stem for p in SKILLS_DIR.glob("*.md")} - {"general"}
+
+
+class FamilyEchoEnv(EchoEnv):
+    def task_family(self, task_id: str) -> str:
+        return f"family-of-{task_id}"
+
+
+def test_reset_info_carries_the_family_and_the_default_is_none() -> None:
+    _, info = EchoEnv().reset(seed=0)
+    assert info["task_family"] == ""
+    _, info = FamilyEchoEnv().reset(seed=0)
+    assert info["task_family"] == "family-of-only"
+
+
+def test_rehearsal_reports_its_base_envs_family() -> None:
+    env = RehearsalEnv(base_env=FamilyEchoEnv(), world_model="real")
+    _, info = env.reset(seed=0)
+    assert info["task_family"] == env.task_family("only") == "family-of-only"
+
+
+@pytest.mark.skipif(not has_benchmark_data("alfworld", "json_2.1.1/valid_unseen"), reason="ALFWorld data not found")
+def test_alfworld_families_are_its_six_task_types() -> None:
+    from agentgym_suite.envs.alfworld.env import TASK_FAMILIES, ALFWorldEnv, task_type_of
+
+    env = ALFWorldEnv(split="valid_unseen")
+    families = {task_type_of(t): env.task_family(t) for t in env.task_ids()}
+    assert set(families.values()) == set(TASK_FAMILIES.values()) <= SKILL_FAMILIES
+    assert families["pick_two_obj_and_place"] == "pick_two" and families["pick_heat_then_place_in_recep"] == "heat"
+
+
+@pytest.mark.parametrize("instruction,family", [
+    ("i want a slim fit cotton t-shirt for men, size large", "webshop_apparel"),
+    ("find me a gluten free chocolate snack under 10 dollars", "webshop_food"),
+    ("a moisturizing face cream for dry skin", "webshop_beauty"),
+    ("a wooden side table with a shelf", "webshop_home"),
+    ("something nice", ""),
+])
+def test_webshop_family_is_the_product_category(instruction: str, family: str) -> None:
+    assert product_family(instruction) == family
+    assert family == "" or family in SKILL_FAMILIES
+
+
+def test_webshop_env_reports_the_category_of_each_goal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentgym_suite.envs.webshop import WebShopEnv
+    from agentgym_suite.envs.webshop.synthetic import write_synthetic_catalogue
+
+    monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path / "cache"))
+    env = WebShopEnv(data_dir=write_synthetic_catalogue(tmp_path / "data"))
+    task_id = env.task_ids()[0]
+    _, info = env.reset(options={"task_id": task_id})
+    assert info["task_family"] == product_family(info["task"]) == env.task_family(task_id)
+    assert {env.task_family(t) for t in env.task_ids()} <= SKILL_FAMILIES | {""}
+
+
+@pytest.mark.parametrize("kind,dataset,family", [
+    ("comparison", "hotpotqa", "search_comparison"),
+    ("bridge", "hotpotqa", "search_multi_hop"),
+    ("", "musique", "search_multi_hop"),
+    ("", "nq", "search_single_hop"),
+])
+def test_search_family_is_the_question_kind(kind: str, dataset: str, family: str) -> None:
+    assert question_family(Question("q", "?", ("a",), (), kind), dataset) == family
+    assert family in SKILL_FAMILIES
+
+
+@pytest.mark.skipif(not has_benchmark_data("searchqa", "hipporag_hotpotqa"), reason="SearchQA data not found")
+def test_searchqa_reports_hotpotqa_question_types() -> None:
+    from agentgym_suite.envs.searchqa import SearchQAEnv
+
+    env = SearchQAEnv(dataset="hotpotqa")
+    by_kind = {q.kind: env.task_family(q.id) for q in env.questions.values()}
+    assert by_kind == {"bridge": "search_multi_hop", "comparison": "search_comparison"}
+    _, info = env.reset(seed=0)
+    assert info["task_family"] in {"search_multi_hop", "search_comparison"}
