@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 import gymnasium as gym
 
 from agentgym_suite.core.guards import check_timeout, guard_env, needs_replacement
+from agentgym_suite.core.simulator_generation import SimulatorGeneration
 from agentgym_suite.llm.base import Backend, Sample, SamplingParams
 from agentgym_suite.rollout.chat_tokens import TokenConversation
 from agentgym_suite.rollout.prompting import PROMPT_MODES, EpisodePrompt
@@ -332,7 +333,7 @@ class RolloutEngine:
         record.observation = observation
         record.info = info_subset(info, self.info_keys)
         record.terminated, record.truncated = bool(terminated), bool(truncated)
-        record.simulator_generations = list(info.get("simulator_generations") or [])
+        record.simulator_generations = [SimulatorGeneration.from_dict(g) for g in info.get("simulator_generations") or []]
         if isinstance(info.get("position_rewards"), dict):
             trajectory.position_rewards = {int(k): float(v) for k, v in info["position_rewards"].items()}
         item.info, item.state = info, str(info.get("raw_observation", observation))

@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
+from agentgym_suite.core.simulator_generation import SimulatorGeneration
+
 ENV_REPORTED = "env reported: "
 """Prefix of ``Trajectory.error`` when the env itself put an ``error`` in its info (other errors
 start with the failed stage: ``reset failed:``, ``step failed:``, ``generate failed:``, ...)."""
@@ -61,7 +63,7 @@ class Turn:
     """Task position inside a multi-task trial (``info["position"]`` of the prompt state)."""
     oracle: list[str] | None = None
     """The env's oracle from the prompt state (``RolloutEngine(record_oracle=True)``)."""
-    simulator_generations: list[dict[str, Any]] = field(default_factory=list)
+    simulator_generations: list[SimulatorGeneration] = field(default_factory=list)
     """``info["simulator_generations"]`` of the step (rehearsal envs)."""
 
     @property
@@ -133,7 +135,7 @@ class Trajectory:
         known = {f.name for f in fields(cls)}
         turn_keys = {f.name for f in fields(Turn)}
         values = {k: v for k, v in data.items() if k in known}
-        values["turns"] = [Turn(**{k: v for k, v in t.items() if k in turn_keys}) for t in data.get("turns", [])]
+        values["turns"] = [_turn_from_dict(t, turn_keys) for t in data.get("turns", [])]
         values["turn_spans"] = [tuple(span) for span in data.get("turn_spans", [])]
         values["position_rewards"] = {int(k): float(v) for k, v in (data.get("position_rewards") or {}).items()}
         return cls(**values)
@@ -142,6 +144,12 @@ class Trajectory:
     def invalid_count(self) -> int:
         """Number of turns whose action was invalid."""
         return sum(not t.action_valid for t in self.turns)
+
+
+def _turn_from_dict(data: dict[str, Any], keys: set[str]) -> Turn:
+    values = {k: v for k, v in data.items() if k in keys}
+    values["simulator_generations"] = [SimulatorGeneration.from_dict(g) for g in data.get("simulator_generations") or []]
+    return Turn(**values)
 
 
 def info_subset(info: dict[str, Any], keys: Iterable[str] = INFO_SUBSET) -> dict[str, Any]:
