@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from agentgym_suite.core.info import undocumented_keys
 from agentgym_suite.trainers import AgentGRPOTrainer
 from agentgym_suite.trainers.skillrise import SkillRiseTrial, parse_skill
 from trainers.conftest import changed, snapshot
@@ -36,6 +37,7 @@ def test_trial_alternates_solve_and_curate():
     assert info["action_valid"] is False and env.doc == "## Workflow\nsay the letter"
     _, _, term, _, info = env.step("say")
     assert term and set(info["position_rewards"]) == {0, 1, 2}
+    assert not undocumented_keys(info), "core/info.py documents every key a trial reports"
 
 
 @pytest.mark.slow
