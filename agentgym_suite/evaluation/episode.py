@@ -21,6 +21,7 @@ import gymnasium as gym
 from agentgym_suite.agents.base import Agent
 from agentgym_suite.evaluation.records import EpisodeRecord, TurnRecord, extract_thinking, info_subset
 from agentgym_suite.evaluation.tasks import EpisodePlan
+from agentgym_suite.rollout.policies import turn_report
 
 MAX_ERROR_CHARS = 4_000
 
@@ -35,18 +36,6 @@ def describe_error(exc: BaseException) -> str:
 def agent_turn_report(agent: Agent) -> dict[str, Any]:
     """What the agent says about its last action (``prompt``, ``thinking``, ``completion_tokens``)."""
     return turn_report(getattr(agent, "last_turn", None))
-
-
-def turn_report(report: Any) -> dict[str, Any]:
-    """The ``prompt``, ``thinking`` and ``completion_tokens`` an agent reported for one action
-    (a dict or an object; missing values are left out)."""
-    if report is None:
-        return {}
-    get = report.get if isinstance(report, dict) else (lambda name: getattr(report, name, None))
-    values = {name: get(name) for name in ("prompt", "thinking", "completion_tokens")}
-    tokens = values["completion_tokens"]
-    values["completion_tokens"] = int(tokens) if isinstance(tokens, (int, float)) else None
-    return {k: v for k, v in values.items() if v is not None}
 
 
 def env_may_be_broken(record: EpisodeRecord) -> bool:

@@ -101,7 +101,7 @@ def test_lines_are_rollout_trajectories_and_back(tmp_path: Path) -> None:
     rollout_file = tmp_path / "rollout.jsonl"
     turns = [Turn(index=0, prompt_text="p", completion_text="open box", reward=0.5, observation="opened")]
     write_trajectories(rollout_file, [Trajectory("t9", "g", "X-v0", 3, turns=turns, episode_return=0.5),
-                                      Trajectory("t9", "g", "X-v0", 4, won=True)])
+                                      Trajectory("t9", "g", "X-v0", 4, won=True, attempt=1)])
     first, second = read_records(rollout_file)[0]
     assert (first.key, second.key) == ("t9#0", "t9#1")
     assert first.turns[0].action == "open box" and first.turns[0].turn == 1 and first.turns[0].prompt == "p"

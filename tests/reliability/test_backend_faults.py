@@ -74,7 +74,7 @@ def test_rollout_batch_isolates_the_bad_requests(stub: tuple[str, StubState]) ->
     trajectories = engine.run_groups(HANG_ID, TASKS, env_kwargs={"n_tasks": len(TASKS)})
     by_task = {t.task_id: t for t in trajectories}
     for task, reason in EXPECTED_ERRORS.items():
-        assert by_task[task].error.startswith("generate failed:") and reason in by_task[task].error
+        assert by_task[task].error_stage == "generate" and reason in by_task[task].error
         assert not by_task[task].won
     assert all(by_task[t].won and by_task[t].error is None for t in ("task-0", "task-5", "task-6"))
     # one batched call per turn served every prompt once: no healthy request was sent twice
