@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from agentgym_suite.evaluation.records import EpisodeRecord
+from agentgym_suite.rollout.records import Trajectory
 
 
 def _check(n: int, c: int, k: int) -> None:
@@ -42,7 +42,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return math.comb(c, k) / math.comb(n, k)
 
 
-def per_task_counts(records: Iterable[EpisodeRecord]) -> dict[str, tuple[int, int]]:
+def per_task_counts(records: Iterable[Trajectory]) -> dict[str, tuple[int, int]]:
     """Task id -> (attempts, successes)."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for record in records:
@@ -62,7 +62,7 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
+def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     """The summary metrics of a set of episodes.
 
     Keys: ``episodes``, ``tasks``, ``success_rate``, ``mean_score``, ``mean_turns``,
@@ -73,7 +73,7 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
     Rates are None when there are no episodes.
     """
     actions = sum(r.num_turns for r in records)
-    invalid = sum(r.invalid_actions for r in records)
+    invalid = sum(r.invalid_count for r in records)
     errors = sum(1 for r in records if r.failed)
     counts = per_task_counts(records)
     pass_at: dict[str, float | None] = {}
@@ -84,8 +84,8 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
     _, used = mean_pass(counts, k)
     token_records = [r for r in records if r.completion_tokens is not None]
     tokens = sum(r.completion_tokens or 0 for r in token_records)
-    token_time = sum(r.agent_s for r in token_records)
-    by_type: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    token_time = sum(r.policy_s for r in token_records)
+    by_type: dict[str, list[Trajectory]] = defaultdict(list)
     for record in records:
         if record.task_type:
             by_type[record.task_type].append(record)
@@ -95,7 +95,7 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
         "success_rate": _mean([float(r.won) for r in records]),
         "mean_score": _mean([float(r.score) for r in records]),
         "mean_turns": _mean([float(r.num_turns) for r in records]),
-        "mean_reward": _mean([float(r.total_reward) for r in records]),
+        "mean_reward": _mean([float(r.episode_return) for r in records]),
         "invalid_action_rate": (invalid / actions) if actions else (0.0 if records else None),
         "errors": errors,
         "error_rate": (errors / len(records)) if records else None,
@@ -107,7 +107,7 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
         "pass_k_tasks": used,
         "pass_k_tasks_skipped": len(counts) - used,
         "completion_tokens": tokens if token_records else None,
-        "agent_time_s": sum(r.agent_s for r in records),
+        "agent_time_s": sum(r.policy_s for r in records),
         "tokens_per_s": (tokens / token_time) if token_records and token_time > 0 else None,
         "by_task_type": {
             name: {"episodes": len(rs), "success_rate": _mean([float(r.won) for r in rs])}

@@ -5,14 +5,15 @@ from __future__ import annotations
 import pytest
 
 from agentgym_suite.evaluation.metrics import pass_at_k, pass_hat_k, summarize
-from agentgym_suite.evaluation.records import EpisodeRecord, TurnRecord
+from agentgym_suite.rollout.records import Trajectory, Turn
 
 
 def _record(task: str, attempt: int, won: bool, *, valid: tuple[bool, ...] = (True,), error: str | None = None,
-            tokens: int | None = None, agent_s: float = 0.0) -> EpisodeRecord:
-    turns = [TurnRecord(i + 1, "a", "o", 0.0, v) for i, v in enumerate(valid)]
-    return EpisodeRecord(task, attempt, turns=turns, won=won, score=1.0 if won else 0.25, error=error,
-                         completion_tokens=tokens, agent_s=agent_s)
+            tokens: int | None = None, agent_s: float = 0.0) -> Trajectory:
+    turns = [Turn(i, "", "a", observation="o", action_valid=v) for i, v in enumerate(valid)]
+    return Trajectory(task, turns=turns, won=won, score=1.0 if won else 0.25, error=error,
+                      error_stage=None if error is None else "agent", completion_tokens=tokens, policy_s=agent_s,
+                      attempt=attempt)
 
 
 @pytest.mark.parametrize(
