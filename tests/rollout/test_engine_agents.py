@@ -35,7 +35,7 @@ class CountingAgent:
         return self.action
 
 
-class BatchedAgent:
+class LockstepAgent:
     """A batched agent that records every call; ``fail_at`` makes that act_batch call raise."""
 
     name = "batched"
@@ -103,7 +103,7 @@ def test_agent_failures_are_recorded_with_their_stage() -> None:
 
 
 def test_a_batched_agent_plays_in_lockstep_and_drops_finished_episodes() -> None:
-    agent = BatchedAgent()
+    agent = LockstepAgent()
     engine = RolloutEngine(agent, max_turns=5)
     trajectories = engine.run([CounterEnv() for _ in range(3)], _specs(["c3", "c1", "c2"]))
     assert [t.num_turns for t in trajectories] == [3, 1, 2] and all(t.won for t in trajectories)
@@ -116,7 +116,7 @@ def test_a_batched_agent_plays_in_lockstep_and_drops_finished_episodes() -> None
 
 
 def test_a_reset_failure_leaves_the_batch_to_the_others_and_a_failing_call_fails_its_episodes() -> None:
-    agent = BatchedAgent(fail_at=2)
+    agent = LockstepAgent(fail_at=2)
     boom, ok, late = RolloutEngine(agent).run([_BrokenReset(), CounterEnv(), CounterEnv()], _specs(["c1", "c1", "c3"]))
     assert boom.error_stage == "reset" and "no such game" in boom.error and boom.turns == []
     assert agent.calls[0] == ("reset_batch", (2, 101))  # the envs that reset; the first of them gives the seed
@@ -151,3 +151,31 @@ def test_the_env_pool_replaces_envs_after_env_side_failures_only() -> None:
     pool.close()
     with pytest.raises(ValueError, match="EnvPool"):
         RolloutEngine(CountingAgent(), env_pool=pool, step_timeout=5)
+
+
+def test_the_protocols_name_what_the_engine_drives() -> None:
+    from agentgym_suite.agents import Agent, BatchedAgent
+    from agentgym_suite.rollout.policies import AgentPolicy, supports_batches
+
+    assert isinstance(CountingAgent(), Agent) and not supports_batches(CountingAgent())
+    assert isinstance(LockstepAgent(), BatchedAgent) and supports_batches(LockstepAgent())
+    assert AgentPolicy(LockstepAgent()).max_episodes is None and AgentPolicy(CountingAgent()).max_episodes == 1
+
+
+def test_every_env_of_a_turn_is_reset_and_stepped_in_one_call() -> None:
+    """The seam a parallel env executor replaces: one reset call per run, one step call per turn."""
+
+    class Recording(RolloutEngine):
+        batches: list[tuple[str, int]] = []
+
+        def _reset_envs(self, calls: list[Any]) -> list[Any]:
+            self.batches.append(("reset", len(calls)))
+            return super()._reset_envs(calls)
+
+        def _step_envs(self, calls: list[Any]) -> list[Any]:
+            self.batches.append(("step", len(calls)))
+            return super()._step_envs(calls)
+
+    engine = Recording(LockstepAgent())
+    engine.run([CounterEnv() for _ in range(3)], _specs(["c2", "c3", "c1"]))
+    assert engine.batches == [("reset", 3), ("step", 3), ("step", 2), ("step", 1)]
