@@ -53,7 +53,7 @@ def replay(env: RehearsalEnv, task_id: str, actions: list[str]) -> tuple[float, 
         *_, terminated, truncated, info = env.step(action)
         gens = info["simulator_generations"]
         calls += len(gens)
-        tokens += sum(len(g["completion_ids"]) for g in gens)
+        tokens += sum(len(g.completion_ids) for g in gens)
         if terminated or truncated:
             break
     return time.perf_counter() - start, calls, tokens

@@ -18,7 +18,8 @@ SUMMARY_KEYS = {
     "success_rate", "mean_score", "mean_turns", "invalid_action_rate", "episodes", "pass@k", "pass^k", "k",
     "wall_time_s", "tokens_per_s", "env_id", "env_kwargs", "agent", "seed",
 }
-TURN_KEYS = {"turn", "action", "observation", "reward", "action_valid", "info", "thinking", "prompt"}
+TURN_KEYS = {"index", "completion_text", "observation", "reward", "action_valid", "info", "thinking", "prompt",
+             "prompt_text", "completion_tokens"}
 
 
 def _outputs(out: Path) -> tuple[dict, list[dict]]:

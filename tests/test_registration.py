@@ -18,6 +18,7 @@ from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils.env_checker import check_env
 
 import agentgym_suite  # noqa: F401
+from agentgym_suite.core.info import undocumented_keys
 from agentgym_suite.registration import ENV_ENTRIES, entry, implemented, missing_requirements
 
 
@@ -72,9 +73,12 @@ def test_oracle_agent_wins_through_gym_make(env_id: str, tmp_path: Path, monkeyp
             obs, info = env.reset(options={"task_id": task_id})
             agent.reset(env)
             terminated = truncated = False
+            seen = set(info)
             while not (terminated or truncated):
                 obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+                seen |= set(info)
             assert info["won"] and terminated and not truncated, (env_id, task_id, info.get("turn"))
+            assert not undocumented_keys(seen), f"{env_id} reports info keys core/info.py does not document"
     finally:
         env.close()
 

@@ -1,6 +1,7 @@
 """Agents that act in the suite's envs.
 
-* :class:`Agent` — the protocol: ``reset(env, seed=)`` then ``act(observation, info)``.
+* :class:`Agent` — the protocol: ``reset(env, seed=)`` then ``act(observation, info)``;
+  :class:`BatchedAgent` — many envs at once: ``reset_batch``, ``act_batch``, ``keep_slots``.
 * :class:`RandomAgent`, :class:`OracleAgent` — baselines every env supports.
 * :class:`ModelAgent` — any generation backend (transformers, vLLM, an OpenAI-compatible
   endpoint) on command envs and tool envs alike.
@@ -8,8 +9,8 @@
   acting once for real (EnvACE).
 """
 
-from agentgym_suite.agents.base import Agent, OracleAgent, RandomAgent
+from agentgym_suite.agents.base import Agent, BatchedAgent, OracleAgent, RandomAgent
 from agentgym_suite.agents.model_agent import ModelAgent
 from agentgym_suite.agents.rehearsing_agent import RehearsingAgent
 
-__all__ = ["Agent", "ModelAgent", "OracleAgent", "RandomAgent", "RehearsingAgent"]
+__all__ = ["Agent", "BatchedAgent", "ModelAgent", "OracleAgent", "RandomAgent", "RehearsingAgent"]

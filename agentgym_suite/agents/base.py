@@ -1,8 +1,12 @@
-"""The ``Agent`` protocol and the two agents every env supports: random and oracle."""
+"""The ``Agent`` and ``BatchedAgent`` protocols and the two agents every env supports: random and oracle.
+
+The rollout engine plays either kind (``agentgym_suite.rollout.policies.AgentPolicy``): an
+``Agent`` one episode at a time, a ``BatchedAgent`` many episodes in lockstep.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -12,10 +16,14 @@ import numpy as np
 class Agent(Protocol):
     """Anything that picks actions for an env of the suite.
 
-    ``reset`` is called at the start of every episode with the env it will act in (agents
-    that need privileged access, such as the oracle, read it through ``env.unwrapped``);
-    ``act`` returns the raw action text for the latest observation. Model-backed agents also
-    offer ``act_batch`` so a rollout can send many envs' prompts to a backend at once.
+    ``reset`` is called at the start of every episode with the env it will act in and the
+    episode's seed (agents that need privileged access, such as the oracle, read it through
+    ``env.unwrapped``); ``act`` returns the raw action text for the latest observation.
+
+    An agent may report more about each action in a ``last_turn`` attribute, read right after
+    ``act``: a dict (or object) with any of ``prompt`` (what the model saw: text, or a list of
+    chat messages), ``thinking`` (its reasoning) and ``completion_tokens`` (tokens generated).
+    Without a ``thinking`` report, the action's ``<think>…</think>`` blocks are recorded.
     """
 
     name: str
@@ -26,6 +34,34 @@ class Agent(Protocol):
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         """Return the next action."""
+        ...
+
+
+@runtime_checkable
+class BatchedAgent(Protocol):
+    """An agent that serves several envs with one call per turn (model agents: one batched generation).
+
+    ``reset_batch(envs, seed=)`` starts one episode per env; ``act_batch`` returns one action
+    per env, in order, and reports each in ``last_turns`` (as ``Agent.last_turn``); when some
+    episodes end, ``keep_slots(indices)`` keeps only the envs at ``indices`` (in that order),
+    with their histories, before the next ``act_batch``. One seed serves the whole batch: the
+    rollout engine passes the seed of the batch's first episode, so a batch replays exactly
+    when the same episodes are played together again, and with sampling an episode's actions
+    depend on which episodes share its batch (greedy decoding does not).
+    """
+
+    name: str
+
+    def reset_batch(self, envs: Sequence[gym.Env], *, seed: int | None = None) -> None:
+        """Start one episode in each of ``envs``."""
+        ...
+
+    def act_batch(self, observations: Sequence[str], infos: Sequence[dict[str, Any]]) -> list[str]:
+        """One action per env, from one call."""
+        ...
+
+    def keep_slots(self, indices: Sequence[int]) -> None:
+        """Keep only the envs at ``indices`` (the others' episodes ended)."""
         ...
 
 

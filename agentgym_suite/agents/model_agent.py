@@ -98,7 +98,10 @@ class ModelAgent:
 
     # ------------------------------------------------------------------ batched use
     def reset_batch(self, envs: Sequence[gym.Env], *, seed: int | None = None) -> None:
-        """Start new episodes in several envs, served together by :meth:`act_batch`."""
+        """Start new episodes in several envs, served together by :meth:`act_batch`.
+
+        ``seed`` seeds sampling for the whole batch (``seed + turn`` each turn) unless the agent
+        was made with a ``seed`` of its own."""
         if not envs:
             raise ValueError("reset_batch() needs at least one env.")
         self._slots = [self._slot(env) for env in envs]

@@ -12,6 +12,10 @@ world model under test. The i-th tool call of both runs is compared:
 * ``success_agreement`` - the rehearsed episode's ``won`` equals the real one (per episode;
   per tool over the episodes that call it).
 
+Both runs are played by the rollout engine: the caller as its policy in the real env, then a
+replay of the caller's actions in the rehearsal env. A real run that failed (the caller or the
+env raised) is still compared over the calls it made, with the reason in ``real_error``.
+
 :func:`run_fidelity` returns a :class:`FidelityReport`; :func:`write_report` writes
 ``fidelity.json`` and ``fidelity.png``.
 """
@@ -25,6 +29,7 @@ from typing import Any, Sequence
 
 from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
 from agentgym_suite.envs.rehearsal.rewards import canonical
+from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 
 METRICS = ("format_valid", "key_agreement", "exact_agreement", "success_agreement")
 ALL = "ALL"
@@ -76,6 +81,8 @@ class EpisodeComparison:
     real_won: bool
     rehearsed_won: bool
     calls: list[dict[str, Any]] = field(default_factory=list)
+    real_error: str | None = None
+    """Why the real run failed (the caller or the env raised), when it did."""
 
 
 @dataclass
@@ -98,33 +105,47 @@ class FidelityReport:
         }
 
 
-def _play_real(env: Any, caller: Any, task_id: str, seed: int, max_turns: int) -> tuple[list[str], bool]:
-    """Play the task in the real env; return the actions and whether it was won."""
-    observation, info = env.reset(seed=seed, options={"task_id": task_id})
-    actions: list[str] = []
-    plan = list(env.unwrapped.oracle()) if caller is None else []
-    if caller is not None:
-        caller.reset(env, seed=seed)
-    for _ in range(max_turns):
-        if caller is not None:
-            action = caller.act(observation, info)
-        else:
-            action = plan.pop(0) if plan else (env.unwrapped.oracle() or ["Done."])[0]
-        actions.append(action)
-        observation, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            break
-    return actions, bool(info.get("won", False))
+class _PlanFollower:
+    """The oracle caller: the plan the oracle gives at reset, then the oracle's next step once it runs out."""
+
+    name = "oracle"
+
+    def reset(self, env: Any, *, seed: int | None = None) -> None:
+        self._env = env
+        self._plan = list(env.unwrapped.oracle())
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return self._plan.pop(0) if self._plan else (self._env.unwrapped.oracle() or ["Done."])[0]
+
+
+class _Replay:
+    """Plays a fixed list of actions, in order."""
+
+    name = "replay"
+
+    def __init__(self, actions: Sequence[str]) -> None:
+        self._actions = list(actions)
+
+    def reset(self, env: Any, *, seed: int | None = None) -> None:
+        self._next = iter(self._actions)
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        return next(self._next)
+
+
+def _play(env: Any, agent: Any, task_id: str, seed: int, max_turns: int) -> Trajectory:
+    [trajectory] = RolloutEngine(agent, max_turns=max_turns).run([env], [EpisodeSpec(task_id, seed, task_id)])
+    return trajectory
+
+
+def _play_real(env: Any, caller: Any, task_id: str, seed: int, max_turns: int) -> Trajectory:
+    """Play the task in the real env with the caller (the oracle's plan when None)."""
+    return _play(env, _PlanFollower() if caller is None else caller, task_id, seed, max_turns)
 
 
 def _replay(env: Any, actions: Sequence[str], task_id: str, seed: int) -> bool:
-    env.reset(seed=seed, options={"task_id": task_id})
-    info: dict[str, Any] = {}
-    for action in actions:
-        _, _, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            break
-    return bool(info.get("won", False))
+    """Replay ``actions`` in ``env``; whether the episode was won (no actions: nothing to replay, not won)."""
+    return bool(actions) and _play(env, _Replay(actions), task_id, seed, len(actions)).won
 
 
 def _summarise(episodes: list[EpisodeComparison]) -> dict[str, dict[str, float]]:
@@ -192,7 +213,8 @@ def run_fidelity(
         name = "oracle" if caller is None else str(getattr(caller, "name", caller_spec))
         for k, task_id in enumerate(tasks):
             episode_seed = seed * 100_003 + k
-            actions, real_won = _play_real(real, caller, task_id, episode_seed, max_turns)
+            played = _play_real(real, caller, task_id, episode_seed, max_turns)
+            actions = [turn.completion_text for turn in played.turns]
             real_log = list(real.tool_log)
             rehearsed_won = _replay(rehearsed, actions, task_id, episode_seed)
             sim_log = list(rehearsed.tool_log)
@@ -205,7 +227,7 @@ def run_fidelity(
                     "key_agreement": key_agreement(record.result, sim.result) if sim is not None else 0.0,
                     "exact_agreement": sim is not None and canonical(_as_json(record.result)) == canonical(_as_json(sim.result)),
                 })
-            compared.append(EpisodeComparison(task_id, name, real_won, rehearsed_won, calls))
+            compared.append(EpisodeComparison(task_id, name, played.won, rehearsed_won, calls, played.error))
     real.close()
     rehearsed.close()
     return FidelityReport(rehearsed.base_env_id, label, _summarise(compared), compared)

@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from agentgym_suite.evaluation.records import EpisodeRecord
+from agentgym_suite.rollout.records import Trajectory
 
 
 def _check(n: int, c: int, k: int) -> None:
@@ -48,7 +48,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return math.comb(c, k) / math.comb(n, k)
 
 
-def per_task_counts(records: Iterable[EpisodeRecord]) -> dict[str, tuple[int, int]]:
+def per_task_counts(records: Iterable[Trajectory]) -> dict[str, tuple[int, int]]:
     """Task id -> (attempts, successes)."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for record in records:
@@ -68,17 +68,17 @@ LABEL_KEYS = ("user_simulator", "nl_judge", "judge", "scoring", "memory")
 """Final-info keys that say how a result was obtained; :func:`summarize` lists their values under ``labels``."""
 
 
-def final_info(record: EpisodeRecord) -> dict[str, Any]:
+def final_info(record: Trajectory) -> dict[str, Any]:
     """The recorded info of the episode's last turn (empty when it has no turns)."""
     return record.turns[-1].info if record.turns else {}
 
 
-def is_scorable(record: EpisodeRecord) -> bool:
+def is_scorable(record: Trajectory) -> bool:
     """False when the env reported the episode as not scorable (``info["scorable"] is False``)."""
     return final_info(record).get("scorable", True) is not False
 
 
-def result_labels(records: Iterable[EpisodeRecord]) -> dict[str, list[str]]:
+def result_labels(records: Iterable[Trajectory]) -> dict[str, list[str]]:
     """For each of :data:`LABEL_KEYS` some episode reported, the sorted distinct values."""
     seen: dict[str, set[str]] = defaultdict(set)
     for record in records:
@@ -93,7 +93,7 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
+def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     """The summary metrics of a set of episodes.
 
     Keys: ``episodes``, ``tasks``, ``success_rate``, ``mean_score``, ``mean_turns``,
@@ -107,7 +107,7 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
     when there are no (scorable) episodes.
     """
     actions = sum(r.num_turns for r in records)
-    invalid = sum(r.invalid_actions for r in records)
+    invalid = sum(r.invalid_count for r in records)
     errors = sum(1 for r in records if r.failed)
     scored = [r for r in records if is_scorable(r)]
     unscorable = [r for r in records if not is_scorable(r)]
@@ -120,8 +120,8 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
     _, used = mean_pass(counts, k)
     token_records = [r for r in records if r.completion_tokens is not None]
     tokens = sum(r.completion_tokens or 0 for r in token_records)
-    token_time = sum(r.agent_s for r in token_records)
-    by_type: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    token_time = sum(r.policy_s for r in token_records)
+    by_type: dict[str, list[Trajectory]] = defaultdict(list)
     for record in scored:
         if record.task_type:
             by_type[record.task_type].append(record)
@@ -131,7 +131,7 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
         "success_rate": _mean([float(r.won) for r in scored]),
         "mean_score": _mean([float(r.score) for r in scored]),
         "mean_turns": _mean([float(r.num_turns) for r in records]),
-        "mean_reward": _mean([float(r.total_reward) for r in records]),
+        "mean_reward": _mean([float(r.episode_return) for r in records]),
         "invalid_action_rate": (invalid / actions) if actions else (0.0 if records else None),
         "errors": errors,
         "error_rate": (errors / len(records)) if records else None,
@@ -143,7 +143,7 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
         "pass_k_tasks": used,
         "pass_k_tasks_skipped": len(counts) - used,
         "completion_tokens": tokens if token_records else None,
-        "agent_time_s": sum(r.agent_s for r in records),
+        "agent_time_s": sum(r.policy_s for r in records),
         "tokens_per_s": (tokens / token_time) if token_records and token_time > 0 else None,
         "by_task_type": {
             name: {"episodes": len(rs), "success_rate": _mean([float(r.won) for r in rs])}
@@ -156,7 +156,7 @@ def summarize(records: list[EpisodeRecord], k: int = 1) -> dict[str, Any]:
     }
 
 
-def _sequences(records: list[EpisodeRecord], k: int) -> dict[str, Any]:
+def _sequences(records: list[Trajectory], k: int) -> dict[str, Any]:
     """``by_sequence`` and ``sequence_metrics`` (Avg@k/Pass@k/Pass^k per user) when the env reports sequences."""
     from agentgym_suite.evaluation.sequence_metrics import sequence_summary
 

@@ -1,11 +1,16 @@
 """The evaluation loop behind ``agentgym eval``: plan, skip finished episodes, run, summarise.
 
+Episodes are played by the rollout engine with the agent as its policy (one at a time, or
+``batch_size`` in lockstep for batched agents), on envs from one :class:`~agentgym_suite.rollout.EnvPool`
+that replaces an env after an env-side failure.
+
 Output directory layout:
 
 * ``config.json`` — the run's settings; a re-run with the same directory must match them
   (env id, env kwargs, agent, seed, turn limit, prompt format), while ``episodes`` and ``k``
   may grow to extend the run.
-* ``trajectories.jsonl`` — one :class:`~agentgym_suite.evaluation.records.EpisodeRecord` per line.
+* ``trajectories.jsonl`` — one :class:`~agentgym_suite.rollout.records.Trajectory` per line (keyed by
+  task id and attempt, see :mod:`~agentgym_suite.evaluation.store`).
 * ``summary.json`` — :func:`~agentgym_suite.evaluation.metrics.summarize` over every record
   in the file, plus the run's settings and timings.
 """
@@ -20,17 +25,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 
 from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
-from agentgym_suite.core.guards import check_timeout, guard_env
+from agentgym_suite.core.guards import check_timeout
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
-from agentgym_suite.evaluation.episode import env_may_be_broken, run_episode, run_episode_batch, supports_batches
 from agentgym_suite.evaluation.metrics import summarize
-from agentgym_suite.evaluation.records import EpisodeRecord, episode_key
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, LoadReport, TrajectoryStore
-from agentgym_suite.evaluation.tasks import plan_episodes, select_tasks
+from agentgym_suite.evaluation.tasks import EpisodePlan, plan_episodes, select_tasks
+from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
+from agentgym_suite.rollout.records import episode_key
 
 DEFAULT_MAX_TURNS = 50
 """Turn limit when neither ``max_turns`` nor the env's registration gives one."""
@@ -48,25 +52,19 @@ class EvalResult:
     """What :func:`evaluate` returns."""
 
     summary: dict[str, Any]
-    records: list[EpisodeRecord]
+    records: list[Trajectory]
     out_dir: Path
     ran: int = 0
     """Episodes run by this call (the rest were loaded from the directory)."""
     load_report: LoadReport = field(default_factory=LoadReport)
 
 
-def make_env(
-    env_id: str, env_kwargs: dict[str, Any] | None = None, max_turns: int | None = None,
-    step_timeout: float | None = None,
-) -> gym.Env:
-    """``gymnasium.make(env_id, **env_kwargs)`` with the suite's ids registered, an optional turn limit
-    and an optional per-step time limit (:class:`~agentgym_suite.core.guards.StepTimeout`)."""
-    import agentgym_suite  # noqa: F401  (registers the suite's env ids)
-
+def env_kwargs_for(env_kwargs: dict[str, Any] | None, max_turns: int | None) -> dict[str, Any]:
+    """The ``gymnasium.make`` keyword arguments of an evaluation: ``env_kwargs`` plus the turn limit."""
     kwargs = dict(env_kwargs or {})
     if max_turns is not None:
         kwargs["max_episode_steps"] = max_turns
-    return guard_env(gym.make(env_id, **kwargs), step_timeout)
+    return kwargs
 
 
 def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
@@ -95,7 +93,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def _progress(total: int, done: int, enabled: bool) -> tuple[Any, Callable[[EpisodeRecord], None]]:
+def _progress(total: int, done: int, enabled: bool) -> tuple[Any, Callable[[Trajectory], None]]:
     """A rich progress bar (or a no-op) and the callback that advances it."""
     if not enabled:
         return None, lambda record: None
@@ -108,7 +106,7 @@ def _progress(total: int, done: int, enabled: bool) -> tuple[Any, Callable[[Epis
     task = progress.add_task("eval", total=total, completed=done, status="")
     wins = {"won": 0, "n": 0}
 
-    def advance(record: EpisodeRecord) -> None:
+    def advance(record: Trajectory) -> None:
         wins["n"] += 1
         wins["won"] += int(record.won)
         status = f"won {wins['won']}/{wins['n']}" + (" (error)" if record.failed else "")
@@ -155,7 +153,9 @@ def evaluate(
             :class:`~agentgym_suite.agents.rehearsing_agent.RehearsingAgent` and the summary gets
             ``rehearsal`` counts (real env steps and tool calls vs imagined ones).
         batch_size: episodes played in lockstep with one batched generation call per turn, for
-            agents that support it (model agents); others, and rehearsing agents, play one at a time.
+            agents that support it (model agents: ``reset_batch``/``act_batch``/``keep_slots``);
+            others, rehearsing agents among them, play one at a time. A batch shares the sampling
+            seed of its first episode (see :mod:`~agentgym_suite.rollout.policies`).
         step_timeout: seconds one ``env.step`` may take; a slower step ends the episode
             truncated with the reason in ``error`` and the env is replaced (None: no limit).
     """
@@ -176,8 +176,10 @@ def evaluate(
     if rehearsal and rehearsal.get("budget"):
         config["rehearsal"] = dict(rehearsal)
     _check_config(out, config)
-    env = make_env(env_id, env_kwargs, max_turns, step_timeout)
+    kwargs = env_kwargs_for(env_kwargs, max_turns)
+    pool = EnvPool(step_timeout)
     try:
+        env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
         plan = plan_episodes(tasks, k, seed)
         out.mkdir(parents=True, exist_ok=True)
@@ -198,26 +200,16 @@ def evaluate(
         try:
             if bar is not None:
                 bar.start()
-            width = batch_size if policy is not None and supports_batches(policy) and "rehearsal" not in config else 1
-            envs = [env] + [make_env(env_id, env_kwargs, max_turns, step_timeout) for _ in range(min(width, len(todo)) - 1)]
-            try:
+            if policy is not None:
+                engine = RolloutEngine(policy, max_turns=turn_limit, info_keys=None, env_pool=pool)
+                width = batch_size if engine.policy.max_episodes is None else 1
                 for start in range(0, len(todo), width):
-                    chunk = todo[start:start + width]
-                    if width == 1:
-                        batch = [run_episode(envs[0], policy, chunk[0], max_turns=turn_limit)]
-                    else:
-                        batch = run_episode_batch(envs[: len(chunk)], policy, chunk, max_turns=turn_limit)
-                    for slot, record in enumerate(batch):
+                    for record in engine.run_specs(env_id, [_spec(p) for p in todo[start:start + width]],
+                                                   env_kwargs=kwargs):
                         store.append(record)
                         finished[record.key] = record
                         ran += 1
                         advance(record)
-                        if env_may_be_broken(record):
-                            envs[slot] = _fresh_env(envs[slot], env_id, env_kwargs, max_turns, step_timeout)
-            finally:
-                env = envs[0]
-                for extra in envs[1:]:
-                    _close(extra)
         finally:
             if bar is not None:
                 bar.stop()
@@ -228,27 +220,18 @@ def evaluate(
                 summary["rehearsal"] = policy.rehearsal_stats()
             _write_json(out / SUMMARY_FILE, summary)
     finally:
-        _close(env)
+        pool.close()
     return EvalResult(summary=summary, records=records, out_dir=out, ran=ran, load_report=load_report)
 
 
-def _fresh_env(
-    env: gym.Env, env_id: str, env_kwargs: dict[str, Any] | None, max_turns: int | None, step_timeout: float | None,
-) -> gym.Env:
-    """Replace an env that crashed or timed out: its state can no longer be trusted."""
-    _close(env)
-    return make_env(env_id, env_kwargs, max_turns, step_timeout)
-
-
-def _close(env: gym.Env) -> None:
-    try:
-        env.close()
-    except Exception:  # closing a crashed backend may fail again; nothing left to save
-        pass
+def _spec(plan: EpisodePlan) -> EpisodeSpec:
+    """The engine's spec of a planned episode: the task is its group, the resume key its id."""
+    return EpisodeSpec(plan.task_id, plan.seed, group_id=plan.task_id, traj_id=episode_key(plan.task_id, plan.attempt),
+                       attempt=plan.attempt)
 
 
 def _summary(
-    records: list[EpisodeRecord], config: dict[str, Any], run_wall: float, planned: int, missing: int, ran: int
+    records: list[Trajectory], config: dict[str, Any], run_wall: float, planned: int, missing: int, ran: int
 ) -> dict[str, Any]:
     summary = summarize(records, k=config["k"])
     summary.update(

@@ -17,14 +17,14 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from agentgym_suite.evaluation.metrics import pass_at_k, pass_hat_k
-from agentgym_suite.evaluation.records import EpisodeRecord
+from agentgym_suite.rollout.records import Trajectory
 
 
-def _final(record: EpisodeRecord) -> dict[str, Any]:
+def _final(record: Trajectory) -> dict[str, Any]:
     return record.turns[-1].info if record.turns else {}
 
 
-def sequence_of(record: EpisodeRecord) -> str | None:
+def sequence_of(record: Trajectory) -> str | None:
     """The sequence (user) an episode belongs to, from its final info; None when it reported none."""
     value = _final(record).get("sequence_id")
     return str(value) if value is not None else None
@@ -40,7 +40,7 @@ def _rates(units: list[list[float]], k: int) -> dict[str, float | None]:
     }
 
 
-def sequence_summary(records: Iterable[EpisodeRecord], k: int) -> dict[str, Any] | None:
+def sequence_summary(records: Iterable[Trajectory], k: int) -> dict[str, Any] | None:
     """Per-user and overall Avg@k/Pass@k/Pass^k (see the module docstring), or None without sequence ids.
 
     ``records`` should be the scorable episodes. Returns ``{"k", "by_sequence": {user: {"subtasks",

@@ -1,4 +1,9 @@
-"""``trajectories.jsonl``: append-only, crash-safe storage of episode records.
+"""``trajectories.jsonl``: append-only, crash-safe storage of an evaluation's episodes.
+
+Each line is one :class:`~agentgym_suite.rollout.records.Trajectory` (:meth:`~Trajectory.to_dict`),
+keyed by task id and attempt (:attr:`~Trajectory.key`): what a resumed run skips. Files of the
+earlier episode-record layout and rollout trajectory dumps are read too; lines without an
+``attempt`` are numbered per task in file order.
 
 Every episode is appended as one line, flushed and fsync'd before the next one starts, so a
 killed run loses at most the episode in flight. Loading tolerates the damage a kill can do:
@@ -14,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentgym_suite.evaluation.records import EpisodeRecord
+from agentgym_suite.rollout.records import Trajectory
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -33,7 +38,7 @@ class LoadReport:
     notes: list[str] = field(default_factory=list)
 
 
-def read_records(path: str | Path) -> tuple[list[EpisodeRecord], LoadReport]:
+def read_records(path: str | Path) -> tuple[list[Trajectory], LoadReport]:
     """Read every valid record of a JSONL file, in file order, without modifying it.
 
     Lines that are not JSON objects with a ``task_id`` are counted in
@@ -41,7 +46,7 @@ def read_records(path: str | Path) -> tuple[list[EpisodeRecord], LoadReport]:
     without an ``attempt`` (rollout trajectory records) are numbered per task in file order.
     """
     report = LoadReport()
-    records: list[EpisodeRecord] = []
+    records: list[Trajectory] = []
     seen: set[str] = set()
     per_task: dict[str, int] = {}
     path = Path(path)
@@ -56,8 +61,9 @@ def read_records(path: str | Path) -> tuple[list[EpisodeRecord], LoadReport]:
             continue
         try:
             data = json.loads(raw.decode("utf-8"))
-            task = str(data.get("task_id")) if isinstance(data, dict) else ""
-            record = EpisodeRecord.from_dict(data, attempt=per_task.get(task, 0))
+            record = Trajectory.from_dict(data)
+            if "attempt" not in data:
+                record.attempt = per_task.get(record.task_id, 0)
         except (ValueError, TypeError, UnicodeDecodeError) as exc:
             report.dropped_lines += 1
             report.notes.append(f"line {number}: {type(exc).__name__}: {str(exc)[:120]}")
@@ -78,7 +84,7 @@ class TrajectoryStore:
         self.out_dir = Path(out_dir)
         self.path = self.out_dir / TRAJECTORIES_FILE
 
-    def load(self, *, drop_failed: bool = False) -> tuple[dict[str, EpisodeRecord], LoadReport]:
+    def load(self, *, drop_failed: bool = False) -> tuple[dict[str, Trajectory], LoadReport]:
         """Load the finished episodes by key, repairing the file when it holds bad lines.
 
         Args:
@@ -93,16 +99,16 @@ class TrajectoryStore:
             self._rewrite(records)
         return {r.key: r for r in records}, report
 
-    def append(self, record: EpisodeRecord) -> None:
+    def append(self, record: Trajectory) -> None:
         """Append one record as a line and force it to disk."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(record.to_dict(), ensure_ascii=False) + "\n"
+        line = _line(record)
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
 
-    def _rewrite(self, records: list[EpisodeRecord]) -> None:
+    def _rewrite(self, records: list[Trajectory]) -> None:
         """Keep the original bytes aside, then atomically replace the file with ``records``."""
         if self.path.exists():
             backup = self.path.with_name(self.path.name + ".corrupt")
@@ -111,7 +117,11 @@ class TrajectoryStore:
         tmp = self.path.with_name(self.path.name + ".tmp")
         with tmp.open("w", encoding="utf-8") as handle:
             for record in records:
-                handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+                handle.write(_line(record))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.path)
+
+
+def _line(record: Trajectory) -> str:
+    return json.dumps(record.to_dict(), ensure_ascii=False, default=str) + "\n"

@@ -14,8 +14,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from agentgym_suite.evaluation.records import EpisodeRecord, TurnRecord
 from agentgym_suite.evaluation.store import SUMMARY_FILE, TRAJECTORIES_FILE, read_records
+from agentgym_suite.rollout.records import Trajectory, Turn
 
 VIEW_FILE = "view.html"
 
@@ -84,7 +84,7 @@ def _prompt_text(prompt: Any) -> str:
     return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False, indent=1)
 
 
-def _status(record: EpisodeRecord) -> str:
+def _status(record: Trajectory) -> str:
     return "error" if record.failed else ("won" if record.won else "lost")
 
 
@@ -93,15 +93,17 @@ def _field(label: str, value: Any, css: str = "") -> str:
     return f'<div class="field"><b>{escape(label)}</b><pre{cls}>{_text(value)}</pre></div>'
 
 
-def _turn_html(turn: TurnRecord) -> str:
-    parts = [f'<div class="turn{"" if turn.action_valid else " invalid"}" data-turn="{int(turn.turn)}">']
-    head = f"turn {int(turn.turn)} · reward {turn.reward:g}" + ("" if turn.action_valid else " · invalid action")
+def _turn_html(turn: Turn) -> str:
+    number = int(turn.index) + 1
+    parts = [f'<div class="turn{"" if turn.action_valid else " invalid"}" data-turn="{number}">']
+    head = f"turn {number} · reward {turn.reward:g}" + ("" if turn.action_valid else " · invalid action")
     parts.append(f"<div><i>{_text(head)}</i></div>")
-    if turn.prompt:
-        parts.append(f"<details><summary>prompt</summary><pre>{_text(_prompt_text(turn.prompt))}</pre></details>")
+    prompt = turn.prompt or turn.prompt_text
+    if prompt:
+        parts.append(f"<details><summary>prompt</summary><pre>{_text(_prompt_text(prompt))}</pre></details>")
     if turn.thinking:
         parts.append(_field("thinking", turn.thinking, "thinking"))
-    parts.append(_field("action", turn.action, "action"))
+    parts.append(_field("action", turn.completion_text, "action"))
     parts.append(_field("observation", turn.observation))
     reason = turn.info.get("invalid_reason") if isinstance(turn.info, dict) else None
     if reason:
@@ -110,7 +112,7 @@ def _turn_html(turn: TurnRecord) -> str:
     return "".join(parts)
 
 
-def _episode_html(record: EpisodeRecord) -> str:
+def _episode_html(record: Trajectory) -> str:
     status = _status(record)
     search = " ".join(str(x) for x in (record.task_id, record.task_type or "", record.task)).lower()
     head = (
@@ -120,14 +122,15 @@ def _episode_html(record: EpisodeRecord) -> str:
     body = [_field("task", record.task), _field("first observation", record.initial_observation)]
     body += [_turn_html(t) for t in record.turns]
     if record.error:
-        body.append(_field("error", record.error, "err"))
+        stage = f"error ({record.error_stage})" if record.error_stage else "error"
+        body.append(_field(stage, record.error, "err"))
     return (
         f'<details class="episode" data-status="{status}" data-key="{_text(record.key)}" '
         f'data-search="{_text(search)}"><summary>{head}</summary>{"".join(body)}</details>'
     )
 
 
-def render_html(records: list[EpisodeRecord], summary: dict[str, Any] | None = None, title: str = "") -> str:
+def render_html(records: list[Trajectory], summary: dict[str, Any] | None = None, title: str = "") -> str:
     """The viewer page for ``records`` (``summary`` adds a header line)."""
     summary = summary or {}
     heading = title or f"{summary.get('env_id', 'evaluation')} · {summary.get('agent', '')}"

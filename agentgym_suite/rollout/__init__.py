@@ -1,14 +1,19 @@
-"""Batched multi-turn rollouts: many envs, one backend, exact token records.
+"""Batched multi-turn rollouts: many envs, one policy (a generation backend or an agent), one record type.
 
-Public names: :class:`RolloutEngine` (``run_groups`` / ``run``), :class:`EpisodeSpec`,
-:class:`Trajectory` / :class:`Turn` records, :class:`TrajectoryWriter`,
-:func:`read_trajectories`, :func:`to_dataset`, and :class:`EpisodePrompt` (prompt state
-shared with the model agent).
+Public names: :class:`RolloutEngine` (``run_groups`` / ``run_specs`` / ``run``), :class:`EpisodeSpec`,
+the policies :class:`BackendPolicy` and :class:`AgentPolicy`, :class:`EnvPool`, the
+:class:`Trajectory` / :class:`Turn` records (failure stages in :data:`ERROR_STAGES`),
+:class:`TrajectoryWriter`, :func:`read_trajectories`, :func:`to_dataset`, and
+:class:`EpisodePrompt` (prompt state shared with the model agent).
 """
 
-from agentgym_suite.rollout.engine import EpisodeSpec, RolloutEngine, RolloutStats
+from agentgym_suite.rollout.engine import RolloutEngine, RolloutStats
+from agentgym_suite.rollout.env_pool import EnvPool
+from agentgym_suite.rollout.episodes import EpisodeSpec
+from agentgym_suite.rollout.policies import AgentPolicy, BackendPolicy, make_policy
 from agentgym_suite.rollout.prompting import EpisodePrompt
 from agentgym_suite.rollout.records import (
+    ERROR_STAGES,
     Trajectory,
     TrajectoryWriter,
     Turn,
@@ -21,6 +26,10 @@ from agentgym_suite.rollout.records import (
 )
 
 __all__ = [
+    "ERROR_STAGES",
+    "AgentPolicy",
+    "BackendPolicy",
+    "EnvPool",
     "EpisodePrompt",
     "EpisodeSpec",
     "RolloutEngine",
@@ -29,6 +38,7 @@ __all__ = [
     "TrajectoryWriter",
     "Turn",
     "iter_trajectories",
+    "make_policy",
     "read_trajectories",
     "to_dataset",
     "trajectory_rows",

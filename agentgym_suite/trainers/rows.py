@@ -15,12 +15,15 @@ Rows are built from :class:`~agentgym_suite.rollout.records.Trajectory` /
 In ``chat`` rollouts the turn layout reads each turn's prompt from the episode's token
 sequence (everything before the turn's span), so the ids are exactly what the model saw.
 
-Simulator rows (EnvACE, ``simulator_rows=True``): every trainable generation the world model
-made while answering the episode's tool calls becomes one row of role ``simulator`` carrying
-the episode return (the same score as the episode's Caller rows). A simulator generation is
-a separate prompt to the same weights, not part of the Caller's conversation, so it is its
-own row in **both** layouts: the trajectory layout gives one Caller row per episode plus one
-row per simulator generation.
+Simulator rows (EnvACE, ``simulator_rows=True``): every trainable
+:class:`~agentgym_suite.core.simulator_generation.SimulatorGeneration` the world model made
+while answering the episode's tool calls (``Turn.simulator_generations``) becomes one row of
+role ``simulator`` carrying the episode return (EnvACE gives the same score to every row of
+both roles). A simulator generation is a separate prompt to the same weights, not part of the
+Caller's conversation, so it is its own row in **both** layouts: the trajectory layout gives
+one Caller row per episode plus one row per simulator generation. Generations without token
+ids (remote APIs, a failed backend call) cannot be trained on and give no row; one that broke
+the output contract is marked ``invalid``.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any, Sequence
 
 import torch
 
-from agentgym_suite.envs.rehearsal.rows import simulator_row_records
+from agentgym_suite.core.simulator_generation import SIMULATOR_ROLE, SimulatorGeneration
 from agentgym_suite.rollout.records import Trajectory, Turn
 
 
@@ -85,22 +88,26 @@ def build_rows(trajectories: Sequence[Trajectory], layout: str, *, simulator_row
 
 
 def simulator_rows_of(traj: Trajectory) -> list[Row]:
-    """One ``simulator`` row per trainable world-model generation of the episode, in call order."""
-    rows: list[Row] = []
+    """One ``simulator`` row per trainable world-model generation of the episode, in call order;
+    ``turn_idx`` is the generation's index among all of the episode's generations."""
     generations = [g for t in traj.turns for g in t.simulator_generations]
-    for index, gen in enumerate(generations):
-        for record in simulator_row_records([gen], episode_return=traj.episode_return, group=traj.group_id,
-                                            traj=traj.traj_id):
-            record["turn_idx"] = index
-            turn = Turn(
-                index=index, prompt_text=str(gen.get("prompt_text", "")),
-                completion_text=str(gen.get("completion_text", "")), prompt_ids=record["prompt_ids"],
-                completion_ids=record["completion_ids"], logprobs=record["logprobs"], role="simulator",
-                action_valid=not record["invalid"], finish_reason=str(gen.get("finish_reason", "stop")),
-                state=record["anchor"], position=record["position"],
-            )
-            rows.append(Row(**record, episode=traj, turns=[turn]))
-    return rows
+    return [_simulator_row(traj, index, gen) for index, gen in enumerate(generations) if gen.trainable]
+
+
+def _simulator_row(traj: Trajectory, index: int, gen: SimulatorGeneration) -> Row:
+    completion = list(gen.completion_ids)
+    logprobs = [float(x) for x in gen.logprobs] if gen.logprobs else [0.0] * len(completion)
+    turn = Turn(
+        index=index, prompt_text=gen.prompt_text, completion_text=gen.completion_text, prompt_ids=list(gen.prompt_ids),
+        completion_ids=completion, logprobs=logprobs, role=SIMULATOR_ROLE, action_valid=gen.contract_valid,
+        finish_reason=gen.finish_reason, state=gen.tool_name, position=gen.turn,
+    )
+    return Row(
+        prompt_ids=list(gen.prompt_ids), completion_ids=completion, env_mask=[1] * len(completion), logprobs=logprobs,
+        group=traj.group_id, traj=traj.traj_id, turn_idx=index, role=SIMULATOR_ROLE, ret=float(traj.episode_return),
+        invalid=not gen.contract_valid, step_reward=float(traj.episode_return), anchor=gen.tool_name,
+        position=gen.turn, episode=traj, turns=[turn],
+    )
 
 
 def _token_spans(traj: Trajectory) -> bool:

@@ -29,6 +29,7 @@ def trajectory_summary(traj: Trajectory) -> dict[str, Any]:
         "score": traj.score,
         "truncated": traj.truncated,
         "error": traj.error,
+        "error_stage": traj.error_stage,
         "turns": [
             {
                 "role": t.role,

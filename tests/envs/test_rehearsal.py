@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agentgym_suite.registration as registration
 from agentgym_suite.core.data import has_benchmark_data
-from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result, simulator_row_records
+from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
 from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
 
 registration.register_all()
@@ -102,11 +102,11 @@ def test_simulated_results_reach_the_caller_and_nothing_executes() -> None:
     assert "Imagined" in obs and not terminated and reward == 0.0
     assert backend.calls == [("search_vehicles", {"query": "Quiet Raven"})]
     [gen] = info["simulator_generations"]
-    assert gen["role"] == "simulator" and gen["tool_name"] == "search_vehicles" and gen["contract_valid"]
-    assert gen["result"] == [{"id": "vh-0000", "name": "Imagined"}] and gen["turn"] == 1
-    assert "## Candidate tools" in gen["prompt_messages"][1]["content"]
+    assert gen.role == "simulator" and gen.tool_name == "search_vehicles" and gen.contract_valid
+    assert gen.result == [{"id": "vh-0000", "name": "Imagined"}] and gen.turn == 1
+    assert "## Candidate tools" in gen.prompt_messages[1]["content"]
     assert env.base.database() == before  # no tool ran
-    assert env.tool_log[-1].result == gen["result"]
+    assert env.tool_log[-1].result == gen.result
 
 
 def test_parallel_calls_are_one_batched_generation_in_order() -> None:
@@ -116,8 +116,8 @@ def test_parallel_calls_are_one_batched_generation_in_order() -> None:
     block = '<tool_call>{"name": "search_vehicles", "arguments": {"query": "%s"}}</tool_call>'
     obs, *_, info = env.step(block % "A" + block % "B" + block % "C")
     assert backend.batches == [3]
-    assert [g["arguments"]["query"] for g in info["simulator_generations"]] == ["A", "B", "C"]
-    assert [g["index"] for g in info["simulator_generations"]] == [0, 1, 2]
+    assert [g.arguments["query"] for g in info["simulator_generations"]] == ["A", "B", "C"]
+    assert [g.index for g in info["simulator_generations"]] == [0, 1, 2]
     contents = [json.loads(m["content"]) for m in env.messages if m["role"] == "tool"]
     assert [c["echo"]["query"] for c in contents] == ["A", "B", "C"]
 
@@ -202,16 +202,6 @@ def test_finmcp_base_reward_without_execution(tmp_path: Path) -> None:
         if terminated:
             break
     assert terminated and reward == 1.0 and info["won"]
-
-
-def test_simulator_row_records_carry_the_return() -> None:
-    gens = [{"prompt_ids": [1, 2], "completion_ids": [3, 4, 5], "logprobs": [-0.1, -0.2, -0.3], "has_token_ids": True,
-             "contract_valid": True, "tool_name": "t", "turn": 2},
-            {"prompt_ids": [], "completion_ids": [], "has_token_ids": False, "contract_valid": False}]
-    rows = simulator_row_records(gens, episode_return=0.5, group=7, traj=1)
-    assert len(rows) == 1
-    assert rows[0]["role"] == "simulator" and rows[0]["ret"] == 0.5 and rows[0]["env_mask"] == [1, 1, 1]
-    assert rows[0]["group"] == 7 and rows[0]["position"] == 2 and rows[0]["invalid"] is False
 
 
 def test_bad_arguments_explain_the_fix() -> None:

@@ -6,7 +6,8 @@ import gymnasium
 import pytest
 
 import agentgym_suite.registration as registration
-from agentgym_suite.envs.rehearsal import simulator_row_records
+from agentgym_suite.rollout.records import Trajectory, Turn
+from agentgym_suite.trainers.rows import simulator_rows_of
 
 registration.register_all()
 
@@ -26,15 +27,17 @@ def test_tiny_world_model_records_exact_token_ids(tiny_env: gymnasium.Env) -> No
     assert len(gens) == 2 and env.world_model.loaded
     backend = env.world_model.backend
     for gen in gens:
-        assert gen["has_token_ids"] and gen["completion_ids"] and len(gen["logprobs"]) == len(gen["completion_ids"])
-        assert backend.decode(gen["completion_ids"]) == gen["completion_text"]
-        assert backend.encode(gen["prompt_text"]) == gen["prompt_ids"]
-        assert backend.decode(gen["prompt_ids"], skip_special_tokens=False) == gen["prompt_text"]
-        assert "## Tool call to simulate" in gen["prompt_text"]
+        assert gen.trainable and len(gen.logprobs) == len(gen.completion_ids)
+        assert backend.decode(gen.completion_ids) == gen.completion_text
+        assert backend.encode(gen.prompt_text) == gen.prompt_ids
+        assert backend.decode(gen.prompt_ids, skip_special_tokens=False) == gen.prompt_text
+        assert "## Tool call to simulate" in gen.prompt_text
     # random weights never meet the contract: the episode ends with reward 0, as EnvACE specifies
-    assert terminated and reward == 0.0 and not gens[0]["contract_valid"]
-    rows = simulator_row_records(env.episode_generations, episode_return=reward, group=0, traj=0)
-    assert [r["completion_ids"] for r in rows] == [g["completion_ids"] for g in gens]
+    assert terminated and reward == 0.0 and not gens[0].contract_valid
+    turn = Turn(index=0, prompt_text="", completion_text="", simulator_generations=list(env.episode_generations))
+    rows = simulator_rows_of(Trajectory("w0-t0", "g", "EnvACE-Rehearsal-v0", 1, turns=[turn], episode_return=reward))
+    assert [r.completion_ids for r in rows] == [g.completion_ids for g in gens]
+    assert all(r.role == "simulator" and r.invalid and r.ret == 0.0 for r in rows)
 
 
 def test_same_seed_same_simulation(tiny_env: gymnasium.Env) -> None:
@@ -42,5 +45,5 @@ def test_same_seed_same_simulation(tiny_env: gymnasium.Env) -> None:
     for _ in range(2):
         tiny_env.reset(seed=5, options={"task_id": "w0-t1"})
         *_, info = tiny_env.step(tiny_env.unwrapped.oracle()[0])
-        texts.append(info["simulator_generations"][0]["completion_text"])
+        texts.append(info["simulator_generations"][0].completion_text)
     assert texts[0] == texts[1]

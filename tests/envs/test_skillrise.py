@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentgym_suite.core.info import undocumented_keys
 from agentgym_suite.envs.skillrise import SkillRiseTrial, parse_skill
 from trainers.fake_env import TASKS, make_letter_env
 
@@ -30,6 +31,7 @@ def test_trial_alternates_solve_and_curate():
     assert info["action_valid"] is False and env.doc == "## Workflow\nsay the letter"
     _, _, term, _, info = env.step("say")
     assert term and set(info["position_rewards"]) == {0, 1, 2}
+    assert not undocumented_keys(info), "core/info.py documents every key a trial reports"
 
 
 def test_trial_tasks_come_from_the_first_task_family():

@@ -14,7 +14,8 @@ FAKE_ID = register_fake_env()
 
 
 def _strip(records: list) -> list:
-    return sorted((r.task_id, r.attempt, [(t.action, t.observation, t.reward, t.action_valid) for t in r.turns], r.won)
+    return sorted((r.task_id, r.attempt, [(t.completion_text, t.observation, t.reward, t.action_valid) for t in r.turns],
+                   r.won)
                   for r in records)
 
 
@@ -26,7 +27,7 @@ def test_batched_greedy_eval_equals_one_by_one(tmp_path: Path) -> None:
                        agent_options=options, batch_size=4)
     assert batched.summary["episodes"] == 5 and batched.summary["errors"] == 0
     assert _strip(batched.records) == _strip(single.records)
-    assert all(t.prompt and t.completion_tokens for r in batched.records for t in r.turns)
+    assert all(t.prompt_text and t.completion_tokens for r in batched.records for t in r.turns)
 
 
 def test_batched_eval_resumes_and_isolates_a_crashing_env(tmp_path: Path) -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import pytest
 
 from agentgym_suite.evaluation.metrics import pass_at_k, pass_hat_k, summarize
-from agentgym_suite.evaluation.records import EpisodeRecord, TurnRecord
+from agentgym_suite.rollout.records import Trajectory, Turn
 
 
 def _record(task: str, attempt: int, won: bool, *, valid: tuple[bool, ...] = (True,), error: str | None = None,
-            tokens: int | None = None, agent_s: float = 0.0) -> EpisodeRecord:
-    turns = [TurnRecord(i + 1, "a", "o", 0.0, v) for i, v in enumerate(valid)]
-    return EpisodeRecord(task, attempt, turns=turns, won=won, score=1.0 if won else 0.25, error=error,
-                         completion_tokens=tokens, agent_s=agent_s)
+            tokens: int | None = None, agent_s: float = 0.0) -> Trajectory:
+    turns = [Turn(i, "", "a", observation="o", action_valid=v) for i, v in enumerate(valid)]
+    return Trajectory(task, turns=turns, won=won, score=1.0 if won else 0.25, error=error,
+                      error_stage=None if error is None else "agent", completion_tokens=tokens, policy_s=agent_s,
+                      attempt=attempt)
 
 
 @pytest.mark.parametrize(
@@ -79,9 +80,9 @@ def test_summary_of_nothing_has_no_rates() -> None:
     assert summary["success_rate"] is None and summary["pass@k"] is None
 
 
-def _ended(task: str, attempt: int, won: bool, **info: object) -> EpisodeRecord:
-    return EpisodeRecord(task, attempt, turns=[TurnRecord(1, "a", "o", float(won), True, info=dict(info))], won=won,
-                         score=float(won))
+def _ended(task: str, attempt: int, won: bool, **info: object) -> Trajectory:
+    turn = Turn(0, "", "a", observation="o", reward=float(won), info=dict(info))
+    return Trajectory(task, turns=[turn], won=won, score=float(won), attempt=attempt)
 
 
 def test_unscorable_episodes_are_left_out_of_the_rates_and_counted() -> None:

@@ -56,7 +56,7 @@ def test_model_spec_is_wired_through_load_backend(monkeypatch: pytest.MonkeyPatc
     result = evaluate(FAKE, "hf:some/model", out_dir=tmp_path, episodes=2, seed=0, max_turns=2, progress=False)
     assert loaded[-1] == "hf:some/model" and result.summary["agent"] == "hf:some/model"
     turn = result.records[0].turns[0]
-    assert turn.prompt.startswith("PROMPT ") and turn.thinking == "try" and turn.completion_tokens == 3
+    assert turn.prompt_text.startswith("PROMPT ") and turn.thinking == "try" and turn.completion_tokens == 3
     assert result.summary["completion_tokens"] == 3 * sum(r.num_turns for r in result.records)
 
 
@@ -79,5 +79,5 @@ def test_tiny_model_agent_end_to_end(tmp_path: Path) -> None:
     assert result.summary["episodes"] == 2 and result.summary["errors"] == 0
     assert all(1 <= r.num_turns <= 2 for r in result.records)
     turn = result.records[0].turns[0]
-    assert turn.prompt and turn.completion_tokens is not None and 1 <= turn.completion_tokens <= 8
+    assert turn.prompt_text and turn.completion_tokens is not None and 1 <= turn.completion_tokens <= 8
     assert result.summary["tokens_per_s"] is not None and result.summary["agent"] == "tiny"

@@ -19,7 +19,7 @@ from agentgym_suite.evaluation.tasks import episode_seed, select_tasks
 from .fake_env import FakeEvalEnv, register_fake_env
 
 FAKE = register_fake_env()
-TIMING_KEYS = ("wall_s", "agent_s")
+TIMING_KEYS = ("wall_s", "policy_s")
 
 
 def _content(path: Path) -> list[dict[str, Any]]:
@@ -53,7 +53,7 @@ def test_oracle_solves_every_episode(tmp_path: Path) -> None:
     assert summary["mean_turns"] == 2.0 and summary["invalid_action_rate"] == 0.0
     assert {r.attempt for r in result.records} == {0, 1}
     first = result.records[0]
-    assert [t.action for t in first.turns] == ["open box", f"take {first.task.split()[2]}"]
+    assert [t.completion_text for t in first.turns] == ["open box", f"take {first.task.split()[2]}"]
     assert first.turns[-1].reward == 1.0 and first.task_type in ("pick", "heat")
 
 
@@ -120,8 +120,10 @@ def test_env_crash_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     by_task = {r.task_id: r for r in result.records}
     crashed = by_task["task-2"]
     assert crashed.failed and not crashed.won
-    assert crashed.error.startswith("step failed: RuntimeError: simulated backend crash in task-2")
-    assert len(crashed.turns) == 1  # the first action went through before the crash
+    assert crashed.error_stage == "step"
+    assert crashed.error.startswith("RuntimeError: simulated backend crash in task-2")
+    assert len(crashed.turns) == 2  # the first action went through; the one whose step raised is kept
+    assert crashed.turns[0].observation == "The box opens." and crashed.turns[1].observation == ""
     assert all(r.won and not r.failed for t, r in by_task.items() if t != "task-2")
     assert result.summary["errors"] == 1 and result.summary["success_rate"] == pytest.approx(5 / 6)
     assert FakeEvalEnv.created - before == 2  # the crashed env was replaced by a fresh one
@@ -150,7 +152,8 @@ def test_agent_error_is_recorded_and_tokens_are_counted(tmp_path: Path) -> None:
     before = FakeEvalEnv.created
     result = evaluate(FAKE, FlakyAgent(), out_dir=tmp_path, episodes=6, seed=0, max_turns=3, progress=False)
     by_task = {r.task_id: r for r in result.records}
-    assert by_task["task-1"].error.startswith("agent failed: ConnectionError: backend unreachable")
+    assert by_task["task-1"].error_stage == "agent"
+    assert by_task["task-1"].error.startswith("ConnectionError: backend unreachable")
     ok = by_task["task-0"]
     assert ok.turns[0].completion_tokens == 7 and ok.turns[0].thinking == "reasoning"
     assert ok.turns[0].prompt[0]["role"] == "user"
@@ -199,3 +202,18 @@ def test_unknown_env_id_raises_before_writing(tmp_path: Path) -> None:
     with pytest.raises(gym.error.Error):
         evaluate("NoSuchEnv-v0", "oracle", out_dir=tmp_path / "x", progress=False)
     assert not (tmp_path / "x").exists()
+
+
+def test_a_directory_written_in_the_earlier_record_layout_resumes(tmp_path: Path) -> None:
+    from agentgym_suite.evaluation.viewer import write_viewer
+
+    from .test_store import V1_LINES
+
+    (tmp_path / "trajectories.jsonl").write_text("\n".join(V1_LINES) + "\n", encoding="utf-8")
+    result = evaluate(FAKE, "oracle", out_dir=tmp_path, k=2, seed=0, progress=False)
+    assert result.ran == 10 and result.summary["episodes"] == 12 and result.summary["errors"] == 1
+    keys = [r.key for r in read_records(tmp_path / "trajectories.jsonl")[0]]
+    assert keys[:2] == ["task-3#1", "task-4#0"] and len(set(keys)) == 12
+    assert "simulated backend crash in task-4" in write_viewer(tmp_path).read_text(encoding="utf-8")
+    again = evaluate(FAKE, "oracle", out_dir=tmp_path, k=2, seed=0, progress=False, retry_failed=True)
+    assert again.ran == 1 and again.summary["errors"] == 0 and again.summary["success_rate"] == 1.0

@@ -10,14 +10,19 @@ from __future__ import annotations
 import pytest
 
 from agentgym_suite.evaluation.metrics import summarize
-from agentgym_suite.evaluation.records import EpisodeRecord, TurnRecord
+from agentgym_suite.rollout.records import Trajectory, Turn
 from agentgym_suite.evaluation.sequence_metrics import sequence_summary
 
 
-def _episode(task: str, attempt: int, reward: float, *, scorable: bool = True) -> EpisodeRecord:
+def _episode(task: str, attempt: int, reward: float, *, scorable: bool = True) -> Trajectory:
     user = task.split("/")[0]
     info = {"sequence_id": user, "scorable": scorable, "memory": "full"}
-    return EpisodeRecord(task, attempt, turns=[TurnRecord(1, "a", "o", reward, True, info=info)], won=reward == 1.0, score=reward)
+    return _record(task, attempt, reward, info)
+
+
+def _record(task: str, attempt: int, reward: float, info: dict) -> Trajectory:
+    turn = Turn(index=0, prompt_text="", completion_text="a", observation="o", reward=reward, info=info)
+    return Trajectory(task, attempt=attempt, turns=[turn], episode_return=reward, won=reward == 1.0, score=reward)
 
 
 RECORDS = [
@@ -47,5 +52,5 @@ def test_summary_reports_them_and_plain_envs_do_not() -> None:
     assert set(summary["by_sequence"]) == {"A", "B"} and summary["unscorable_episodes"] == 1
     assert summary["sequence_metrics"]["overall"]["avg@k"] == pytest.approx(5 / 9)
     assert summary["labels"]["memory"] == ["full"]
-    plain = [EpisodeRecord("t", 0, turns=[TurnRecord(1, "a", "o", 1.0, True)], won=True, score=1.0)]
+    plain = [_record("t", 0, 1.0, {})]
     assert "by_sequence" not in summarize(plain, k=1) and sequence_summary(plain, 1) is None

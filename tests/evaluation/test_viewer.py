@@ -61,9 +61,9 @@ def test_all_model_text_is_escaped(run_dir: Path) -> None:
 
 
 def test_render_html_escapes_attributes_and_errors() -> None:
-    from agentgym_suite.evaluation.records import EpisodeRecord
+    from agentgym_suite.rollout.records import Trajectory
 
-    record = EpisodeRecord('x" onclick="alert(1)', 0, task=SCRIPT, error=f"RuntimeError: {SCRIPT}")
+    record = Trajectory('x" onclick="alert(1)', task=SCRIPT, error=f"RuntimeError: {SCRIPT}", error_stage="agent")
     page = render_html([record], {"env_id": SCRIPT, "agent": "a"})
     assert 'onclick="alert' not in page and page.count("<script>") == 1
 

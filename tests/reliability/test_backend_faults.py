@@ -60,7 +60,8 @@ def test_eval_records_failed_generations_and_goes_on(stub: tuple[str, StubState]
     assert sorted(by_task) == TASKS and result.summary["complete"]
     for task, reason in EXPECTED_ERRORS.items():
         record = by_task[task]
-        assert record.failed and not record.won and record.error.startswith("agent failed: BackendError")
+        assert record.failed and not record.won and record.error_stage == "agent"
+        assert record.error.startswith("BackendError")
         assert reason in record.error, (task, record.error)
     assert all(by_task[t].won and not by_task[t].failed for t in ("task-0", "task-5", "task-6"))
     assert state.requests["task-0"] == 2 and state.requests["task-5"] == 4  # flaky: one retry per turn
@@ -74,7 +75,7 @@ def test_rollout_batch_isolates_the_bad_requests(stub: tuple[str, StubState]) ->
     trajectories = engine.run_groups(HANG_ID, TASKS, env_kwargs={"n_tasks": len(TASKS)})
     by_task = {t.task_id: t for t in trajectories}
     for task, reason in EXPECTED_ERRORS.items():
-        assert by_task[task].error.startswith("generate failed:") and reason in by_task[task].error
+        assert by_task[task].error_stage == "generate" and reason in by_task[task].error
         assert not by_task[task].won
     assert all(by_task[t].won and by_task[t].error is None for t in ("task-0", "task-5", "task-6"))
     # one batched call per turn served every prompt once: no healthy request was sent twice

@@ -145,7 +145,7 @@ def test_game_file_that_cannot_be_regenerated_fails_the_episode_not_the_process(
     result = evaluate("TextWorld-v0", "oracle", out_dir=tmp_path / "out", env_kwargs=kwargs, progress=False)
     by_task = {r.task_id: r for r in result.records}
     bad = by_task["game-1"]
-    assert bad.error is not None and bad.error.startswith("reset failed: DamagedGameError")
+    assert bad.error_stage == "reset" and bad.error is not None and bad.error.startswith("DamagedGameError")
     assert "is cut short" in bad.error and "Delete it" in bad.error
     assert by_task["game-0"].won and result.summary["episodes"] == 2
     with pytest.raises(DamagedGameError):
@@ -178,5 +178,5 @@ def test_killed_jvm_mid_episode_is_recorded_and_the_eval_goes_on(tmp_path: Path)
     assert killed and len(result.records) == 2
     first, second = sorted(result.records, key=lambda r: len(r.turns))
     assert first.truncated and not first.won and "JVM" in (first.error or "")
-    assert first.error.startswith("env reported:") and len(first.turns) == 2
+    assert first.error_stage == "env" and len(first.turns) == 2
     assert second.won and second.error is None

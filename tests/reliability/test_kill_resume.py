@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-TIMING_FIELDS = ("wall_s", "agent_s")
+TIMING_FIELDS = ("wall_s", "policy_s")
 
 
 def _command(out: Path, agent: str, env_id: str, extra: list[str]) -> list[str]:

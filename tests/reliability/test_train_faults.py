@@ -75,12 +75,12 @@ class FaultyBackend(transformers_backend.TransformersBackend):
         return (found[0] if found else None), SECOND_TURN in text
 
 
-EXPECTED = {  # task -> (episodes failed out of 2, text the error must contain)
-    "t1": (2, "generate failed: RuntimeError: the inference server dropped the connection"),
-    "t2": (2, "generate failed: HTTP 503 from the inference server"),
-    "t3": (1, "generate failed: malformed backend output: no completion tokens"),
-    "t4": (1, "generate failed: malformed backend output: got str instead of a Sample"),
-    "t5": (1, "step failed: RuntimeError: the simulator lost its state"),
+EXPECTED = {  # task -> (episodes failed out of 2, failure stage, text the error must start with)
+    "t1": (2, "generate", "RuntimeError: the inference server dropped the connection"),
+    "t2": (2, "generate", "HTTP 503 from the inference server"),
+    "t3": (1, "generate", "malformed backend output: no completion tokens"),
+    "t4": (1, "generate", "malformed backend output: got str instead of a Sample"),
+    "t5": (1, "step", "RuntimeError: the simulator lost its state"),
 }
 
 
@@ -106,9 +106,10 @@ def test_faulty_episodes_are_recorded_and_give_no_gradient(trainer: AgentGRPOTra
     episodes = read_step(tmp_path / "run" / "trajectories" / "step_000001.jsonl")
     assert len(episodes) == 2 * len(TASKS)
     failed = [e for e in episodes if e["error"] is not None]
-    assert Counter(e["task_id"] for e in failed) == Counter({t: n for t, (n, _) in EXPECTED.items()})
+    assert Counter(e["task_id"] for e in failed) == Counter({t: n for t, (n, _, _) in EXPECTED.items()})
     for episode in failed:
-        assert EXPECTED[episode["task_id"]][1] in episode["error"], episode["error"]
+        _, stage, text = EXPECTED[episode["task_id"]]
+        assert episode["error_stage"] == stage and episode["error"].startswith(text), episode
     by_error = {e["task_id"]: e for e in failed}
     assert by_error["t3"]["turns"] == [] and by_error["t4"]["turns"] == []  # garbage was never stepped
     assert len(by_error["t2"]["turns"]) == 1 and by_error["t2"]["turns"][0]["completion_tokens"] > 0

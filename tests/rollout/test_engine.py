@@ -93,8 +93,9 @@ def test_failing_env_and_failing_generation_only_end_their_own_trajectory(tiny):
     specs = _specs(["boom", "c2", "c3"])
     engine = RolloutEngine(backend, mode="single", sampling=GREEDY, max_turns=5)
     boom, poisoned, healthy = engine.run([CounterEnv() for _ in specs], specs)
-    assert boom.error.startswith("step failed: RuntimeError: the simulator crashed")
-    assert poisoned.error.startswith("generate failed: BackendError: poisoned prompt")
+    assert boom.error_stage == "step" and boom.error.startswith("RuntimeError: the simulator crashed")
+    assert poisoned.error_stage == "generate" and poisoned.error.startswith("BackendError: poisoned prompt")
+    assert boom.broken and poisoned.broken and len(boom.turns) == 1  # the action whose step raised is kept
     assert healthy.error is None and healthy.won and healthy.num_turns == 3
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
+from agentgym_suite.core.simulator_generation import SimulatorGeneration
 from agentgym_suite.llm import SamplingParams, load_backend
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 
@@ -34,7 +35,7 @@ class RenderedRoles(gym.Wrapper):
         obs, reward, term, trunc, info = self.env.step(action)
         self._n += 1
         info = self._info(info, obs)
-        info["simulator_generations"] = [{"turn": self._n, "completion_ids": [1]}]
+        info["simulator_generations"] = [SimulatorGeneration("echo", turn=self._n, completion_ids=[1])]
         info["position_rewards"] = {str(self._n - 1): float(reward)}
         return f"PROMPT {self._n}", reward, term, trunc, info
 
@@ -63,11 +64,12 @@ def test_env_rendered_prompts_roles_positions_and_simulator_generations(tiny, mo
     assert [t.role for t in traj.turns] == ["solve", "curate", "solve"]
     assert [t.position for t in traj.turns] == [0, 0, 1]
     assert [f"rendered prompt {k}" in t.prompt_text for k, t in enumerate(traj.turns)] == [True] * 3
-    assert [t.simulator_generations[0]["turn"] for t in traj.turns] == [1, 2, 3]
+    assert [t.simulator_generations[0].turn for t in traj.turns] == [1, 2, 3]
     assert traj.position_rewards == {2: 1.0}
     assert not traj.token_ids, "an env that renders its prompts is played turn by turn"
     again = Trajectory.from_dict(traj.to_dict())
     assert again.position_rewards == {2: 1.0} and again.turns[1].role == "curate"
+    assert again.turns[2].simulator_generations == traj.turns[2].simulator_generations
 
 
 def test_max_prompt_tokens_keeps_the_newest_tokens(tiny):

@@ -17,7 +17,8 @@ def _trajectory(k: int) -> Trajectory:
                       turns=turns, episode_return=1.0, won=True, score=1.0, terminated=True,
                       token_ids=[1, 2, 3, 4, 9, 3, 5], token_mask=[0, 0, 1, 1, 0, 1, 1],
                       token_logprobs=[0, 0, -0.1, -0.2, 0, -0.1, -0.2], prompt_length=2, turn_spans=[(2, 4), (5, 7)],
-                      error=None if k else "step failed: boom")
+                      error=None if k else "RuntimeError: boom", error_stage=None if k else "step",
+                      attempt=k, wall_s=0.5, policy_s=0.25, completion_tokens=4)
 
 
 def test_jsonl_round_trip_appends_and_flushes(tmp_path):
@@ -34,6 +35,21 @@ def test_jsonl_round_trip_appends_and_flushes(tmp_path):
     assert json.loads(path.read_text().splitlines()[0])["turn_spans"] == [[2, 4], [5, 7]]
 
 
+def test_older_lines_are_read_with_the_failure_stage_split_off(tmp_path):
+    old = _trajectory(0).to_dict()
+    for key in ("error_stage", "attempt", "wall_s", "policy_s", "completion_tokens", "key", "version"):
+        old.pop(key)
+    old["error"] = "step failed: RuntimeError: boom"  # how the stage was written before it had a field
+    env_reported = dict(old, error="env reported: the simulator died", task_id="t9")
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(old) + "\n" + json.dumps(env_reported) + "\n")
+    first, second = read_trajectories(path)
+    assert (first.error, first.error_stage) == ("RuntimeError: boom", "step") and first.broken
+    assert (second.error, second.error_stage) == ("the simulator died", "env")
+    assert not second.broken  # the env reported the error and terminated the episode: judged, not broken
+    assert first.turns == _trajectory(0).turns and first.completion_tokens is None
+
+
 def test_corrupt_line_names_the_line(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(_trajectory(1).to_dict()) + "\n{not json\n")
@@ -45,7 +61,8 @@ def test_dataset_layouts():
     trajectories = [_trajectory(0), _trajectory(1)]
     turns = to_dataset(trajectories, layout="turn")
     assert turns.num_rows == 4
-    assert turns[1]["completion_ids"] == [3, 5] and turns[1]["reward"] == 1.0 and turns[0]["error"] == "step failed: boom"
+    assert turns[1]["completion_ids"] == [3, 5] and turns[1]["reward"] == 1.0 and turns[0]["error"] == "RuntimeError: boom"
+    assert turns[0]["error_stage"] == "step" and turns[2]["error_stage"] == ""
     assert set(turns.column_names) >= {"group_id", "traj_id", "prompt_ids", "logprobs", "episode_return", "action_valid"}
     episodes = to_dataset(trajectories, layout="trajectory")
     assert episodes.num_rows == 2

@@ -69,8 +69,10 @@ def test_simulator_rows_share_the_trajectory_score():
     from agentgym_suite.rollout.records import Trajectory, Turn
     from agentgym_suite.trainers.rows import build_rows
 
-    gen = {"has_token_ids": True, "prompt_ids": [1, 2], "completion_ids": [3, 4], "logprobs": [-0.1, -0.2],
-           "contract_valid": True, "tool_name": "search", "turn": 1, "finish_reason": "length", "completion_text": "x"}
+    from agentgym_suite.core.simulator_generation import SimulatorGeneration
+
+    gen = SimulatorGeneration("search", turn=1, prompt_ids=[1, 2], completion_ids=[3, 4], logprobs=[-0.1, -0.2],
+                              has_token_ids=True, contract_valid=True, finish_reason="length", completion_text="x")
     turn = Turn(index=0, prompt_text="p", completion_text="a", prompt_ids=[5], completion_ids=[6], logprobs=[-1.0],
                 state="o", simulator_generations=[gen, gen])
     traj = Trajectory(task_id="w0-t0", group_id="g", env_id="EnvACE-Rehearsal-v0", seed=0, traj_id="t",

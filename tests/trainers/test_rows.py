@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from agentgym_suite.rollout.records import Trajectory, Turn
 from agentgym_suite.trainers.rows import build_rows
 
@@ -28,3 +30,35 @@ def test_trajectory_row_masks_env_tokens_and_stops_at_the_last_generation():
     assert row.prompt_ids == [1, 2, 3] and row.completion_ids == [4, 5, 6, 7, 8]
     assert row.env_mask == [1, 1, 0, 0, 1] and row.logprobs == [-0.4, -0.5, 0, 0, -0.8]
     assert row.invalid and len(row.turns) == 2
+
+
+def test_simulator_rows_carry_the_return_and_skip_untrainable_generations():
+    from agentgym_suite.core.simulator_generation import SimulatorGeneration
+
+    trained = SimulatorGeneration("t", turn=2, prompt_ids=[1, 2], completion_ids=[3, 4, 5], logprobs=[-0.1, -0.2, -0.3],
+                                  has_token_ids=True, contract_valid=True)
+    remote = SimulatorGeneration("t", turn=2, completion_text="{}", has_token_ids=False)  # no ids: not trainable
+    broken = SimulatorGeneration("u", turn=3, prompt_ids=[1], completion_ids=[7], has_token_ids=True)
+    turn = Turn(index=0, prompt_text="p", completion_text="a", prompt_ids=[9], completion_ids=[8], logprobs=[-1.0],
+                simulator_generations=[trained, remote, broken])
+    traj = Trajectory(task_id="t", group_id=7, env_id="E", seed=0, traj_id=1, turns=[turn], episode_return=0.5)
+    rows = [r for r in build_rows([traj], "turn", simulator_rows=True) if r.role == "simulator"]
+    assert len(rows) == 2
+    first, second = rows
+    assert first.ret == 0.5 and first.step_reward == 0.5 and first.env_mask == [1, 1, 1] and first.group == 7
+    assert first.position == 2 and first.invalid is False and first.anchor == "t" and first.logprobs == [-0.1, -0.2, -0.3]
+    assert second.invalid is True and second.logprobs == [0.0]  # broke the contract; no log-probs recorded
+    assert [r.turn_idx for r in rows] == [0, 2]  # the index among all of the episode's generations
+
+
+def test_simulator_generations_survive_a_trajectory_file_round_trip():
+    from agentgym_suite.core.simulator_generation import SimulatorGeneration
+
+    gen = SimulatorGeneration("search", {"q": "x"}, call_id="c1", turn=1, prompt_ids=[1], completion_ids=[2],
+                              logprobs=[-0.5], has_token_ids=True, contract_valid=True, result={"ok": True})
+    traj = Trajectory(task_id="t", group_id="g", env_id="E", seed=0,
+                      turns=[Turn(index=0, prompt_text="", completion_text="", simulator_generations=[gen])])
+    again = Trajectory.from_dict(json.loads(json.dumps(traj.to_dict())))
+    assert again.turns[0].simulator_generations == [gen]
+    # plain dicts, as older trajectory files hold them, are read as typed records too
+    assert SimulatorGeneration.from_dict({"tool_name": "search", "turn": 4, "extra": 1}).turn == 4

@@ -34,6 +34,7 @@ import gymnasium as gym
 
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.info import REQUIRED_INFO_KEYS
+from agentgym_suite.core.simulator_generation import SimulatorGeneration
 from agentgym_suite.core.text_env import StepOutcome, TaskStart
 from agentgym_suite.core.tool_calls import ToolCall, ToolCallError, error_payload, parse_tool_calls, validate_call
 from agentgym_suite.core.tool_env import ToolEnv, ToolRecord
@@ -157,8 +158,8 @@ class RehearsalEnv(ToolEnv):
         for base in self.bases.values():
             base.call_runner = self._run_call  # see the module docstring
         self._pending: deque[tuple[ToolCall, Simulation]] = deque()
-        self._step_generations: list[dict[str, Any]] = []
-        self.episode_generations: list[dict[str, Any]] = []
+        self._step_generations: list[SimulatorGeneration] = []
+        self.episode_generations: list[SimulatorGeneration] = []
         self._made: list[Call] = []
         self._gold: list[Call] = []
         self._examples: list[dict[str, Any]] = []

@@ -3,15 +3,17 @@
 :class:`WorldModel` wraps any :class:`~agentgym_suite.llm.base.Backend` (or a spec string,
 loaded on first use) and simulates a batch of tool calls with **one** backend call: one
 generation per call, each parsed with the strict output contract. Every generation is
-returned as a :class:`Simulation` whose ``record`` is the JSON-friendly dict that goes into
-``info["simulator_generations"]`` (format documented in :mod:`agentgym_suite.envs.rehearsal`).
+returned as a :class:`Simulation` whose ``record`` is the
+:class:`~agentgym_suite.core.simulator_generation.SimulatorGeneration` that goes into
+``info["simulator_generations"]``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
+from agentgym_suite.core.simulator_generation import SimulatorGeneration
 from agentgym_suite.envs.rehearsal.contract import SIMULATOR_FAILED, contract_error, is_error_result, parse_execution_result
 from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, build_simulator_messages
 from agentgym_suite.llm.base import SamplingParams
@@ -50,7 +52,7 @@ class Simulation:
 
     result: Any
     contract_valid: bool
-    record: dict[str, Any] = field(default_factory=dict)
+    record: SimulatorGeneration
 
     @property
     def failed(self) -> bool:
@@ -116,7 +118,11 @@ class WorldModel:
 
     def simulate(self, requests: Sequence[SimulatorRequest], *, seed: int | None = None,
                  meta: Sequence[dict[str, Any]] | None = None) -> list[Simulation]:
-        """Simulate every request with one batched backend call; never raises on backend failure."""
+        """Simulate every request with one batched backend call; never raises on backend failure.
+
+        ``meta`` gives, per request, where the call came from (``call_id``, ``turn``, ``index``:
+        fields of :class:`~agentgym_suite.core.simulator_generation.SimulatorGeneration`).
+        """
         if not requests:
             return []
         meta = list(meta) if meta is not None else [{} for _ in requests]
@@ -144,22 +150,17 @@ class WorldModel:
                 pass
         return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in prompt)
 
-    def _base_record(self, request: SimulatorRequest, prompt: list[dict[str, str]], meta: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "role": "simulator",
-            "tool_name": request.name,
-            "arguments": dict(request.arguments),
-            **meta,
-            "prompt_messages": prompt,
-            "prompt_text": self._prompt_text(prompt),
-        }
+    def _record(self, request: SimulatorRequest, prompt: list[dict[str, str]], meta: dict[str, Any],
+                **generated: Any) -> SimulatorGeneration:
+        return SimulatorGeneration(tool_name=request.name, arguments=dict(request.arguments), **meta,
+                                   prompt_messages=prompt, prompt_text=self._prompt_text(prompt), **generated)
 
     def _simulation(self, request: SimulatorRequest, prompt: list[dict[str, str]], sample: Any, meta: dict[str, Any]) -> Simulation:
         if getattr(sample, "error", None):
             return self._failed(request, prompt, meta, f"the world model could not generate: {sample.error}")
         parsed = parse_execution_result(sample.text)
-        record = self._base_record(request, prompt, meta)
-        record.update(
+        record = self._record(
+            request, prompt, meta,
             prompt_ids=list(sample.prompt_ids),
             completion_ids=list(sample.completion_ids),
             logprobs=[float(x) for x in sample.logprobs],
@@ -173,7 +174,6 @@ class WorldModel:
 
     def _failed(self, request: SimulatorRequest, prompt: list[dict[str, str]], meta: dict[str, Any], message: str) -> Simulation:
         result = contract_error(SIMULATOR_FAILED, message)
-        record = self._base_record(request, prompt, meta)
-        record.update(prompt_ids=[], completion_ids=[], logprobs=[], completion_text="", finish_reason="error",
-                      has_token_ids=False, contract_valid=False, result=result)
+        record = self._record(request, prompt, meta, finish_reason="error", has_token_ids=False,
+                              contract_valid=False, result=result)
         return Simulation(result, False, record)
