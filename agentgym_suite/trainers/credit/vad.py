@@ -120,7 +120,7 @@ def vad_token_loss(
     target_term = jsd(s, q)
     teacher_term = jsd(s, pos)
     loss = target_term + lambda_reg * weight * teacher_term
-    return loss, {"alpha": alpha, "share": share, "weight": weight, "target_jsd": target_term.detach(),
+    return loss, {"alpha": alpha, "share": share, "reg_weight": weight, "target_jsd": target_term.detach(),
                   "teacher_jsd": teacher_term.detach()}
 
 
