@@ -10,9 +10,10 @@ What changes relative to TRL, and where:
   reference-model KL, old log-probs and PPO-clip loss are used unchanged.
 * ``_compute_loss`` — calls TRL's loss and adds the plug-in's auxiliary loss, computed from the
   same per-token log-probs TRL computed (captured, not recomputed). Plug-ins that distil whole
-  distributions (``vad``) get the teacher's logits with and without the evidence (top-k, once
-  per generation batch) and the student's logits from one extra forward pass per micro-batch
-  (TRL's fused LM head returns log-probs only).
+  distributions (``vad``) get the teacher's logits with the evidence and with it ablated (top-k,
+  once per generation batch, on the fixed teacher of ``trainers.fixed_teacher``) and the
+  student's logits from one extra forward pass per micro-batch (TRL's fused LM head returns
+  log-probs only).
 * Rehearsal envs (``EnvACE-Rehearsal-v0``) made with ``world_model: policy`` get the policy's
   generation backend as world model before every rollout; with the ``envace`` plug-in the
   world model's generations are trained as ``simulator`` rows.
@@ -36,6 +37,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -53,11 +55,13 @@ from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch
+from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.metrics import episode_metrics
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
 from agentgym_suite.trainers.teacher import (
     env_response_text,
+    evidence_prompts,
     oracle_text,
     privileged_prefix,
     skill_text,
@@ -201,6 +205,9 @@ class AgentGRPOTrainer(GRPOTrainer):
             **kwargs,
         )
         self.env_id = args.train_env_id
+        self.fixed_teacher: FixedTeacher | None = (
+            build_fixed_teacher(self) if self.credit.needs_fixed_teacher else None
+        )  # built before any update or resume: the initial weights
 
     # ------------------------------------------------------------------ resume
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
@@ -359,8 +366,7 @@ class AgentGRPOTrainer(GRPOTrainer):
             if self.credit.needs_teacher_logprobs:
                 teacher_logps = self._teacher_logps(rows, comp_ids, n_pad, pad_id, width_c, batch_size)
             if self.credit.needs_full_logits:
-                evidence = self._evidence_logits(rows, n_pad, pad_id, (prompt_ids, prompt_mask), completion_ids,
-                                                 batch_size)
+                evidence = self._evidence_logits(rows, n_pad, pad_id, completion_ids, batch_size)
 
         credit_batch = self._credit_batch_for(rows, n_pad, loss_mask, old_logps, teacher_logps, **evidence)
         out = self.credit.advantages(credit_batch)
@@ -446,20 +452,37 @@ class AgentGRPOTrainer(GRPOTrainer):
         c_mask = pad_right([[1] * len(c) for c in comp_ids], 0, width_c, torch.long)
         ids = torch.cat([t_ids, c_ids], dim=1).to(device)
         mask = torch.cat([t_mask, c_mask], dim=1).to(device)
-        return self._logps(self.model, ids, mask, width_c, bs)
+        with self._teacher_weights() as teacher:
+            return self._logps(teacher, ids, mask, width_c, bs)
 
-    def _evidence_logits(self, rows: list[Row], n_pad: int, pad_id: int, plain: tuple[torch.Tensor, torch.Tensor],
-                         completion_ids: torch.Tensor, bs: int) -> dict[str, torch.Tensor | None]:
-        """VAD teacher logits: same pre-update weights, evidence present (privileged prefix) and
-        removed (the student's own prompt), reduced to the plug-in's top-k under the former."""
-        prompts = self._teacher_prompts(rows, n_pad, pad_id)
+    def _teacher_weights(self) -> Any:
+        """Context giving the model teacher passes run on: the fixed teacher when the plug-in
+        declares ``needs_fixed_teacher``, else the policy itself."""
+        if self.fixed_teacher is None:
+            return nullcontext(self.model)
+        return self.fixed_teacher.weights(self.model)
+
+    def _evidence_logits(self, rows: list[Row], n_pad: int, pad_id: int, completion_ids: torch.Tensor,
+                         bs: int) -> dict[str, torch.Tensor | None]:
+        """VAD teacher logits with the evidence (``x+``, the privileged prompt) and with it ablated
+        (``x-``, the same prompt with the evidence tokens replaced as the plug-in's
+        ``counterfactual`` says), reduced to the plug-in's top-k under ``x+``."""
+        args: AgentGRPOConfig = self.args
+        encode = lambda text: self.processing_class.encode(text, add_special_tokens=False)  # noqa: E731
+        pos_ids, neg_ids = evidence_prompts(
+            encode, [self._privileged_text(r) for r in rows], [r.prompt_ids for r in rows],
+            [r.episode.task_id for r in rows], counterfactual=getattr(self.credit.config, "counterfactual", "blank"),
+            max_prompt_tokens=args.max_prompt_tokens)
         device = self.accelerator.device
-        ids, mask = pad_left(prompts, pad_id, max(len(p) for p in prompts))
+        width = max(len(p) for p in pos_ids + [[pad_id]])
+        pos = pad_left(pos_ids + [[pad_id]] * n_pad, pad_id, width)
+        neg = pad_left(neg_ids + [[pad_id]] * n_pad, pad_id, width)
         top_k = getattr(self.credit.config, "top_k", None)
-        with self.accelerator.autocast():
-            pos, neg, index = teacher_logits(self.model, (ids.to(device), mask.to(device)), plain, completion_ids,
-                                             top_k=top_k, batch_size=bs)
-        return {"teacher_logits": pos, "teacher_logits_no_evidence": neg, "vocab_index": index}
+        with self.accelerator.autocast(), self._teacher_weights() as teacher:
+            pos_logits, neg_logits, index = teacher_logits(
+                teacher, (pos[0].to(device), pos[1].to(device)), (neg[0].to(device), neg[1].to(device)),
+                completion_ids, top_k=top_k, batch_size=bs)
+        return {"teacher_logits": pos_logits, "teacher_logits_no_evidence": neg_logits, "vocab_index": index}
 
     def _student_logits(self, model: Any, inputs: dict[str, Any], index: torch.Tensor | None) -> torch.Tensor:
         """Current logits (with gradient) over the micro-batch's completion tokens, gathered at ``index``."""

@@ -130,7 +130,8 @@ class AgentGRPOConfig(GRPOConfig):
         metadata={
             "help": "Parameters of the credit plug-in, e.g. {lambda_: 0.01, beta: 5.0} for sdar; {tasks: 3, "
             "turns_per_task: 10, max_chars: 4000} shape skillrise's trials; for vad, top_k (default 64 in the "
-            "trainer; null = full vocabulary) bounds the stored teacher logits."
+            "trainer; null = full vocabulary) bounds the stored teacher logits and counterfactual (blank | "
+            "unrelated) says how the evidence is ablated in x-."
         },
     )
     teacher_context: str = field(

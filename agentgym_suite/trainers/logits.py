@@ -2,8 +2,8 @@
 
 TRL's log-prob pass uses a fused LM head that returns only the log-prob of each sampled token,
 so the trainer runs its own forward pass when a plug-in needs the distribution: once per
-generation batch for the teacher (no gradient, with and without the evidence) and once per
-micro-batch for the student (with gradient).
+generation batch for the teacher (no gradient, with the evidence and with it ablated) and once
+per micro-batch for the student (with gradient).
 
 Memory: only the logits of the completion positions are materialised (``logits_to_keep``),
 one chunk of rows at a time; the teacher's are reduced at once to the ``k`` tokens most likely
@@ -42,9 +42,10 @@ def teacher_logits(
     top_k: int | None,
     batch_size: int,
 ) -> tuple[Tensor, Tensor, Tensor | None]:
-    """Teacher logits over the completion with the evidence (``pos``) and without it (``neg``).
+    """Teacher logits over the completion with the evidence (``pos``) and with it ablated (``neg``).
 
-    ``pos`` and ``neg`` are left-padded ``(ids, mask)`` prompts of the same rows;
+    ``model`` is the fixed teacher; ``pos`` and ``neg`` are left-padded ``(ids, mask)`` prompts of
+    the same rows (``trainers.teacher.evidence_prompts``);
     ``completion_ids`` ``(R, T)`` right-padded completions (their padding is attended to, as in
     the student's pass, and masked out by the loss). With ``top_k`` the result is
     ``(pos_logits, neg_logits, index)``, each ``(R, T, k)``, where ``index`` holds the vocabulary

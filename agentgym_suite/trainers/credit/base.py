@@ -14,6 +14,7 @@ so the trainer never branches on a plug-in's name:
 
 * ``needs_*`` flags and ``extra_fields``: the optional batch inputs to compute
   (``required_fields``; ``check_batch`` turns a missing one into an error that names it);
+* ``needs_fixed_teacher``: the teacher is fixed weights, not the moving policy (VAD);
 * ``roles``: the row roles it trains, the first being the role of a plain single-role
   episode's rows; a plug-in listing ``simulator`` also trains a rehearsal env's world-model
   generations;
@@ -196,6 +197,10 @@ class CreditAssigner(ABC):
     """The trainer must run the teacher prompt and fill ``CreditBatch.teacher_logprobs``."""
     needs_full_logits: ClassVar[bool] = False
     """The trainer must fill the VAD teacher logits and pass current logits to ``aux_loss``."""
+    needs_fixed_teacher: ClassVar[bool] = False
+    """The trainer runs the teacher's passes (``teacher_logprobs``, the VAD teacher logits) on
+    fixed weights: TRL's reference model, a PEFT policy's base weights, or else a frozen copy
+    of the initial weights it builds itself. ``False``: the teacher is the current policy."""
     extra_fields: ClassVar[tuple[str, ...]] = ()
     """Further optional ``CreditBatch`` fields the plug-in needs."""
     has_aux_loss: ClassVar[bool] = False

@@ -1,6 +1,23 @@
 """VAD (text form): attributable distillation. The teacher is run with the privileged
-evidence in context (``x+``) and without it (``x-``); only the part of the teacher's
+evidence in context (``x+``) and with it ablated (``x-``); only the part of the teacher's
 correction that is explained by the evidence is distilled into the student.
+
+Teacher and counterfactual (what the trainer computes for this plug-in):
+
+- ``x+`` is the privileged prompt: header, evidence (the trainer's ``teacher_context`` text),
+  then the student's prompt. ``x-`` is the same token sequence with the evidence tokens
+  replaced (``counterfactual``): ``blank`` puts one blank token in place of each (a space
+  where the tokenizer has it as one token, see ``trainers.teacher.BLANK_TEXTS``); ``unrelated``
+  puts the evidence of the next row of another task in the batch, repeated or cut to the same
+  number of tokens, or, when the batch holds no other task, a fixed neutral passage of that
+  length (``trainers.teacher.NEUTRAL_PASSAGE``). Header, student prompt and
+  token positions are unchanged, so ``x+`` and ``x-`` differ in the evidence alone. ``x-`` is
+  never the student's own prompt: with the student's prompt under the student's weights,
+  ``log p_S = log p_T(.|x-)``, so ``r = u``, ``alpha = 1`` and VAD is plain privileged
+  distillation.
+- The teacher is fixed (``needs_fixed_teacher``): TRL's reference model, a PEFT policy's base
+  weights, or a frozen copy of the initial weights the trainer builds when there is neither
+  (``beta == 0``); see ``trainers.fixed_teacher``. Both ``x+`` and ``x-`` run on it.
 
 Per generated token ``t`` (all vectors over the vocabulary, or over a subset of it):
 
@@ -21,6 +38,11 @@ Choices for the parts the paper leaves open:
   that stores only top-k teacher logits passes their ids in ``CreditBatch.vocab_index`` and the
   student's logits are gathered at those ids (same renormalisation).
 - ``w`` and ``q`` carry no gradient; the student's log-probs do.
+- **counterfactual** ``blank`` by default: it removes the evidence and adds nothing, where an
+  unrelated passage could itself shift the teacher.
+
+Logged per micro-batch (token means): ``alpha_mean``, ``share_mean``, ``reg_weight_mean``
+(``w``, before ``lambda_reg``), ``target_jsd_mean``, ``teacher_jsd_mean``.
 
 Advantages are plain verl-agent GRPO: VAD is a distillation add-on.
 """
@@ -42,6 +64,7 @@ from agentgym_suite.trainers.credit.base import (
     require,
 )
 from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig
+from agentgym_suite.trainers.teacher import COUNTERFACTUALS
 
 LOG2 = 0.6931471805599453
 TRAINER_TOP_K = 64
@@ -60,6 +83,11 @@ class VADCreditConfig(GRPOCreditConfig):
         default=None, metadata={"help": "Restrict to the teacher's top-k tokens (None = full vocabulary)."}
     )
     proj_eps: float = field(default=1e-8, metadata={"help": "alpha = 0 when |u|^2 <= proj_eps."})
+    counterfactual: str = field(
+        default="blank",
+        metadata={"help": "How x- ablates the evidence: blank (a blank token per evidence token) or unrelated "
+                          "(another task's evidence in the batch, or a fixed neutral passage, of the same length)."},
+    )
 
     def __post_init__(self) -> None:
         """Validate the parameters."""
@@ -70,6 +98,8 @@ class VADCreditConfig(GRPOCreditConfig):
         require(self.top_k is None or (isinstance(self.top_k, int) and self.top_k >= 2),
                 f"top_k must be None (full vocabulary) or an int >= 2 (got {self.top_k!r}).")
         require(finite(self.proj_eps) and self.proj_eps > 0, f"proj_eps must be > 0 (got {self.proj_eps!r}).")
+        require(self.counterfactual in COUNTERFACTUALS,
+                f"counterfactual must be one of {', '.join(COUNTERFACTUALS)} (got {self.counterfactual!r}).")
 
 
 def centre(x: Tensor) -> Tensor:
@@ -120,7 +150,7 @@ def vad_token_loss(
     target_term = jsd(s, q)
     teacher_term = jsd(s, pos)
     loss = target_term + lambda_reg * weight * teacher_term
-    return loss, {"alpha": alpha, "share": share, "weight": weight, "target_jsd": target_term.detach(),
+    return loss, {"alpha": alpha, "share": share, "reg_weight": weight, "target_jsd": target_term.detach(),
                   "teacher_jsd": teacher_term.detach()}
 
 
@@ -130,6 +160,7 @@ class VADCredit(GRPOCredit):
     name: ClassVar[str] = "vad"
     config_cls: ClassVar[type[CreditConfig]] = VADCreditConfig
     needs_full_logits: ClassVar[bool] = True
+    needs_fixed_teacher: ClassVar[bool] = True
     has_aux_loss: ClassVar[bool] = True
     trainer_defaults: ClassVar[Mapping[str, Any]] = {"top_k": TRAINER_TOP_K}
     config: VADCreditConfig

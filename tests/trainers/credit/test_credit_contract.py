@@ -175,8 +175,8 @@ class TestCreditContract:
             type(plugin)(not_a_parameter=1)
 
     def test_declares_needs(self, plugin: CreditAssigner) -> None:
-        for flag in ("needs_old_logprobs", "needs_teacher_logprobs", "needs_full_logits", "has_aux_loss",
-                     "own_invalid_penalty"):
+        for flag in ("needs_old_logprobs", "needs_teacher_logprobs", "needs_full_logits", "needs_fixed_teacher",
+                     "has_aux_loss", "own_invalid_penalty"):
             assert isinstance(getattr(plugin, flag), bool)
         assert set(plugin.required_fields) <= set(CreditBatch.__dataclass_fields__)
         assert plugin.roles and all(isinstance(r, str) and r for r in plugin.roles)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from agentgym_suite.trainers.credit import CreditBatch, get_credit_assigner
-from agentgym_suite.trainers.credit.vad import VADCreditConfig, vad_target
+from agentgym_suite.trainers.credit.vad import VADCreditConfig, vad_target, vad_token_loss
 
 STUDENT = [1.0, 0.5, -0.5, 0.0, 2.0]
 POS = [2.0, 0.0, -1.0, 0.5, 1.0]
@@ -143,3 +143,50 @@ def test_config_validation() -> None:
         VADCreditConfig(top_k=1)
     with pytest.raises(ValueError, match="lambda_reg"):
         VADCreditConfig(lambda_reg=-1.0)
+
+
+def test_share_below_one_where_the_evidence_does_not_explain_the_correction() -> None:
+    # Teacher with and without the evidence differ by u_k = r + k*v, with v orthogonal to the
+    # correction r: the larger k, the less of r the evidence explains. By hand:
+    # alpha_k = |r|^2 / (|r|^2 + k^2 |v|^2), share_k = |r| / sqrt(|r|^2 + k^2 |v|^2), w_k = 1 - share_k.
+    # k = inf stands for u = v (the evidence explains none of r): alpha = share = 0, w = 1.
+    s = np.asarray(STUDENT)
+    pos = np.asarray(POS)
+    r = (pos - s) - (pos - s).mean()
+    v = np.array([1.0, -1.0, 1.0, -1.0, 0.0])
+    v = v - v.mean()
+    v = v - (v @ r) / (r @ r) * r
+    assert abs(v @ r) < 1e-12 and v @ v > 0.1
+    ks = [0.0, 0.5, 1.0, 2.0, np.inf]
+    us = [v if np.isinf(k) else r + k * v for k in ks]
+    negs = [(pos - u).tolist() for u in us]
+    rr, vv = r @ r, v @ v
+    alpha = [rr / (rr + k * k * vv) if np.isfinite(k) else 0.0 for k in ks]
+    share = [np.sqrt(rr / (rr + k * k * vv)) if np.isfinite(k) else 0.0 for k in ks]
+    for k, neg, a, sh in zip(ks, negs, alpha, share):
+        ref = np_vad(STUDENT, POS, neg, 0.1, one_sided=False)  # the step-by-step formula agrees
+        assert ref["alpha"] == pytest.approx(a, abs=1e-9) and ref["share"] == pytest.approx(sh, abs=1e-9)
+    assert alpha[0] == pytest.approx(1.0) and share[0] == pytest.approx(1.0)  # u = r: all explained
+    assert all(a < 1 - 0.05 for a in alpha[1:]) and all(sh < 1 - 0.05 for sh in share[1:])
+
+    n = len(ks)
+    junk = [50.0, -50.0, 0.0, 0.0, 0.0]
+    batch = CreditBatch(
+        group_ids=["g"], traj_ids=["a"], turn_idx=[0], roles=["agent"],
+        returns=torch.tensor([1.0]), invalid=torch.zeros(1, dtype=torch.bool),
+        completion_mask=torch.tensor([[1] * n + [0]]),
+        teacher_logits=torch.tensor([[POS] * n + [junk]], dtype=torch.float64),
+        teacher_logits_no_evidence=torch.tensor([negs + [junk]], dtype=torch.float64),
+    )
+    logits = torch.tensor([[STUDENT] * n + [[0.0] * 5]], dtype=torch.float64, requires_grad=True)
+    _, diag = vad_token_loss(
+        logits[:, :n], batch.teacher_logits[:, :n], batch.teacher_logits_no_evidence[:, :n], lambda_reg=0.1,
+        one_sided=False)
+    got_alpha, got_share, got_w = (diag[key][0].tolist() for key in ("alpha", "share", "reg_weight"))
+    assert got_alpha == pytest.approx(alpha, abs=1e-6) and got_share == pytest.approx(share, abs=1e-6)
+    assert got_w == pytest.approx([1 - sh for sh in share], abs=1e-6)
+    assert all(b > a for a, b in zip(got_w, got_w[1:]))  # the weight grows as the share shrinks
+    aux = get_credit_assigner("vad").aux_loss(batch, torch.zeros(1, n + 1), logits)
+    assert aux.metrics["credit/vad/alpha_mean"] == pytest.approx(np.mean(alpha), abs=1e-6)
+    assert aux.metrics["credit/vad/share_mean"] == pytest.approx(np.mean(share), abs=1e-6)
+    assert aux.metrics["credit/vad/reg_weight_mean"] == pytest.approx(1 - np.mean(share), abs=1e-6)
