@@ -91,3 +91,22 @@ def test_rehearsal_ends_the_episode_on_a_refused_number_by_design(make: Callable
         assert (reward, terminated, info["won"], info["action_valid"]) == (0.0, True, False, False)
         assert "end_on_tool_error" in info["error"]
     env.close()
+
+
+# ---------------------------------------------------------------------------- text without a visible character
+NO_VISIBLE_TEXT = ["\x00", "\x00" * 64, "\x00\n\x00 \x00", "\x1b\x07\x08\x7f", "\u200b\ufeff\u200d",
+                   '{"content": "", "tool_calls": []}', '{"content": "\\u0000\\u001b", "tool_calls": []}']
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_text_without_a_visible_character_is_not_a_reply(env_id: str, make: Callable[[str], gym.Env]) -> None:
+    """A message of NUL characters only was taken as a text reply: it ended SyntheticTools and the
+    rehearsal env, closed BFCL's user turn and got an answer from tau2's user."""
+    env = make(env_id)
+    env.reset(seed=0, options={"task_id": env.unwrapped.task_ids()[0]})
+    before = list(env.unwrapped.messages)
+    for action in NO_VISIBLE_TEXT:
+        observation, info = _step_invalid(env, action)
+        assert observation.startswith("Invalid action") and info["invalid_reason"]
+        assert env.unwrapped.messages == before, "a refused message must leave the conversation as it was"
+    assert finish_with_oracle(env)["won"]
