@@ -22,7 +22,7 @@ from typing import Any
 
 from gymnasium.error import ResetNeeded
 
-from agentgym_suite.core.actions import ActionFormat, ParsedAction
+from agentgym_suite.core.actions import ActionFormat, ParsedAction, encoding_problem
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.envs.scienceworld.actions import rank_actions
 from agentgym_suite.envs.scienceworld.backend import SimulatorCrashed, SimulatorProcess, SimulatorRejected
@@ -164,6 +164,11 @@ class ScienceWorldEnv(TextEnv):
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         if self._broken:
             return self._broken_outcome(self._broken)
+        unencodable = encoding_problem(command)
+        if unencodable:  # py4j would fail to send it and the JVM would have to be restarted
+            text = f"The simulator cannot take {ascii(command[:80])}: {unencodable}. Try one of the admissible actions."
+            extra = {**self._extra(), "invalid_reason": f"the command cannot be sent to the simulator: {unencodable}"}
+            return StepOutcome(text, 0.0, self._score, action_valid=False, extra=extra)
         try:
             observation, score, completed = self._process.call(_step, command, timeout=self.step_timeout)
         except SimulatorCrashed as exc:
