@@ -19,6 +19,7 @@ from agentgym_suite.envs.textworld.games import (
     resolve_settings,
     story_file_problem,
 )
+from agentgym_suite.envs.textworld.meta_commands import meta_command_problem
 
 
 class TextWorldEnv(TextWorldBackedEnv):
@@ -95,6 +96,11 @@ class TextWorldEnv(TextWorldBackedEnv):
             # tracks score itself, so the warning says nothing about these games.
             warnings.filterwarnings("ignore", message=".*is not fully supported.*")
             return textworld.start(path, request_infos=self._request_infos(planner))
+
+    def _command_problem(self, command: str) -> str:
+        """Also refuse the interpreter's out-of-world commands (save, restart, script, ...):
+        see :mod:`agentgym_suite.envs.textworld.meta_commands` for the list and why."""
+        return super()._command_problem(command) or meta_command_problem(command)
 
     def _request_infos(self, planner: bool) -> Any:
         import textworld
