@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from pathlib import Path
 
@@ -224,3 +225,43 @@ def test_refused_words_match_the_games_own_dictionary(custom_env: gym.Env) -> No
         assert meta_command_problem(phrase) or dictionary_form(verb) in harmless, verb
     assert dictionary_form("transcript") == dictionary_form("transcrip") != dictionary_form("transcrib")
     assert dictionary_form("print_state") == dictionary_form("print_st")
+
+
+# ---------------------------------------------------------------------------- where games are written
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_games_are_generated_into_the_cache_and_read_from_the_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test run once wrote 12 MB of generated games into ``$AGENTGYM_DATA/textworld/games``;
+    benchmark data folders are often shared and read-only. New games go to the cache folder;
+    games a data folder already holds are played from there, and nothing is written into it."""
+    from agentgym_suite.envs.textworld.games import data_games_root, games_root
+
+    data, cache = tmp_path / "data", tmp_path / "cache"
+    (data / "textworld").mkdir(parents=True)
+    monkeypatch.setenv("AGENTGYM_DATA", str(data))
+    monkeypatch.setenv("AGENTGYM_CACHE", str(cache))
+    kwargs = {"challenge": "tw-coin_collector", "n_games": 1, "seed": 535353}
+    env = gym.make("TextWorld-v0", **kwargs)
+    env.reset(options={"task_id": "game-0"})
+    assert Path(env.unwrapped.game_file("game-0")).is_relative_to(cache / "textworld" / "games")
+    env.close()
+    assert _tree(data) == ["textworld"], "nothing may be written into the data folder"
+
+    shutil.copytree(games_root(), data_games_root(), dirs_exist_ok=True)  # a data folder that ships the game
+    monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path / "fresh-cache"))
+    env = gym.make("TextWorld-v0", **kwargs)
+    env.reset(options={"task_id": "game-0"})
+    shipped = Path(env.unwrapped.game_file("game-0"))
+    assert shipped.is_relative_to(data_games_root())
+    env.close()
+    shipped.write_bytes(shipped.read_bytes()[:100])  # damaged: generated anew, into the cache
+    listing = _tree(data)
+    env = gym.make("TextWorld-v0", **kwargs)
+    env.reset(options={"task_id": "game-0"})
+    assert Path(env.unwrapped.game_file("game-0")).is_relative_to(tmp_path / "fresh-cache")
+    env.close()
+    assert _tree(data) == listing and shipped.stat().st_size == 100

@@ -35,7 +35,9 @@ class TextWorldEnv(TextWorldBackedEnv):
             It costs 2-3x in steps/s, so it is off unless asked for; the oracle uses it only
             when the agent has left the walkthrough.
         reward_scale: multiplies the per-step score delta.
-        games_dir: where to cache generated games (default: see ``games_root``).
+        games_dir: where to read and cache generated games (default: games already in
+            ``$AGENTGYM_DATA/textworld/games`` are read from there; new ones are written to
+            the cache folder, ``$AGENTGYM_CACHE`` or the per-user cache; see ``games.py``).
         **kwargs: see :class:`~agentgym_suite.core.text_env.TextEnv`.
     """
 
