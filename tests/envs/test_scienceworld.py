@@ -195,6 +195,28 @@ def test_unencodable_text_never_reaches_the_simulator(env: ScienceWorldEnv, inva
 
 @pytest.mark.java
 @needs_java
+def test_reset_task_is_refused_and_the_oracle_still_wins(env: ScienceWorldEnv) -> None:
+    """``reset task`` zeroed the simulator's score and focus while the world kept its changes, so
+    the episode's score went back and the oracle could no longer win."""
+    env.reset(options={"task_id": "find-living-thing/3"})
+    plan = env.oracle()
+    info: dict = {}
+    for action in plan[:3]:
+        _, _, _, _, info = env.step(action)
+    score = info["score"]
+    assert score > 0
+    for command in ["reset task", "RESET TASK", "  reset   task "]:
+        observation, reward, terminated, truncated, info = env.step(command)
+        assert info["action_valid"] is False and "reset the task" in observation
+        assert (reward, terminated, truncated, info["score"]) == (0.0, False, False, score)
+    assert env.oracle() == plan[3:]
+    for action in plan[3:]:
+        _, _, terminated, _, info = env.step(action)
+    assert terminated and info["won"]
+
+
+@pytest.mark.java
+@needs_java
 def test_wrong_focus_fails_the_task(env: ScienceWorldEnv) -> None:
     env.reset(options={"task_id": "find-living-thing/0"})
     _, reward, terminated, truncated, info = env.step("focus on agent")
