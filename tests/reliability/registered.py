@@ -14,6 +14,10 @@ from agentgym_suite.registration import ENV_ENTRIES, missing_requirements
 
 TOOL_ENV_IDS = ("BFCL-v0", "Tau2-v0", "VitaBench-v0", "FinMCP-v0", "SyntheticTools-v0", "EnvACE-Rehearsal-v0")
 """The envs whose action is an assistant message with tool calls."""
+GOES_ON = {"EnvACE-Rehearsal-v0": {"end_on_tool_error": False}, "SearchQA-v0": {"max_turns": 12}}
+"""Kwargs that leave room to play the oracle after hostile actions. EnvACE ends an episode at
+the first malformed call by design; SearchQA's budget of 4 turns counts every action, refused
+ones included, as Search-R1 counts every response."""
 FIXTURE_DATA = ("WebShop-v0", "FinMCP-v0")
 """Envs whose cheap kwargs point at generated fixtures, so missing benchmark data does not matter."""
 

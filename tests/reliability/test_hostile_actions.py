@@ -15,13 +15,17 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from reliability.registered import TOOL_ENV_IDS, cheap_kwargs, env_params, finish_with_oracle, skip_unless_usable
+from reliability.registered import (
+    GOES_ON,
+    TOOL_ENV_IDS,
+    cheap_kwargs,
+    env_params,
+    finish_with_oracle,
+    skip_unless_usable,
+)
 
 TOOL_ENVS = env_params(TOOL_ENV_IDS)
 DIGITS = sys.get_int_max_str_digits()
-GOES_ON = {"EnvACE-Rehearsal-v0": {"end_on_tool_error": False}}
-"""EnvACE ends an episode at the first malformed call by design (checked on its own below); here
-the episode must go on, so that the oracle can be played after the hostile action."""
 
 
 @pytest.fixture(scope="module")
