@@ -27,6 +27,8 @@ from typing import Any
 
 import jsonschema
 
+from agentgym_suite.core.actions import encoding_problem
+
 TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 INVALID_TOOL_CALL_FORMAT = "INVALID_TOOL_CALL_FORMAT"
 TOOL_NOT_AVAILABLE = "TOOL_NOT_AVAILABLE"
@@ -46,7 +48,7 @@ def _limit_problem(value: Any) -> str:
     while stack:
         item, level = stack.pop()
         if isinstance(item, str):
-            if not item.isascii() and not _encodable(item):
+            if encoding_problem(item):
                 return "a string holds a lone surrogate character, which cannot be encoded as UTF-8"
         elif isinstance(item, (dict, list)):
             if level > MAX_JSON_DEPTH:
@@ -54,14 +56,6 @@ def _limit_problem(value: Any) -> str:
             children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
             stack.extend((child, level + 1) for child in children)
     return ""
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _long_number_problem(text: str) -> JSONLimitError:

@@ -4,8 +4,10 @@ The action is an assistant message; tool calls in it are parsed with
 :func:`~agentgym_suite.core.tool_calls.parse_tool_calls`, checked against the allow-list of
 tools and their JSON schemas, and dispatched to Python callables the env registered by name
 (never ``eval``/``exec``). The observation is the tool results (``<tool_response>`` blocks)
-or, when the message had no tool call, the user's next message. ``info["messages"]`` holds
-the conversation in OpenAI chat format and ``info["tools"]`` the tool schemas.
+or, when the message had no tool call, the user's next message. A message with neither a
+tool call nor a visible character (empty OpenAI content, NUL bytes) is an invalid action that
+leaves the conversation as it was. ``info["messages"]`` holds the conversation in OpenAI chat
+format and ``info["tools"]`` the tool schemas.
 
 A subclass implements :meth:`ToolEnv.task_ids`, :meth:`ToolEnv.oracle`,
 :meth:`ToolEnv._start_conversation` (tools, handlers, system prompt, first user message),
