@@ -22,15 +22,17 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from agentgym_suite.envs.scienceworld.env import REFUSED_COMMANDS as SCIENCEWORLD_REFUSED
 from agentgym_suite.envs.textworld.meta_commands import REFUSED_COMMANDS as TEXTWORLD_REFUSED
 
 DIGITS = sys.get_int_max_str_digits()
 INVALID_KINDS = ("huge_number", "invisible", "surrogate", "unknown_tool")
 """Kinds every env must answer with an invalid action that leaves its state alone."""
 INVISIBLE_CHARS = [chr(c) for c in range(32)] + ["\x7f", "\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]
-META_COMMANDS = [*TEXTWORLD_REFUSED, *SCIENCEWORLD_REFUSED, "look. save", "look then script", "inventory, restart",
-                 "SAVE", "transcripts", "superbriefly"]
+META_COMMANDS = [*TEXTWORLD_REFUSED, "look. save", "look then script", "inventory, restart", "SAVE", "transcripts",
+                 "superbriefly"]
+SIMULATOR_COMMANDS = ["reset task", "RESET TASK", "  reset   task "]
+"""ScienceWorld's own out-of-world command (its ``help`` lists it), drawn as often as all of the
+interpreter's together."""
 BOGUS_VALUES = ["no-such-id-0", "../../../../etc", "/etc/passwd/..", "#W0000000"]
 UNKNOWN_TOOLS = ["__import__('os').system('id')", "rm -rf /", "_load_scenario", "eval", "tool_call"]
 
@@ -112,7 +114,7 @@ def hostile_strategies(info: dict[str, Any], wrap: Any, tool_env: bool, sensible
                                           st.sampled_from(["block", "openai"]))]
     else:
         kinds["huge_number"] = [st.builds(lambda n, d: wrap(f"take {d * n}"), digits, digit)]
-        kinds["meta"] = [st.sampled_from(META_COMMANDS).map(wrap)]
+        kinds["meta"] = [st.sampled_from(META_COMMANDS).map(wrap), st.sampled_from(SIMULATOR_COMMANDS).map(wrap)]
     return {kind: st.one_of(options) for kind, options in kinds.items()}
 
 

@@ -3,16 +3,17 @@
 Each hypothesis example resets an env (one of its first tasks) and plays a list of actions
 drawn from: admissible commands and oracle actions, tag soup, control characters, empty and
 oversized text, non-strings, tool calls with fuzzed (often path-like) arguments, and the
-hostile classes of :mod:`reliability.hostile` (numbers over Python's conversion limit, text of
-control characters only, lone surrogates, the engines' out-of-world commands, calls to tools
-that do not exist, calls the backend refuses). Checked after every step: no exception, a well-formed 5-tuple with the shared info
-keys, and ``action_valid`` False for empty/oversized/non-text/invisible/unencodable actions (and
-for control characters in command envs, interpreter commands in TextWorld), True for an
-admissible command or the oracle's next action. Tool calls with path-like arguments must not
-touch those paths on disk.
+hostile classes of :mod:`reliability.hostile` (numbers over Python's conversion limit, text
+of control characters only, lone surrogates, the engines' out-of-world commands, calls to
+tools that do not exist, calls the backend refuses). Checked after every step: no exception,
+a well-formed 5-tuple with the shared info keys, and ``action_valid`` False for empty,
+oversized, non-text, invisible and unencodable actions (and for control characters in command
+envs, out-of-world commands in TextWorld and ScienceWorld), True for an admissible command or
+the oracle's next action. Tool calls with path-like arguments must not touch those paths.
 
-A second test interleaves hostile actions with the oracle's steps and then lets the oracle
-finish: every env with an oracle must still win from the state the hostile actions left.
+A second test plays part of the oracle's plan, interleaves hostile actions with its next
+steps and lets the oracle finish: every env with an oracle must still win from the state the
+hostile actions left, and every class that applies to the env must have been drawn.
 
 Both run in an empty working directory with a private cache folder, and the directory must
 still be empty afterwards (an interpreter's ``save`` or ``script`` writes there); Python-level
@@ -40,6 +41,7 @@ from hypothesis import strategies as st
 from agentgym_suite.core.actions import _CONTROL, encoding_problem, has_visible_text
 from agentgym_suite.core.info import REQUIRED_INFO_KEYS
 from agentgym_suite.core.spaces import MAX_ACTION_CHARS
+from agentgym_suite.envs.scienceworld.env import REFUSED_COMMANDS as SCIENCEWORLD_REFUSED
 from agentgym_suite.envs.textworld.meta_commands import meta_command_problem
 
 from reliability.audit import watch
@@ -161,6 +163,8 @@ def _expected_valid(action: Any, fmt: str, env_id: str, admissible: list[str], o
         return False
     if env_id == "TextWorld-v0" and fmt == "plain" and meta_command_problem(action):
         return False
+    if env_id == "ScienceWorld-v0" and fmt == "plain" and " ".join(action.lower().split()) in SCIENCEWORLD_REFUSED:
+        return False
     if fmt == "plain" and action in admissible:
         return True
     if oracle_next is not None and action == oracle_next:
@@ -258,7 +262,8 @@ def fuzz(env: gym.Env, env_id: str, examples: int, allowed: tuple[Path, ...], ch
 
 
 def oracle_after_hostile_actions(env: gym.Env, env_id: str, examples: int, allowed: tuple[Path, ...]) -> dict[str, int]:
-    """Interleave hostile actions with the oracle's steps, then let the oracle finish: it must win.
+    """Play part of the oracle's plan, interleave hostile actions with its next steps, then let the
+    oracle finish: it must win.
 
     The env is stepped without Gymnasium's ``TimeLimit``: the refused actions count as steps, and
     a budget of 4 (SearchQA) would otherwise end the episode before the oracle could finish.
@@ -277,6 +282,11 @@ def oracle_after_hostile_actions(env: gym.Env, env_id: str, examples: int, allow
         left_the_plan = hostile = False
         kinds = list(hostile_strategies(info, env.format_action, tool_env, [], refusals))
         order, drawn = data.draw(st.permutations(kinds)), 0  # every kind once before any comes again
+        plan = env.oracle()
+        for action in plan[:data.draw(st.integers(0, max(len(plan) - 1, 0)))]:  # start somewhere along the plan
+            result = _step_watched(env, action, allowed)
+            info = _check_step(result)
+            assert info["action_valid"] and not result[2], action[:300]
         for _ in range(HOSTILE_PER_EXAMPLE):
             plan = env.oracle()
             assert plan, "the oracle ran dry before the episode ended"
