@@ -18,6 +18,7 @@ Formats:
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -67,9 +68,37 @@ class ActionFormat(Protocol):
         ...
 
 
-def unusable_action(raw: object, kind: str = "plain", noun: str = "action") -> ParsedAction | None:
-    """An invalid :class:`ParsedAction` when ``raw`` is not a string, is blank or is too long; else None.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+"""Unicode categories that show nothing: control and format characters (NUL, ESC, zero-width
+space, byte-order mark) and separators."""
 
+
+def has_visible_text(text: str) -> bool:
+    """True when ``text`` holds at least one character that is not whitespace, a control
+    character or an invisible format character."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE_CATEGORIES for ch in text)
+
+
+def encoding_problem(text: str) -> str:
+    """Why ``text`` cannot be encoded as UTF-8 ('' when it can).
+
+    Only lone surrogates (``'\\ud800'``) fail; a backend that talks UTF-8 (ScienceWorld's
+    py4j bridge, a JSON log, a tokenizer) would fail on them.
+    """
+    if text.isascii():
+        return ""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"it holds a lone surrogate character ({ascii(exc.object[exc.start:exc.end])} at {exc.start}), which cannot be encoded as UTF-8"
+    return ""
+
+
+def unusable_action(raw: object, kind: str = "plain", noun: str = "action") -> ParsedAction | None:
+    """An invalid :class:`ParsedAction` when ``raw`` is unusable as text; else None.
+
+    Unusable: not a string, blank, too long, without a visible character (only control or
+    formatting characters, e.g. NUL bytes), or not encodable as UTF-8 (lone surrogates).
     ``noun`` names the text in the reason (``the action is empty``, ``the message is empty``).
     """
     if not isinstance(raw, str):
@@ -78,6 +107,10 @@ def unusable_action(raw: object, kind: str = "plain", noun: str = "action") -> P
         problem = f"the {noun} is empty"
     elif len(raw) > MAX_ACTION_CHARS:
         problem = f"the {noun} is {len(raw)} characters long; the limit is {MAX_ACTION_CHARS}"
+    elif not has_visible_text(raw):
+        problem = f"the {noun} has no visible text, only control or formatting characters"
+    elif encoding := encoding_problem(raw):
+        problem = f"the {noun} cannot be used: {encoding}"
     else:
         return None
     return ParsedAction(None, False, problem, kind=kind, raw=raw if isinstance(raw, str) else "")

@@ -10,16 +10,24 @@ An action is an assistant message. Tool calls inside it are Hermes/Qwen blocks::
 (several per message allowed), or an OpenAI-style message serialised as JSON with a
 ``tool_calls`` list. Parsing never raises and never evaluates anything: JSON is read with
 ``json.loads`` and arguments are checked against the tool's JSON schema with ``jsonschema``.
+
+JSON that parses but breaks a limit of this parser is refused with an error the agent can
+read: nesting deeper than :data:`MAX_JSON_DEPTH`, an integer with more digits than Python
+converts (``sys.get_int_max_str_digits()``, 4300 by default), and strings holding a lone
+surrogate (``"\\ud800"``), which no UTF-8 log, tokenizer or backend can take.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+
+from agentgym_suite.core.actions import encoding_problem
 
 TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 INVALID_TOOL_CALL_FORMAT = "INVALID_TOOL_CALL_FORMAT"
@@ -30,25 +38,45 @@ MAX_JSON_DEPTH = 64
 """Deepest nesting of lists/objects accepted in a tool call (deeper input would exhaust the stack)."""
 
 
-def _depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value, computed without recursion."""
-    deepest, stack = 0, [(value, 1)]
+class JSONLimitError(json.JSONDecodeError):
+    """JSON that parses but breaks one of the parser's limits (depth, digits, encodable text)."""
+
+
+def _limit_problem(value: Any) -> str:
+    """Why a parsed JSON value breaks the parser's limits ('' when it does not); no recursion."""
+    stack = [(value, 1)]
     while stack:
         item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
+        if isinstance(item, str):
+            if encoding_problem(item):
+                return "a string holds a lone surrogate character, which cannot be encoded as UTF-8"
+        elif isinstance(item, (dict, list)):
+            if level > MAX_JSON_DEPTH:
+                return f"nested deeper than {MAX_JSON_DEPTH} levels"
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return ""
+
+
+def _long_number_problem(text: str) -> JSONLimitError:
+    limit = sys.get_int_max_str_digits()
+    found = re.search(r"\d{%d,}" % (limit + 1), text) if limit else None
+    return JSONLimitError(f"a number has more than {limit} digits", text, found.start() if found else 0)
 
 
 def _loads(text: str) -> Any:
-    """``json.loads`` that turns over-deep nesting into a ``JSONDecodeError`` instead of a RecursionError."""
+    """``json.loads`` within the parser's limits; a breach raises :class:`JSONLimitError`."""
     try:
         value = json.loads(text)
     except RecursionError:
-        raise json.JSONDecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels", text, 0) from None
-    if _depth(value) > MAX_JSON_DEPTH:
-        raise json.JSONDecodeError(f"nested deeper than {MAX_JSON_DEPTH} levels", text, 0)
+        raise JSONLimitError(f"nested deeper than {MAX_JSON_DEPTH} levels", text, 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # int() refuses a literal longer than sys.get_int_max_str_digits()
+        raise _long_number_problem(text) from None
+    problem = _limit_problem(value)
+    if problem:
+        raise JSONLimitError(problem, text, 0)
     return value
 
 
@@ -108,6 +136,8 @@ def _call_from_obj(obj: Any, raw: str, index: int) -> ToolCall | ToolCallError:
     if isinstance(arguments, str):
         try:
             arguments = _loads(arguments) if arguments.strip() else {}
+        except JSONLimitError as exc:
+            return ToolCallError(INVALID_TOOL_CALL_FORMAT, f"'arguments' is refused: {exc.msg}", raw, name)
         except json.JSONDecodeError as exc:
             return ToolCallError(INVALID_TOOL_CALL_FORMAT, f"'arguments' is not valid JSON: {exc.msg}", raw, name)
     if arguments is None:
@@ -123,6 +153,8 @@ def _parse_openai_message(text: str) -> ParsedMessage | None:
         return None
     try:
         obj = _loads(stripped)
+    except JSONLimitError as exc:  # JSON, but over a limit: an error, not a text reply
+        return ParsedMessage("", errors=[ToolCallError(INVALID_TOOL_CALL_FORMAT, f"the message JSON is refused: {exc.msg}", stripped[:500])])
     except json.JSONDecodeError:
         return None
     if not isinstance(obj, dict) or not isinstance(obj.get("tool_calls"), list):
@@ -141,7 +173,10 @@ def parse_tool_calls(message: Any) -> ParsedMessage:
     message with ``tool_calls``, or such a message as a ``dict``.
     """
     if isinstance(message, dict):
-        message = json.dumps(message, ensure_ascii=False, default=str)
+        try:
+            message = json.dumps(message, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError) as exc:  # a circular dict, an int over the digit limit
+            return ParsedMessage("", errors=[ToolCallError(INVALID_TOOL_CALL_FORMAT, f"the message cannot be read as JSON: {exc}")])
     if not isinstance(message, str):
         return ParsedMessage("", errors=[ToolCallError(INVALID_TOOL_CALL_FORMAT, f"the message must be text, got {type(message).__name__}")])
     openai = _parse_openai_message(message)
@@ -158,6 +193,9 @@ def parse_tool_calls(message: Any) -> ParsedMessage:
         raw = block.strip()
         try:
             obj = _loads(raw)
+        except JSONLimitError as exc:
+            parsed.errors.append(ToolCallError(INVALID_TOOL_CALL_FORMAT, f"the <tool_call> body is refused: {exc.msg}", raw[:500]))
+            continue
         except json.JSONDecodeError as exc:
             parsed.errors.append(
                 ToolCallError(INVALID_TOOL_CALL_FORMAT, f"the <tool_call> body is not valid JSON ({exc.msg} at char {exc.pos})", raw[:500])

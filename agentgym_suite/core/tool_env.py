@@ -4,8 +4,10 @@ The action is an assistant message; tool calls in it are parsed with
 :func:`~agentgym_suite.core.tool_calls.parse_tool_calls`, checked against the allow-list of
 tools and their JSON schemas, and dispatched to Python callables the env registered by name
 (never ``eval``/``exec``). The observation is the tool results (``<tool_response>`` blocks)
-or, when the message had no tool call, the user's next message. ``info["messages"]`` holds
-the conversation in OpenAI chat format and ``info["tools"]`` the tool schemas.
+or, when the message had no tool call, the user's next message. A message with neither a
+tool call nor a visible character (empty OpenAI content, NUL bytes) is an invalid action that
+leaves the conversation as it was. ``info["messages"]`` holds the conversation in OpenAI chat
+format and ``info["tools"]`` the tool schemas.
 
 A subclass implements :meth:`ToolEnv.task_ids`, :meth:`ToolEnv.oracle`,
 :meth:`ToolEnv._start_conversation` (tools, handlers, system prompt, first user message),
@@ -29,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
-from agentgym_suite.core.actions import ParsedAction, unusable_action
+from agentgym_suite.core.actions import ParsedAction, has_visible_text, unusable_action
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.core.tool_calls import (
     TOOL_EXECUTION_ERROR,
@@ -198,6 +200,14 @@ class ToolEnv(TextEnv):
 
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         message = parse_tool_calls(command)
+        if not message.has_tool_calls and not has_visible_text(message.content):
+            # e.g. an OpenAI-shaped message with empty content and no calls: not a reply to
+            # anyone, so the conversation is left exactly as it was
+            reason = "the message has no tool call and no visible text"
+            observation = self._explain_invalid(ParsedAction(None, False, reason, kind="message", raw=command))
+            score, won = self._running_score()
+            return StepOutcome(observation, 0.0, score, won, action_valid=False,
+                               extra={"messages": list(self.messages), "invalid_reason": reason, **self._extra_info()})
         assistant: dict[str, Any] = {"role": "assistant", "content": message.content}
         if message.calls:
             assistant["tool_calls"] = [c.to_openai() for c in message.calls]

@@ -9,7 +9,10 @@ from agentgym_suite.core.actions import (
     PlainFormat,
     SearchFormat,
     ThinkActionFormat,
+    encoding_problem,
     get_action_format,
+    has_visible_text,
+    unusable_action,
 )
 
 BAD_RAW = [
@@ -82,3 +85,34 @@ def test_unknown_format_name_lists_choices() -> None:
 def test_non_string_action_is_invalid_not_an_exception() -> None:
     parsed = PlainFormat().parse(123)  # type: ignore[arg-type]
     assert not parsed.valid and "string" in parsed.reason
+
+
+INVISIBLE = ["\x00", "\x00" * 40, "\x00 \n\x00\t", "\x1b\x07\x7f", "\u200b\u200b", "\ufeff", "\u2028 \u00a0", "\x00\u200d\x1b"]
+
+
+@pytest.mark.parametrize("raw", INVISIBLE)
+@pytest.mark.parametrize("name", ["plain", "think_action", "search"])
+def test_text_without_a_visible_character_is_invalid(raw: str, name: str) -> None:
+    assert not has_visible_text(raw)
+    parsed = get_action_format(name).parse(raw)
+    assert not parsed.valid and parsed.command is None and parsed.reason
+
+
+@pytest.mark.parametrize("raw", INVISIBLE)
+def test_messages_without_a_visible_character_are_unusable(raw: str) -> None:
+    parsed = unusable_action(raw, noun="message")
+    assert parsed is not None and not parsed.valid and "message" in parsed.reason
+
+
+@pytest.mark.parametrize("raw", ["a", "\x00a\x00", "中", "\u200bé", "🙂", "<tool_call>"])
+def test_one_visible_character_is_enough(raw: str) -> None:
+    assert has_visible_text(raw)
+
+
+@pytest.mark.parametrize("raw", ["go \ud800 north", "\udfff", "look\udc80"])
+def test_text_that_cannot_be_encoded_is_invalid(raw: str) -> None:
+    assert "lone surrogate" in encoding_problem(raw)
+    for name in ("plain", "think_action", "search"):
+        parsed = get_action_format(name).parse(raw)
+        assert not parsed.valid and parsed.command is None and "surrogate" in parsed.reason
+    assert encoding_problem("go \U0001F600 north") == ""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,3 +77,59 @@ def test_well_formed_calls_round_trip(name: str, arguments: dict, prose: str) ->
 def test_non_text_messages_are_errors_not_exceptions(value: object) -> None:
     parsed = parse_tool_calls(value)
     _check(parsed)
+
+
+# ---------------------------------------------------------------------------- parser limits
+DIGIT_LIMIT = sys.get_int_max_str_digits()
+HUGE = "7" * (DIGIT_LIMIT + 700)
+
+
+def _huge_number_messages(name: str = "f") -> dict[str, object]:
+    """The same call with an integer over Python's conversion limit, in every shape a message takes."""
+    args_text = '{"n": ' + HUGE + "}"
+    return {
+        "tool_call block": f'<tool_call>{{"name": "{name}", "arguments": {args_text}}}</tool_call>',
+        "JSON-string arguments": "<tool_call>" + json.dumps({"name": name, "arguments": args_text}) + "</tool_call>",
+        "OpenAI tool_calls, string arguments": json.dumps(
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": {"name": name, "arguments": args_text}}]}),
+        "OpenAI tool_calls, object arguments":
+            '{"content": "", "tool_calls": [{"id": "c1", "function": {"name": "' + name + '", "arguments": ' + args_text + "}}]}",
+        "dict message": {"content": "", "tool_calls": [{"function": {"name": name, "arguments": {"n": int("7" * (DIGIT_LIMIT - 1)) * 10**800}}}]},
+    }
+
+
+@pytest.mark.parametrize("shape", list(_huge_number_messages()))
+def test_numbers_over_the_conversion_limit_are_errors_not_exceptions(shape: str) -> None:
+    parsed = parse_tool_calls(_huge_number_messages()[shape])
+    _check(parsed)
+    assert not parsed.calls and parsed.errors
+    assert all(e.code == INVALID_TOOL_CALL_FORMAT for e in parsed.errors)
+    assert any(f"more than {DIGIT_LIMIT} digits" in e.message or "Exceeds the limit" in e.message for e in parsed.errors)
+
+
+def test_numbers_at_the_conversion_limit_are_accepted() -> None:
+    number = "9" * DIGIT_LIMIT
+    parsed = parse_tool_calls(f'<tool_call>{{"name": "f", "arguments": {{"n": {number}, "x": -{number}}}}}</tool_call>')
+    assert not parsed.errors and parsed.calls[0].arguments["n"] == int(number)
+
+
+def test_long_fractions_and_exponents_are_ordinary_floats() -> None:
+    parsed = parse_tool_calls('<tool_call>{"name": "f", "arguments": {"x": 0.' + "3" * 20_000 + ', "y": 1e400}}</tool_call>')
+    assert not parsed.errors and parsed.calls[0].arguments["y"] == float("inf")
+
+
+@pytest.mark.parametrize("text", [
+    '<tool_call>{"name": "f", "arguments": {"city": "Par\\ud800is"}}</tool_call>',
+    '<tool_call>{"name": "f", "arguments": "{\\"city\\": \\"\\\\udfff\\"}"}</tool_call>',
+    '<tool_call>{"name": "f", "arguments": {"\\ud800": 1}}</tool_call>',
+    '{"content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"x": ["\\udc00"]}}}]}',
+])
+def test_lone_surrogates_decoded_from_escapes_are_errors(text: str) -> None:
+    parsed = parse_tool_calls(text)
+    _check(parsed)
+    assert not parsed.calls and "lone surrogate" in parsed.errors[0].message
+
+
+def test_escaped_surrogate_pairs_are_ordinary_characters() -> None:
+    parsed = parse_tool_calls('<tool_call>{"name": "f", "arguments": {"emoji": "\\ud83d\\ude00"}}</tool_call>')
+    assert not parsed.errors and parsed.calls[0].arguments == {"emoji": "\U0001F600"}

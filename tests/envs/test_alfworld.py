@@ -12,6 +12,7 @@ from gymnasium.utils.env_checker import check_env
 import agentgym_suite  # noqa: F401
 from agentgym_suite.core.errors import DataNotFoundError, UnknownTaskError
 from agentgym_suite.envs.alfworld.env import TASK_TYPES, task_type_of
+from agentgym_suite.envs.textworld.meta_commands import REFUSED_COMMANDS
 
 from .oracle import play_oracle
 
@@ -82,6 +83,28 @@ def test_unknown_command_does_nothing(env: gym.Env) -> None:
     env.reset(options={"task_id": env.unwrapped.task_ids()[0]})
     obs, _, _, _, info = env.step("fly to the moon")
     assert obs == "Nothing happens." and info["command_admissible"] is False
+
+
+def test_interpreter_commands_do_nothing_on_the_pddl_engine(
+    env: gym.Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ALFWorld runs on TextWorld's PDDL engine, which has no interpreter: ``save``, ``script``,
+    ``restart`` and the rest are unknown commands there, answered as ALFWorld answers them. They
+    write no file and change nothing, and the oracle still wins."""
+    monkeypatch.chdir(tmp_path)
+    env.reset(options={"task_id": env.unwrapped.task_ids()[0]})
+    env.step(env.unwrapped.oracle()[0])
+    plan, admissible = env.unwrapped.oracle(), env.unwrapped._admissible
+    for command in [*REFUSED_COMMANDS, "look. save", "look then script", "restart", "yes", "quit", "y"]:
+        obs, reward, terminated, _, info = env.step(command)
+        assert obs == "Nothing happens." and info["command_admissible"] is False, command
+        assert reward == 0.0 and not terminated
+    assert list(tmp_path.iterdir()) == []
+    assert env.unwrapped.oracle() == plan and env.unwrapped._admissible == admissible
+    terminated = False
+    while not terminated:
+        _, _, terminated, _, info = env.step(env.unwrapped.oracle()[0])
+    assert info["won"]
 
 
 def test_unknown_task_and_missing_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env: gym.Env) -> None:

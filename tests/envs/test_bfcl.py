@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 import agentgym_suite.registration  # noqa: E402,F401
 from agentgym_suite.core.errors import BackendNotInstalledError, NoNetworkError, UnknownTaskError  # noqa: E402
+from agentgym_suite.core.tool_calls import TOOL_CALL_BLOCK  # noqa: E402
 from agentgym_suite.envs.bfcl import BFCLEnv, data  # noqa: E402
 from agentgym_suite.envs.bfcl.call_strings import CallStringError, parse_call_string  # noqa: E402
 
@@ -76,6 +77,40 @@ def test_miss_func_reveals_held_out_functions() -> None:
     assert info["bfcl_turn"] == 3
     assert "sort" in {t["function"]["name"] for t in info["tools"]}
     assert "more functions" in info["messages"][-1]["content"].lower()
+
+
+REFUSED = [  # well-formed calls the file system refuses without changing anything
+    ("cd", {"folder": "../../../../etc"}),
+    ("cd", {"folder": "no_such_dir"}),
+    ("cat", {"file_name": "../../etc/passwd"}),
+]
+
+
+def _blocks(action: str) -> list[str]:
+    """The ``<tool_call>`` blocks of a message, one message each."""
+    return [f"<tool_call>{body}</tool_call>" for body in TOOL_CALL_BLOCK.findall(action)]
+
+
+@pytest.mark.parametrize("gold_first", [0, 1, 2])
+@pytest.mark.parametrize("category", MULTI)
+def test_oracle_keeps_the_turn_plan_after_refused_calls(category: str, gold_first: int) -> None:
+    """After a valid call the backend refused (``cd`` out of the sandbox) the oracle once answered
+    only "I have finished this request.", dropping the turn's gold calls, and lost the turn."""
+    env = BFCLEnv(category=category)
+    for task_id in env.task_ids()[:6]:
+        _, info = env.reset(options={"task_id": task_id})
+        tools = {t["function"]["name"] for t in info["tools"]}
+        refused = [f"<tool_call>{json.dumps({'name': n, 'arguments': a})}</tool_call>" for n, a in REFUSED if n in tools]
+        assert refused, task_id
+        gold = _blocks(env.oracle()[0])
+        for block in gold[:gold_first]:  # some of the turn's gold calls made one by one first
+            env.step(block)
+        for action in refused:
+            obs, _, terminated, _, info = env.step(action)
+            assert "error" in obs and info["action_valid"] and not terminated
+        assert _blocks(env.oracle()[0]) == gold[gold_first:]
+        info = play(env, env.oracle())
+        assert info["won"], (task_id, [c for c in info["bfcl_turn_checks"] if not c["passed"]][:1])
 
 
 def test_wrong_calls_lose_multi_turn() -> None:

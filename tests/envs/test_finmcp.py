@@ -102,6 +102,34 @@ def test_bad_actions(data_file: Path, action: str, fragment: str) -> None:
     assert info["action_valid"] is (fragment == "no recorded output")
 
 
+REFUSED_CALLS = {
+    "unknown tool named with code": call("__import__('os').system('id')"),
+    "arguments against the schema": call("SearchFunds", keyword=5),
+    "refused next to a malformed block": call("DeleteAccount") + "<tool_call>{oops</tool_call>",
+}
+
+
+@pytest.mark.parametrize("after_steps", [0, 1])
+@pytest.mark.parametrize("refused", list(REFUSED_CALLS))
+@pytest.mark.parametrize("task_id", ["1", "2", "201", "202", "602"])
+def test_refused_calls_take_no_recorded_step(data_file: Path, task_id: str, refused: str, after_steps: int) -> None:
+    """A call the env refuses (unknown tool, schema violation) once advanced the recorded sequence,
+    so the oracle skipped a step and a solvable task scored 0."""
+    env = FinMCPEnv(data_path=data_file)
+    env.reset(options={"task_id": task_id})
+    for _ in range(after_steps):
+        env.step(env.oracle()[0])
+    plan = env.oracle()
+    _, _, terminated, _, info = env.step(REFUSED_CALLS[refused])
+    assert not info["action_valid"] and not terminated
+    assert env.oracle() == plan, "a refused call must not change what is left to do"
+    for _ in range(20):
+        _, reward, terminated, _, info = env.step(env.oracle()[0])
+        if terminated:
+            break
+    assert info["won"] and reward == 1.0, info["finmcp_metrics"]
+
+
 @pytest.mark.parametrize("action", ["", "y" * 300_000])
 def test_empty_and_huge(data_file: Path, action: str) -> None:
     env = FinMCPEnv(data_path=data_file)

@@ -170,6 +170,53 @@ def test_bad_actions_explain_and_never_raise(env: ScienceWorldEnv, action: str) 
 
 @pytest.mark.java
 @needs_java
+@pytest.mark.parametrize("invalid_action", ["explain", "forward_tail"])
+def test_unencodable_text_never_reaches_the_simulator(env: ScienceWorldEnv, invalid_action: str) -> None:
+    """A lone surrogate ('go \\ud800 north') once killed the JVM: py4j could not encode it, the
+    JVM was restarted (5 s) and the episode was lost. It is an invalid action, the same JVM
+    answers the next step, and the oracle still wins."""
+    env.invalid_action = invalid_action
+    try:
+        env.reset(options={"task_id": "find-living-thing/3"})
+        jvm = env.jvm_pid
+        env.step(env.oracle()[0])
+        for action in ["go \ud800 north", "\udfff", "look around \udc80", "<action>focus on \ud83d</action>"]:
+            observation, reward, terminated, truncated, info = env.step(action)
+            assert info["action_valid"] is False and "surrogate" in observation
+            assert (reward, terminated, truncated) == (0.0, False, False) and "error" not in info
+        assert env.jvm_pid == jvm, "the simulator must not have been restarted"
+        info = {}
+        for action in env.oracle():
+            _, _, terminated, _, info = env.step(action)
+        assert terminated and info["won"]
+    finally:
+        env.invalid_action = "explain"
+
+
+@pytest.mark.java
+@needs_java
+def test_reset_task_is_refused_and_the_oracle_still_wins(env: ScienceWorldEnv) -> None:
+    """``reset task`` zeroed the simulator's score and focus while the world kept its changes, so
+    the episode's score went back and the oracle could no longer win."""
+    env.reset(options={"task_id": "find-living-thing/3"})
+    plan = env.oracle()
+    info: dict = {}
+    for action in plan[:3]:
+        _, _, _, _, info = env.step(action)
+    score = info["score"]
+    assert score > 0
+    for command in ["reset task", "RESET TASK", "  reset   task "]:
+        observation, reward, terminated, truncated, info = env.step(command)
+        assert info["action_valid"] is False and "reset the task" in observation
+        assert (reward, terminated, truncated, info["score"]) == (0.0, False, False, score)
+    assert env.oracle() == plan[3:]
+    for action in plan[3:]:
+        _, _, terminated, _, info = env.step(action)
+    assert terminated and info["won"]
+
+
+@pytest.mark.java
+@needs_java
 def test_wrong_focus_fails_the_task(env: ScienceWorldEnv) -> None:
     env.reset(options={"task_id": "find-living-thing/0"})
     _, reward, terminated, truncated, info = env.step("focus on agent")

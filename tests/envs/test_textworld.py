@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -10,6 +12,12 @@ from gymnasium.utils.env_checker import check_env
 
 import agentgym_suite  # noqa: F401
 from agentgym_suite.core.errors import UnknownTaskError
+from agentgym_suite.envs.textworld.meta_commands import (
+    HARMLESS_COMMANDS,
+    REFUSED_COMMANDS,
+    dictionary_form,
+    meta_command_problem,
+)
 
 from .oracle import play_oracle
 
@@ -87,8 +95,9 @@ def test_think_action_format_and_verl_tail_forwarding() -> None:
     env.reset(options={"task_id": "game-0"})
     plan = env.unwrapped.oracle()
     assert plan[0].startswith("<think>") and "<action>" in plan[0]
-    _, _, _, _, info = env.step("no tags at all, just: inventory")
-    assert info["action_valid"] is False and info["command"] == "no tags at all, just: inventory"[-30:].strip()
+    # (the tail must not start with "o ": the game would read that as OOPS, which the env refuses)
+    _, _, _, _, info = env.step("I forgot the tags; my command is inventory")
+    assert info["action_valid"] is False and info["command"] == "I forgot the tags; my command is inventory"[-30:].strip()
     env.close()
 
 
@@ -128,3 +137,131 @@ def test_unknown_verbs_get_the_game_reply_without_prompt_or_status_line(custom_e
     custom_env.reset(options={"task_id": "game-0"})
     obs, _, _, _, info = custom_env.step("xyzzy")
     assert obs == "That's not a verb I recognise." and info["command_admissible"] is False
+
+
+# ---------------------------------------------------------------------------- interpreter commands
+CHAINED_AND_SPELLED = ["SAVE", "save mygame", "look. save", "look then script", "inventory, transcripts",
+                       "superbriefly", "x coin. restart", "tw-extra-infos score", "tw-print max_score",
+                       "take coni", "o coin", "look", "g", "again"]
+"""Out-of-world commands behind a full stop, ``then``, a comma, capitals or a longer spelling the
+game's dictionary cuts to the same word (and ``o``/``g`` after a real command, which redo it)."""
+
+
+def test_interpreter_commands_are_refused_and_write_no_file(
+    custom_env: gym.Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``save`` wrote a .qzl file and ``script`` a transcript into the working directory;
+    ``restart`` + ``yes`` restarted the game while the env's history went on, so the oracle failed;
+    ``print_state`` showed the hidden world; ``restart``/``quit`` left a yes/no prompt."""
+    monkeypatch.chdir(tmp_path)
+    custom_env.reset(options={"task_id": "game-1"})
+    custom_env.step(custom_env.unwrapped.oracle()[0])
+    plan = custom_env.unwrapped.oracle()
+    for command in [*REFUSED_COMMANDS, *CHAINED_AND_SPELLED]:
+        observation, reward, terminated, truncated, info = custom_env.step(command)
+        if command in ("take coni", "look"):  # ordinary moves between the refused ones
+            assert info["action_valid"], observation
+            continue
+        assert info["action_valid"] is False and "interpreter command" in observation, (command, observation)
+        assert (reward, terminated, truncated) == (0.0, False, False)
+        assert "Are you sure" not in observation and "STATE START" not in observation
+    answered, *_ = custom_env.step("yes")  # nothing left to confirm
+    assert "rhetorical" in answered
+    assert list(tmp_path.iterdir()) == [], "an agent's command wrote a file"
+    assert custom_env.unwrapped.oracle() == plan
+    terminated = False
+    while not terminated:
+        _, _, terminated, truncated, info = custom_env.step(custom_env.unwrapped.oracle()[0])
+        assert not truncated and info["action_valid"]
+    assert info["won"] and info["score"] == 1.0
+
+
+@pytest.mark.parametrize("command", HARMLESS_COMMANDS)
+def test_harmless_questions_still_reach_the_game(custom_env: gym.Env, command: str) -> None:
+    custom_env.reset(options={"task_id": "game-0"})
+    observation, _, terminated, _, info = custom_env.step(command)
+    assert info["action_valid"] and observation and not terminated
+    assert "interpreter command" not in observation
+
+
+@pytest.mark.parametrize("challenge", CHALLENGES)
+def test_no_admissible_command_or_oracle_step_is_refused(challenge: str) -> None:
+    env = gym.make("TextWorld-v0", challenge=challenge, n_games=1)
+    _, info = env.reset(options={"task_id": "game-0"})
+    terminated = False
+    while not terminated:
+        refused = [c for c in info["admissible_actions"] if meta_command_problem(c)]
+        assert not refused, refused
+        action = env.unwrapped.oracle()[0]
+        assert not meta_command_problem(action)
+        _, _, terminated, _, info = env.step(action)
+    assert info["won"]
+    env.close()
+
+
+def test_refused_words_match_the_games_own_dictionary(custom_env: gym.Env) -> None:
+    """Each out-of-world verb in a generated game's dictionary (jericho's list of commands that act
+    on the game from outside, and TextWorld's own commands) is refused or a documented question;
+    words are compared in the dictionary's nine-Z-character form, as the game compares them."""
+    jericho = pytest.importorskip("jericho")
+    from jericho.defines import ILLEGAL_ACTIONS
+
+    custom_env.reset(options={"task_id": "game-0"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        story = jericho.FrotzEnv(custom_env.unwrapped.game_file("game-0"))
+    try:
+        verbs = {str(w) for w in story.get_dictionary() if w.is_verb}
+    finally:
+        story.close()
+    illegal = {dictionary_form(w) for w in ILLEGAL_ACTIONS}
+    out_of_world = {v for v in verbs if dictionary_form(v) in illegal or v.startswith("tw-")
+                    or v in ("print_st", "enable", "disable", "restrict")}
+    assert {"save", "restore", "restart", "quit", "script", "transcrip", "superbrie", "print_st"} <= out_of_world
+    harmless = {dictionary_form(c) for c in HARMLESS_COMMANDS}
+    for verb in out_of_world:
+        phrase = {"enable": "enable print state option", "disable": "disable print state option",
+                  "restrict": "restrict commands"}.get(verb, verb)
+        assert meta_command_problem(phrase) or dictionary_form(verb) in harmless, verb
+    assert dictionary_form("transcript") == dictionary_form("transcrip") != dictionary_form("transcrib")
+    assert dictionary_form("print_state") == dictionary_form("print_st")
+
+
+# ---------------------------------------------------------------------------- where games are written
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_games_are_generated_into_the_cache_and_read_from_the_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test run once wrote 12 MB of generated games into ``$AGENTGYM_DATA/textworld/games``;
+    benchmark data folders are often shared and read-only. New games go to the cache folder;
+    games a data folder already holds are played from there, and nothing is written into it."""
+    from agentgym_suite.envs.textworld.games import data_games_root, games_root
+
+    data, cache = tmp_path / "data", tmp_path / "cache"
+    (data / "textworld").mkdir(parents=True)
+    monkeypatch.setenv("AGENTGYM_DATA", str(data))
+    monkeypatch.setenv("AGENTGYM_CACHE", str(cache))
+    kwargs = {"challenge": "tw-coin_collector", "n_games": 1, "seed": 535353}
+    env = gym.make("TextWorld-v0", **kwargs)
+    env.reset(options={"task_id": "game-0"})
+    assert Path(env.unwrapped.game_file("game-0")).is_relative_to(cache / "textworld" / "games")
+    env.close()
+    assert _tree(data) == ["textworld"], "nothing may be written into the data folder"
+
+    shutil.copytree(games_root(), data_games_root(), dirs_exist_ok=True)  # a data folder that ships the game
+    monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path / "fresh-cache"))
+    env = gym.make("TextWorld-v0", **kwargs)
+    env.reset(options={"task_id": "game-0"})
+    shipped = Path(env.unwrapped.game_file("game-0"))
+    assert shipped.is_relative_to(data_games_root())
+    env.close()
+    shipped.write_bytes(shipped.read_bytes()[:100])  # damaged: generated anew, into the cache
+    listing = _tree(data)
+    env = gym.make("TextWorld-v0", **kwargs)
+    env.reset(options={"task_id": "game-0"})
+    assert Path(env.unwrapped.game_file("game-0")).is_relative_to(tmp_path / "fresh-cache")
+    env.close()
+    assert _tree(data) == listing and shipped.stat().st_size == 100

@@ -2,11 +2,22 @@
 
 Each hypothesis example resets an env (one of its first tasks) and plays a list of actions
 drawn from: admissible commands and oracle actions, tag soup, control characters, empty and
-oversized text, non-strings, and tool calls with fuzzed (often path-like) arguments. Checked
-after every step: no exception, a well-formed 5-tuple with the shared info keys, and
-``action_valid`` False for empty/oversized/non-text actions (and for control characters in
-command envs), True for an admissible command or the oracle's next action. Tool calls with
-path-like arguments must not touch those paths on disk.
+oversized text, non-strings, tool calls with fuzzed (often path-like) arguments, and the
+hostile classes of :mod:`reliability.hostile` (numbers over Python's conversion limit, text
+of control characters only, lone surrogates, the engines' out-of-world commands, calls to
+tools that do not exist, calls the backend refuses). Checked after every step: no exception,
+a well-formed 5-tuple with the shared info keys, and ``action_valid`` False for empty,
+oversized, non-text, invisible and unencodable actions (and for control characters in command
+envs, out-of-world commands in TextWorld and ScienceWorld), True for an admissible command or
+the oracle's next action. Tool calls with path-like arguments must not touch those paths.
+
+A second test plays part of the oracle's plan, interleaves hostile actions with its next
+steps and lets the oracle finish: every env with an oracle must still win from the state the
+hostile actions left, and every class that applies to the env must have been drawn.
+
+Both run in an empty working directory with a private cache folder, and the directory must
+still be empty afterwards (an interpreter's ``save`` or ``script`` writes there); Python-level
+writes during steps must stay inside the test's own folders.
 
 The default run plays a few hundred actions per env; ``-m slow`` plays ten times as many.
 """
@@ -15,102 +26,88 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
+import os
+import shutil
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
 import gymnasium as gym
 import pytest
-from gymnasium.envs.registration import load_env_creator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import agentgym_suite  # noqa: F401  (registers the env ids)
-from agentgym_suite.core.actions import _CONTROL
+from agentgym_suite.core.actions import _CONTROL, encoding_problem, has_visible_text
 from agentgym_suite.core.info import REQUIRED_INFO_KEYS
 from agentgym_suite.core.spaces import MAX_ACTION_CHARS
-from agentgym_suite.registration import ENV_ENTRIES, missing_requirements
+from agentgym_suite.envs.scienceworld.env import REFUSED_COMMANDS as SCIENCEWORLD_REFUSED
+from agentgym_suite.envs.textworld.meta_commands import meta_command_problem
 
 from reliability.audit import watch
+from reliability.hostile import INVALID_KINDS, hostile_action, hostile_strategies
+from reliability.registered import (
+    GOES_ON, TOOL_ENV_IDS, cheap_kwargs, env_params, finish_with_oracle, skip_unless_usable, winnable_tasks,
+)
 
 ESCAPES = ["../../etc/passwd", "/etc/passwd", "~/.ssh/id_rsa", "/tmp/agentgym-escape", "../../../../root"]
 SECRET_MARKERS = ("etc/passwd", "id_rsa", "agentgym-escape", "../../../../root")
 COMMAND_FORMATS = ("plain", "think_action", "search")
 ACTIONS_PER_EXAMPLE = 8
+HOSTILE_PER_EXAMPLE = 6
 
 # examples per env in the default run (x ACTIONS_PER_EXAMPLE actions at most; x10 with -m slow)
 BUDGET = {"ALFWorld-v0": 4, "ScienceWorld-v0": 6, "TextWorld-v0": 40}
 DEFAULT_BUDGET = 50
+ORACLE_BUDGET = {"ALFWorld-v0": 3, "ScienceWorld-v0": 3, "TextWorld-v0": 12, "Tau2-v0": 15, "VitaBench-v0": 15}
+DEFAULT_ORACLE_BUDGET = 20
 ADMISSIBLE_NOT_GUARANTEED = {"ScienceWorld-v0"}
 """Envs whose admissible list may hold commands the simulator then rejects (ScienceWorld lists
 'open drawer' where it answers 'No known action matches that input.'); only the other checks apply."""
-
-
-def _java() -> bool:
-    try:
-        return subprocess.run(["java", "-version"], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
+REFUSALS_SCORED = {"FinMCP-v0"}
+"""Envs whose score counts refused calls: FinMCP-Bench scores the names of every call that reached
+a recorded tool, answered or not, so such a call rightly costs the exact-sequence win."""
 
 
 @pytest.fixture(scope="module")
-def env_kwargs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[str, Any]]:
-    """Each env's own ``fixture_kwargs`` (fixture data written into a private folder), made once."""
-    root = tmp_path_factory.mktemp("fuzz")
-    made: dict[str, dict[str, Any]] = {}
-
-    def kwargs(env_id: str) -> dict[str, Any]:
-        if env_id not in made:
-            made[env_id] = _env_class(env_id).fixture_kwargs(root / env_id)
-        return made[env_id]
-
-    return kwargs
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    """An empty working directory and a private cache folder for the module's envs."""
+    folders = {"cwd": tmp_path_factory.mktemp("cwd"), "cache": tmp_path_factory.mktemp("cache"),
+               "data": tmp_path_factory.mktemp("fixtures")}
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AGENTGYM_CACHE", str(folders["cache"]))
+    patch.chdir(folders["cwd"])
+    yield folders
+    patch.undo()
 
 
 @pytest.fixture(scope="module")
-def envs(env_kwargs: Callable[[str], dict[str, Any]], monkeypatch_module: pytest.MonkeyPatch) -> Any:
-    """One env per id for the whole module (closed at the end)."""
-    cache: dict[str, gym.Env] = {}
+def envs(sandbox: dict[str, Path]) -> Iterator[Callable[..., gym.Env]]:
+    """One env per (id, kwargs overrides) for the whole module (closed at the end)."""
+    cache: dict[tuple[str, bool], gym.Env] = {}
 
-    def get(env_id: str) -> gym.Env:
-        if env_id not in cache:
-            cache[env_id] = gym.make(env_id, **env_kwargs(env_id))
-        return cache[env_id]
+    def get(env_id: str, goes_on: bool = False) -> gym.Env:
+        key = (env_id, goes_on)
+        if key not in cache:
+            extra = GOES_ON.get(env_id, {}) if goes_on else {}
+            cache[key] = gym.make(env_id, **cheap_kwargs(env_id, sandbox["data"]), **extra)
+        return cache[key]
 
     yield get
     for env in cache.values():
         env.close()
 
 
-@pytest.fixture(scope="module")
-def monkeypatch_module(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    patch = pytest.MonkeyPatch()
-    patch.setenv("AGENTGYM_CACHE", str(tmp_path_factory.mktemp("cache")))
-    yield patch
-    patch.undo()
-
-
-def _ids() -> list[Any]:
-    params = []
-    for item in ENV_ENTRIES:
-        marks = [pytest.mark.java] if item.id == "ScienceWorld-v0" else []
-        params.append(pytest.param(item.id, marks=marks, id=item.id))
-    return params
-
-
-def _env_class(env_id: str) -> Any:
-    return load_env_creator(next(e for e in ENV_ENTRIES if e.id == env_id).entry_point)
-
-
-def _usable(env_id: str) -> None:
-    item = next(e for e in ENV_ENTRIES if e.id == env_id)
-    missing = missing_requirements(item)
-    if not any(m.startswith("module") for m in missing) and _env_class(env_id).fixture_replaces_data:
-        missing = [m for m in missing if not m.startswith("data")]  # its fixture kwargs bring generated data
-    if missing:
-        pytest.skip(f"{env_id} is not usable here: {missing}")
-    if env_id == "ScienceWorld-v0" and not _java():
-        pytest.skip("needs a Java runtime")
+@pytest.fixture()
+def empty_cwd(sandbox: dict[str, Path]) -> Iterator[Path]:
+    """The empty working directory; fails the test when anything was written into it."""
+    cwd = sandbox["cwd"]
+    assert Path.cwd() == cwd and not list(cwd.iterdir())
+    yield cwd
+    left = sorted(p.name for p in cwd.iterdir())
+    for path in cwd.iterdir():  # leave it empty for the next env, whatever happened
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    assert not left, f"the env wrote {left} into the working directory"
 
 
 # ---------------------------------------------------------------------------- strategies
@@ -131,18 +128,24 @@ def _tool_call(names: list[str]) -> st.SearchStrategy[str]:
     return st.builds(lambda n, a: f"<tool_call>\n{json.dumps({'name': n, 'arguments': a})}\n</tool_call>", name, args)
 
 
-def _action(info: dict[str, Any], oracle: list[str], tool_names: list[str], param_names: list[str]) -> st.SearchStrategy:
-    admissible = [a for a in (info.get("admissible_actions") or []) if isinstance(a, str)]
+def _admissible(info: dict[str, Any]) -> list[str]:
+    return [a for a in (info.get("admissible_actions") or []) if isinstance(a, str)]
+
+
+def _action(env: gym.Env, info: dict[str, Any], oracle: list[str], tool_env: bool) -> st.SearchStrategy:
+    admissible = _admissible(info)
+    tool_names, param_names = _tool_schema_names(info)
     path_calls = st.builds(
         lambda n, p, e: f"<tool_call>\n{json.dumps({'name': n, 'arguments': {p: e}})}\n</tool_call>",
         st.sampled_from(tool_names or ["tool"]), st.sampled_from(param_names or ["path"]), st.sampled_from(ESCAPES))
+    hostile = hostile_action(info, env.unwrapped.format_action, tool_env, oracle[:1] + admissible[:5])
     options = [
         st.just(""), st.text(" \t\n", max_size=4), st.text(max_size=120),
         st.text(st.characters(min_codepoint=0, max_codepoint=31), min_size=1, max_size=12),
         st.integers(1, 50).map(lambda n: "go " * (MAX_ACTION_CHARS // 3 + n)),
         st.lists(st.sampled_from(_SOUP), max_size=12).map("".join),
         st.sampled_from([None, 3, b"look", ["look"], {"name": "x"}]),
-        _tool_call(tool_names), path_calls,
+        _tool_call(tool_names), path_calls, hostile, hostile,
     ]
     if admissible:
         options += [st.sampled_from(admissible)] * 3
@@ -152,11 +155,17 @@ def _action(info: dict[str, Any], oracle: list[str], tool_names: list[str], para
 
 
 # ---------------------------------------------------------------------------- checks
-def _expected_valid(action: Any, fmt: str, admissible: list[str], oracle_next: str | None) -> bool | None:
+def _expected_valid(action: Any, fmt: str, env_id: str, admissible: list[str], oracle_next: str | None) -> bool | None:
     """What ``action_valid`` must be for ``action``, or None when either answer is acceptable."""
     if not isinstance(action, str) or not action.strip() or len(action) > MAX_ACTION_CHARS:
         return False
+    if not has_visible_text(action) or encoding_problem(action):
+        return False
     if fmt in COMMAND_FORMATS and _CONTROL.search(action.strip()):
+        return False
+    if env_id == "TextWorld-v0" and fmt == "plain" and meta_command_problem(action):
+        return False
+    if env_id == "ScienceWorld-v0" and fmt == "plain" and " ".join(action.lower().split()) in SCIENCEWORLD_REFUSED:
         return False
     if fmt == "plain" and action in admissible:
         return True
@@ -194,9 +203,41 @@ def _oracle(env: gym.Env) -> list[str]:
         return []
 
 
-def fuzz(env: gym.Env, examples: int, check_admissible: bool = True) -> None:
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def _writes(events: list[tuple[str, tuple]]) -> list[str]:
+    """Paths a step wrote, created, moved or removed (from the audit events of :func:`watch`)."""
+    written = []
+    for event, args in events:
+        if event == "open" and len(args) >= 3:
+            mode, flags = args[1], args[2]
+            if any(c in mode for c in "wax+") or (flags.lstrip("-").isdigit() and int(flags) & _WRITE_FLAGS):
+                written.append(args[0])
+        elif event in ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.symlink", "os.link", "os.truncate",
+                       "shutil.rmtree", "shutil.move", "shutil.copyfile"):
+            written.append(args[0])
+    return written
+
+
+def _step_watched(env: gym.Env, action: Any, allowed: tuple[Path, ...]) -> Any:
+    with watch() as events:
+        result = env.step(action)
+    touched = [e for e in events if any(m in " ".join(e[1]) for m in SECRET_MARKERS)]
+    assert not touched, f"{action!r} reached the disk: {touched}"
+    stray = [p for p in _writes(events) if not any(Path(p).resolve().is_relative_to(root) for root in allowed)]
+    assert not stray, f"{action!r} wrote outside the run's folders: {stray}"
+    return result
+
+
+def _allowed(sandbox: dict[str, Path]) -> tuple[Path, ...]:
+    return (sandbox["cache"].resolve(), sandbox["data"].resolve())
+
+
+def fuzz(env: gym.Env, env_id: str, examples: int, allowed: tuple[Path, ...], check_admissible: bool = True) -> None:
     tasks = list(env.unwrapped.task_ids())[:3]
     fmt = getattr(env.unwrapped.action_format, "name", "")
+    tool_env = env_id in TOOL_ENV_IDS
     stats = {"steps": 0, "valid_checked": 0}
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
@@ -206,14 +247,10 @@ def fuzz(env: gym.Env, examples: int, check_admissible: bool = True) -> None:
         _, info = env.reset(seed=0, options={"task_id": task})
         for _ in range(ACTIONS_PER_EXAMPLE):
             oracle = _oracle(env)
-            names, params = _tool_schema_names(info)
-            action = data.draw(_action(info, oracle, names, params))
-            admissible = [a for a in (info.get("admissible_actions") or []) if isinstance(a, str)] if check_admissible else []
-            expected = _expected_valid(action, fmt, admissible, oracle[0] if oracle else None)
-            with watch() as events:
-                result = env.step(action)
-            touched = [e for e in events if any(m in " ".join(e[1]) for m in SECRET_MARKERS)]
-            assert not touched, f"{action!r} reached the disk: {touched}"
+            action = data.draw(_action(env, info, oracle, tool_env))
+            admissible = _admissible(info) if check_admissible else []
+            expected = _expected_valid(action, fmt, env_id, admissible, oracle[0] if oracle else None)
+            result = _step_watched(env, action, allowed)
             info = _check_step(result)
             stats["steps"] += 1
             if expected is not None:
@@ -226,14 +263,104 @@ def fuzz(env: gym.Env, examples: int, check_admissible: bool = True) -> None:
     assert stats["steps"] >= examples and stats["valid_checked"] > 0
 
 
-@pytest.mark.parametrize("env_id", _ids())
-def test_generated_actions_never_break_step(env_id: str, envs: Any) -> None:
-    _usable(env_id)
-    fuzz(envs(env_id), BUDGET.get(env_id, DEFAULT_BUDGET), env_id not in ADMISSIBLE_NOT_GUARANTEED)
+def oracle_after_hostile_actions(env: gym.Env, env_id: str, examples: int, allowed: tuple[Path, ...]) -> dict[str, int]:
+    """Play part of the oracle's plan, interleave hostile actions with its next steps, then let the
+    oracle finish: it must win.
+
+    The env is stepped without Gymnasium's ``TimeLimit``: the refused actions count as steps, and
+    a budget of 4 (SearchQA) would otherwise end the episode before the oracle could finish.
+    """
+    env = env.unwrapped
+    tasks = winnable_tasks(env)
+    tool_env = env_id in TOOL_ENV_IDS
+    refusals = tool_env and env_id not in REFUSALS_SCORED
+    stats: Counter[str] = Counter()
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data(), task=st.sampled_from(tasks))
+    def run(data: st.DataObject, task: str) -> None:
+        _, info = env.reset(seed=0, options={"task_id": task})
+        left_the_plan = hostile = False
+        kinds = list(hostile_strategies(info, env.format_action, tool_env, [], refusals))
+        order, drawn = data.draw(st.permutations(kinds)), 0  # every kind once before any comes again
+        plan = env.oracle()
+        for action in plan[:data.draw(st.integers(0, max(len(plan) - 1, 0)))]:  # start somewhere along the plan
+            result = _step_watched(env, action, allowed)
+            info = _check_step(result)
+            assert info["action_valid"] and not result[2], action[:300]
+        for _ in range(HOSTILE_PER_EXAMPLE):
+            plan = env.oracle()
+            assert plan, "the oracle ran dry before the episode ended"
+            if data.draw(st.integers(0, 3)) == 0:  # one oracle step in four
+                result = _step_watched(env, plan[0], allowed)
+                info, terminated = _check_step(result), result[2]
+                assert info["action_valid"], plan[0][:300]
+                if terminated:
+                    assert info["won"], "the oracle's own step ended the episode without a win"
+                    stats["won_after_hostile"] += hostile
+                    return
+                continue
+            kind = order[drawn % len(order)]
+            drawn += 1
+            strategies = hostile_strategies(info, env.format_action, tool_env, plan[:1] + _admissible(info)[:5], refusals)
+            action = data.draw(strategies[kind])
+            logged = len(getattr(env, "tool_log", []))
+            result = _step_watched(env, action, allowed)
+            info = _check_step(result)
+            observation, reward, terminated, truncated, _ = result
+            assert not (terminated or truncated), (kind, action[:200], observation[:300])
+            if kind in INVALID_KINDS:
+                assert info["action_valid"] is False and reward == 0.0, (kind, action[:200], observation[:300])
+            if kind == "refused" and any(r.ok for r in env.tool_log[logged:]):
+                left_the_plan = True  # the backend took the call after all: a real action, off the plan
+                kind = "taken"
+            stats[kind] += 1
+            hostile = True
+        if left_the_plan:
+            return
+        info = finish_with_oracle(env)
+        assert info["won"], "the oracle could not win after hostile actions"
+        stats["won_after_hostile"] += hostile
+
+    run()
+    return dict(stats)
+
+
+@pytest.mark.parametrize("env_id", env_params())
+def test_generated_actions_never_break_step(env_id: str, envs: Any, sandbox: dict[str, Path], empty_cwd: Path) -> None:
+    skip_unless_usable(env_id)
+    fuzz(envs(env_id), env_id, BUDGET.get(env_id, DEFAULT_BUDGET), _allowed(sandbox),
+         env_id not in ADMISSIBLE_NOT_GUARANTEED)
+
+
+@pytest.mark.parametrize("env_id", env_params())
+def test_oracle_still_wins_after_hostile_actions(env_id: str, envs: Any, sandbox: dict[str, Path], empty_cwd: Path) -> None:
+    skip_unless_usable(env_id)
+    stats = oracle_after_hostile_actions(envs(env_id, goes_on=True), env_id,
+                                         ORACLE_BUDGET.get(env_id, DEFAULT_ORACLE_BUDGET), _allowed(sandbox))
+    kinds = {"huge_number", "invisible", "surrogate"}
+    if env_id in TOOL_ENV_IDS:
+        kinds |= {"unknown_tool"} if env_id in REFUSALS_SCORED else {"unknown_tool", "refused"}
+    else:
+        kinds.add("meta")
+    assert kinds <= set(stats) and stats["won_after_hostile"] > 0, stats  # every kind drawn; wins after them
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id", _ids())
-def test_thousands_of_generated_actions_never_break_step(env_id: str, envs: Any) -> None:
-    _usable(env_id)
-    fuzz(envs(env_id), 10 * BUDGET.get(env_id, DEFAULT_BUDGET), env_id not in ADMISSIBLE_NOT_GUARANTEED)
+@pytest.mark.parametrize("env_id", env_params())
+def test_thousands_of_generated_actions_never_break_step(env_id: str, envs: Any, sandbox: dict[str, Path],
+                                                         empty_cwd: Path) -> None:
+    skip_unless_usable(env_id)
+    fuzz(envs(env_id), env_id, 10 * BUDGET.get(env_id, DEFAULT_BUDGET), _allowed(sandbox),
+         env_id not in ADMISSIBLE_NOT_GUARANTEED)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", env_params())
+def test_oracle_still_wins_after_many_hostile_actions(env_id: str, envs: Any, sandbox: dict[str, Path],
+                                                      empty_cwd: Path) -> None:
+    skip_unless_usable(env_id)
+    stats = oracle_after_hostile_actions(envs(env_id, goes_on=True), env_id,
+                                         10 * ORACLE_BUDGET.get(env_id, DEFAULT_ORACLE_BUDGET), _allowed(sandbox))
+    assert stats["won_after_hostile"] > 0, stats

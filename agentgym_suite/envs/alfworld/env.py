@@ -4,6 +4,10 @@ Games are the self-contained ``game.tw-pddl`` files under
 ``$AGENTGYM_DATA/alfworld/json_2.1.1/<split>/<task folder>/<trial>/``; they are played with
 TextWorld's PDDL backend and ALFWorld's own name demangler, so observations, task texts and
 admissible commands read exactly as ALFWorld shows them.
+
+The PDDL engine has no interpreter, so the out-of-world commands TextWorld-v0 refuses
+(``save``, ``script``, ``restart``, ...; see ``envs/textworld/meta_commands.py``) are unknown
+commands here: ALFWorld answers "Nothing happens." and nothing changes, as in the original.
 """
 
 from __future__ import annotations

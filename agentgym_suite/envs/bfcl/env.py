@@ -44,6 +44,11 @@ def _tool_call_block(name: str, arguments: dict[str, Any]) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>"
 
 
+def _call_key(name: str, arguments: dict[str, Any]) -> str:
+    """A call as canonical JSON, so a call from a message and a ground-truth call compare equal."""
+    return json.dumps([name, arguments], sort_keys=True, ensure_ascii=False, default=str)
+
+
 class BFCLEnv(ToolEnv):
     """BFCL v4 tasks (data and backends from the ``bfcl-eval`` package).
 
@@ -74,6 +79,8 @@ class BFCLEnv(ToolEnv):
         self._turn_checks: list[dict[str, Any]] = []
         self._all_results: list[str] = []
         self._turn_call_count = 0
+        self._turn_calls: list[str] = []
+        """Calls the backend ran this turn (canonical JSON of name and arguments), errors included."""
         self._model: BackendSession | None = None
         self._truth: BackendSession | None = None
         self._docs: list[dict[str, Any]] = []
@@ -121,7 +128,7 @@ class BFCLEnv(ToolEnv):
         self._model = BackendSession(entry["involved_classes"], entry["initial_config"], allowed, long_context=long_context)
         self._truth = BackendSession(entry["involved_classes"], entry["initial_config"], allowed, long_context=long_context)
         self._turn_index, self._turn_checks, self._all_results = 0, [], []
-        self._turn_call_count = 0
+        self._turn_call_count, self._turn_calls = 0, []
         _, user = _user_text(entry["question"][0])
         return Conversation(
             task=user, tools=[to_openai_tool(d) for d in self._docs], handlers=self._multi_turn_handlers(),
@@ -137,6 +144,7 @@ class BFCLEnv(ToolEnv):
             result, text = self._model.call(name, arguments)
             self._all_results.append(text)
             self._turn_call_count += 1
+            self._turn_calls.append(_call_key(name, arguments))
             return result
         handler.__name__ = name
         return handler
@@ -157,7 +165,7 @@ class BFCLEnv(ToolEnv):
         self._close_turn()
         questions = self._entry["question"]
         self._turn_index += 1
-        self._turn_call_count = 0
+        self._turn_call_count, self._turn_calls = 0, []
         if self._turn_index >= len(questions):
             return None
         key = str(self._turn_index)
@@ -215,7 +223,12 @@ class BFCLEnv(ToolEnv):
     # ------------------------------------------------------------------ oracle
     def oracle(self) -> list[str]:
         """Ground-truth calls from the current state: one message per turn with its calls, then a
-        text reply ending the turn (a turn whose calls were already made gets only the reply)."""
+        text reply ending the turn.
+
+        In the current turn, the gold calls already made (the longest run of them, in order,
+        among the calls the backend ran this turn) are left out. Calls that match no gold call,
+        such as a ``cd`` the file system refused, take nothing off the plan.
+        """
         if not self._entry:
             return []
         if not self.multi_turn:
@@ -228,15 +241,23 @@ class BFCLEnv(ToolEnv):
             return ["\n".join(blocks)]
         actions: list[str] = []
         for turn in range(self._turn_index, len(self._entry["question"])):
-            calls = self._answer[turn] if turn < len(self._answer) else []
-            if turn == self._turn_index and self._turn_call_count:
-                calls = []  # this turn's calls were already made: only the reply that ends it is left
+            calls = [self._oracle_call(c) for c in (self._answer[turn] if turn < len(self._answer) else [])]
+            if turn == self._turn_index:
+                calls = calls[self._gold_calls_made(calls):]
             if calls:
-                actions.append("\n".join(self._oracle_block(c) for c in calls))
+                actions.append("\n".join(_tool_call_block(name, kwargs) for name, kwargs in calls))
             actions.append(TURN_DONE)
         return actions
 
-    def _oracle_block(self, call_string: str) -> str:
+    def _gold_calls_made(self, gold: list[tuple[str, dict[str, Any]]]) -> int:
+        """How many of ``gold`` (a prefix) the backend has run this turn, in order, other calls between."""
+        done = 0
+        for key in self._turn_calls:
+            if done < len(gold) and key == _call_key(*gold[done]):
+                done += 1
+        return done
+
+    def _oracle_call(self, call_string: str) -> tuple[str, dict[str, Any]]:
         from agentgym_suite.envs.bfcl.call_strings import bind_arguments
 
         assert self._model is not None
@@ -245,4 +266,4 @@ class BFCLEnv(ToolEnv):
             kwargs = bind_arguments(parsed, self._model.method(parsed.name))
         except (KeyError, TypeError):
             kwargs = dict(parsed.kwargs)
-        return _tool_call_block(parsed.name, kwargs)
+        return parsed.name, kwargs

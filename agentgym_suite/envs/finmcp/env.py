@@ -55,6 +55,8 @@ class FinMCPEnv(ToolEnv):
         self._replayer: Replayer | None = None
         self._turn_index = 0
         self._steps_in_turn = 0
+        self._handled_on_turn = -1
+        """Env turn of the last call a handler answered (calls refused before that take no step)."""
         self._called: list[str] = []
         self._metrics: dict[str, float] | None = None
 
@@ -75,6 +77,7 @@ class FinMCPEnv(ToolEnv):
         self._sample = self.samples[task_id]
         self._replayer = Replayer(self._sample, self.unmatched_call_handler)
         self._turn_index, self._steps_in_turn, self._called, self._metrics = 0, 0, [], None
+        self._handled_on_turn = -1
         handlers = {t["function"]["name"]: self._handler(t["function"]["name"]) for t in self.tools}
         first = self._sample.turns[0].user
         return Conversation(task=first, tools=self.tools, handlers=handlers, system_prompt=SYSTEM_PROMPT, first_user_message=first)
@@ -83,12 +86,15 @@ class FinMCPEnv(ToolEnv):
         def handler(**arguments: Any) -> Any:
             assert self._replayer is not None
             self._called.append(name)
+            self._handled_on_turn = self.turn
             return self._replayer.answer(name, arguments)
         handler.__name__ = name
         return handler
 
     def _after_calls(self, calls: list[Any]) -> bool:
-        if calls:
+        # a step is taken when a call reached a recorded tool; a message whose calls were all
+        # refused (unknown tool, arguments against the schema) leaves the recorded sequence alone
+        if self._handled_on_turn == self.turn:
             self._steps_in_turn += 1
         return False
 

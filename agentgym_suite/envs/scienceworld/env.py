@@ -23,7 +23,7 @@ from typing import Any
 
 from gymnasium.error import ResetNeeded
 
-from agentgym_suite.core.actions import ActionFormat, ParsedAction
+from agentgym_suite.core.actions import ActionFormat, ParsedAction, encoding_problem
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.envs.scienceworld.actions import rank_actions
 from agentgym_suite.envs.scienceworld.backend import SimulatorCrashed, SimulatorProcess, SimulatorRejected
@@ -39,6 +39,12 @@ from agentgym_suite.envs.scienceworld.tasks import (
 NO_MATCH = "No known action matches that input."
 FREE_PREFIXES = ("look", "inventory", "task", "examine", "read")
 """Commands that do not change the world; they do not count as leaving the gold path."""
+REFUSED_COMMANDS = {"reset task": "it would reset the task's progress while the world and the episode go on"}
+"""Simulator commands that act on the episode from outside the world; they are invalid actions.
+``reset task`` zeroes the score and focus but keeps every change made to the world, so the
+episode's score, reward and gold-path tracking would no longer describe the simulator (the
+admissible list leaves it out for the same reason). The simulator matches commands without
+regard to case or spacing, and so does this check."""
 
 
 def _load(server: Any, name: str, variation: int, simplification: str, gold: bool) -> tuple[str, str, list[str] | None]:
@@ -170,6 +176,15 @@ class ScienceWorldEnv(TextEnv):
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         if self._broken:
             return self._broken_outcome(self._broken)
+        unencodable = encoding_problem(command)
+        if unencodable:  # py4j would fail to send it and the JVM would have to be restarted
+            text = f"The simulator cannot take {ascii(command[:80])}: {unencodable}. Try one of the admissible actions."
+            extra = {**self._extra(), "invalid_reason": f"the command cannot be sent to the simulator: {unencodable}"}
+            return StepOutcome(text, 0.0, self._score, action_valid=False, extra=extra)
+        refused = REFUSED_COMMANDS.get(" ".join(command.lower().split()))
+        if refused:
+            text = f"{command.strip()!r} is not available in this environment: {refused}. Try one of the admissible actions."
+            return StepOutcome(text, 0.0, self._score, action_valid=False, extra={**self._extra(), "invalid_reason": refused})
         try:
             observation, score, completed = self._process.call(_step, command, timeout=self.step_timeout)
         except SimulatorCrashed as exc:

@@ -67,7 +67,7 @@ class TextWorldBackedEnv(TextEnv):
         command = normalise_command(command)
         problem = self._command_problem(command)
         if problem:
-            return StepOutcome(f"The game cannot parse that command: {problem}.", 0.0, self._score_now(),
+            return StepOutcome(f"The game does not take that command: {problem}.", 0.0, self._score_now(),
                                action_valid=False, extra={"invalid_reason": problem})
         admissible_list = self._state.get("admissible_commands") or []
         known = command in admissible_list

@@ -20,6 +20,7 @@ from agentgym_suite.envs.textworld.games import (
     resolve_settings,
     story_file_problem,
 )
+from agentgym_suite.envs.textworld.meta_commands import meta_command_problem
 
 
 class TextWorldEnv(TextWorldBackedEnv):
@@ -35,7 +36,9 @@ class TextWorldEnv(TextWorldBackedEnv):
             It costs 2-3x in steps/s, so it is off unless asked for; the oracle uses it only
             when the agent has left the walkthrough.
         reward_scale: multiplies the per-step score delta.
-        games_dir: where to cache generated games (default: see ``games_root``).
+        games_dir: where to read and cache generated games (default: games already in
+            ``$AGENTGYM_DATA/textworld/games`` are read from there; new ones are written to
+            the cache folder, ``$AGENTGYM_CACHE`` or the per-user cache; see ``games.py``).
         **kwargs: see :class:`~agentgym_suite.core.text_env.TextEnv`.
     """
 
@@ -101,6 +104,11 @@ class TextWorldEnv(TextWorldBackedEnv):
             # tracks score itself, so the warning says nothing about these games.
             warnings.filterwarnings("ignore", message=".*is not fully supported.*")
             return textworld.start(path, request_infos=self._request_infos(planner))
+
+    def _command_problem(self, command: str) -> str:
+        """Also refuse the interpreter's out-of-world commands (save, restart, script, ...):
+        see :mod:`agentgym_suite.envs.textworld.meta_commands` for the list and why."""
+        return super()._command_problem(command) or meta_command_problem(command)
 
     def _request_infos(self, planner: bool) -> Any:
         import textworld

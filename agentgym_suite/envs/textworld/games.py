@@ -31,19 +31,15 @@ SPLIT_SEED_OFFSETS = {"train": 0, "valid": 1_000_003, "test": 2_000_003}
 
 
 def games_root() -> Path:
-    """Where generated games are cached: ``$AGENTGYM_DATA/textworld/games`` when that is
-    writable, else the user cache dir."""
-    preferred = data_dir() / "textworld" / "games"
-    try:
-        preferred.mkdir(parents=True, exist_ok=True)
-        probe = preferred / ".write-test"
-        probe.touch()
-        probe.unlink()
-        return preferred
-    except OSError:
-        fallback = cache_dir() / "textworld" / "games"
-        fallback.mkdir(parents=True, exist_ok=True)
-        return fallback
+    """Where generated games are written: ``cache_dir()/textworld/games`` (``$AGENTGYM_CACHE``
+    or the per-user cache folder). Benchmark data folders are often shared and read-only, so
+    nothing is generated into them."""
+    return cache_dir() / "textworld" / "games"
+
+
+def data_games_root() -> Path:
+    """``$AGENTGYM_DATA/textworld/games``: games found there are played from there, never written."""
+    return data_dir() / "textworld" / "games"
 
 
 class DamagedGameError(AgentGymError, OSError):
@@ -100,15 +96,24 @@ def game_path(challenge: str, settings: dict[str, Any], seed: int, root: Path | 
     return (root or games_root()) / family_key(challenge, settings) / f"seed-{seed}.z8"
 
 
+def _playable(path: Path) -> bool:
+    return path.exists() and path.with_suffix(".json").exists() and not story_file_problem(path)
+
+
 def generate_game(challenge: str, settings: dict[str, Any], seed: int, root: Path | None = None) -> Path:
     """Return the path of the game for ``seed``, generating and caching it first if needed.
 
-    Generation writes into a temporary folder and moves the files into place, so concurrent
-    processes never see half-written games.
+    Without ``root``, a sound copy already in :func:`data_games_root` is used as is; anything
+    generated goes to :func:`games_root`. Generation writes into a temporary folder and moves
+    the files into place, so concurrent processes never see half-written games.
     """
     target = game_path(challenge, settings, seed, root)
-    if target.exists() and target.with_suffix(".json").exists() and not story_file_problem(target):
+    if _playable(target):
         return target  # a damaged cached game falls through and is generated again
+    if root is None:
+        shared = game_path(challenge, settings, seed, data_games_root())
+        if _playable(shared):
+            return shared
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".gen-"))
     try:

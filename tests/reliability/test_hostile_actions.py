@@ -1,0 +1,116 @@
+"""Hostile actions that once broke an env: one regression test per hole.
+
+Every test sends the hostile action, checks that the env answered with an invalid action and an
+observation that says why (never an exception), and then plays the env's oracle from the state
+it is in: the task must still be won.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from reliability.registered import (
+    GOES_ON,
+    TOOL_ENV_IDS,
+    cheap_kwargs,
+    env_params,
+    finish_with_oracle,
+    skip_unless_usable,
+)
+
+TOOL_ENVS = env_params(TOOL_ENV_IDS)
+DIGITS = sys.get_int_max_str_digits()
+
+
+@pytest.fixture(scope="module")
+def make(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], gym.Env]]:
+    """One env per id for the module, made with cheap kwargs and a private cache folder."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AGENTGYM_CACHE", str(tmp_path_factory.mktemp("cache")))
+    root = tmp_path_factory.mktemp("data")
+    made: dict[str, gym.Env] = {}
+
+    def get(env_id: str) -> gym.Env:
+        skip_unless_usable(env_id)
+        if env_id not in made:
+            made[env_id] = gym.make(env_id, **cheap_kwargs(env_id, root), **GOES_ON.get(env_id, {}))
+        return made[env_id]
+
+    yield get
+    for env in made.values():
+        env.close()
+    patch.undo()
+
+
+def _first_tool(info: dict[str, Any]) -> str:
+    tool = info["tools"][0]
+    return str(tool.get("function", tool)["name"])
+
+
+def _step_invalid(env: gym.Env, action: Any) -> tuple[str, dict[str, Any]]:
+    """Step ``action`` and check it was refused without ending the episode."""
+    observation, reward, terminated, truncated, info = env.step(action)
+    assert info["action_valid"] is False, (repr(action)[:200], observation[:300])
+    assert (reward, terminated, truncated) == (0.0, False, False), observation[:300]
+    return observation, info
+
+
+# ---------------------------------------------------------------------------- numbers over the conversion limit
+def _huge_number_actions(name: str) -> dict[str, str]:
+    """One call whose argument is an integer of more digits than Python converts, in each message shape."""
+    args_text = '{"n": ' + "8" * (DIGITS + 700) + "}"
+    return {
+        "tool_call block": f'<tool_call>{{"name": "{name}", "arguments": {args_text}}}</tool_call>',
+        "JSON-string arguments": "<tool_call>" + json.dumps({"name": name, "arguments": args_text}) + "</tool_call>",
+        "OpenAI tool_calls": json.dumps({"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": name, "arguments": args_text}}]}),
+    }
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_numbers_over_the_conversion_limit_are_invalid_actions(env_id: str, make: Callable[[str], gym.Env]) -> None:
+    """A 5,000-digit integer in tool-call arguments made step() raise ValueError in every tool env."""
+    env = make(env_id)
+    _, info = env.reset(seed=0, options={"task_id": env.unwrapped.task_ids()[0]})
+    for shape, action in _huge_number_actions(_first_tool(info)).items():
+        observation, _ = _step_invalid(env, action)
+        assert f"more than {DIGITS} digits" in observation, (shape, observation[:300])
+    assert finish_with_oracle(env)["won"]
+
+
+def test_rehearsal_ends_the_episode_on_a_refused_number_by_design(make: Callable[[str], gym.Env], tmp_path: Any) -> None:
+    """With EnvACE's rule (``end_on_tool_error``, the default) the refused call ends the episode at 0."""
+    skip_unless_usable("EnvACE-Rehearsal-v0")
+    env = gym.make("EnvACE-Rehearsal-v0", **cheap_kwargs("EnvACE-Rehearsal-v0", tmp_path))
+    _, info = env.reset(seed=0)
+    for action in _huge_number_actions(_first_tool(info)).values():
+        env.reset(seed=0)
+        _, reward, terminated, _, info = env.step(action)
+        assert (reward, terminated, info["won"], info["action_valid"]) == (0.0, True, False, False)
+        assert "end_on_tool_error" in info["error"]
+    env.close()
+
+
+# ---------------------------------------------------------------------------- text without a visible character
+NO_VISIBLE_TEXT = ["\x00", "\x00" * 64, "\x00\n\x00 \x00", "\x1b\x07\x08\x7f", "\u200b\ufeff\u200d",
+                   '{"content": "", "tool_calls": []}', '{"content": "\\u0000\\u001b", "tool_calls": []}']
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_text_without_a_visible_character_is_not_a_reply(env_id: str, make: Callable[[str], gym.Env]) -> None:
+    """A message of NUL characters only was taken as a text reply: it ended SyntheticTools and the
+    rehearsal env, closed BFCL's user turn and got an answer from tau2's user."""
+    env = make(env_id)
+    env.reset(seed=0, options={"task_id": env.unwrapped.task_ids()[0]})
+    before = list(env.unwrapped.messages)
+    for action in NO_VISIBLE_TEXT:
+        observation, info = _step_invalid(env, action)
+        assert observation.startswith("Invalid action") and info["invalid_reason"]
+        assert env.unwrapped.messages == before, "a refused message must leave the conversation as it was"
+    assert finish_with_oracle(env)["won"]
