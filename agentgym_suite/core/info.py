@@ -76,7 +76,11 @@ ENV_INFO_KEYS: dict[str, str] = {
     "bfcl_category": "str, BFCL: the test category of the task.",
     "bfcl_turn": "int, BFCL multi-turn: index of the current user turn.",
     "bfcl_turn_checks": "list[dict], BFCL multi-turn: the result of each finished turn's check.",
-    "bfcl_check": "dict, BFCL single-turn: whether the calls passed the check and why (when the episode ended).",
+    "bfcl_check": "dict, BFCL single-turn and agentic: whether the calls or the final reply passed the check and why "
+                  "(when the episode ended).",
+    "bfcl_memory_phase": "str, BFCL memory: 'prereq' while the scenario's memory-writing conversations are held, "
+                         "then 'question'.",
+    "bfcl_memory_prereqs_left": "int, BFCL memory: memory-writing conversations still to hold, the current one included.",
     "domain": "str, τ²: the domain of the task (airline, retail, telecom).",
     "nl_judge": "str, τ²: who graded the task's natural-language assertions ('none' without a judge).",
     "tau2_end": "str, τ² (when the episode ended): how the conversation ended (the user's stop, transfer or "
