@@ -6,13 +6,17 @@ rewards of the later tasks ``sum_{j>p} gamma^(j-p) r_j``. Advantages are mean-on
 
 A trainer plays SkillRise trials (``agentgym_suite.envs.skillrise.SkillRiseTrial``) instead of
 the plain env: ``wrap_env_factory`` wraps every env in a trial of ``tasks`` related tasks.
+
+Rewards are on the paper's scale: ALFWorld pays 10 for a success (``env_defaults`` asks the
+trainer for ``reward_scale=10`` unless ``env_kwargs`` sets it), so the 0.5 invalid penalty is
+5 % of a success, as in the paper. The env's ``score`` stays in [0, 1].
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 import torch
 from torch import Tensor
@@ -78,6 +82,10 @@ def skillrise_scores(batch: CreditBatch, gamma: float) -> Tensor:
     return torch.tensor(scores, dtype=torch.float32, device=batch.returns.device)
 
 
+PAPER_ENV_SETTINGS: Mapping[str, Mapping[str, Any]] = {"ALFWorld-": {"reward_scale": 10.0}}
+"""Env id prefix -> the env settings SkillRise's paper trains with (ALFWorld: success pays 10)."""
+
+
 class SkillRiseCredit(CreditAssigner):
     """SkillRise: ``A_row = s_row - mean`` over the trials of one (group, position, role)."""
 
@@ -87,6 +95,13 @@ class SkillRiseCredit(CreditAssigner):
     roles: ClassVar[tuple[str, ...]] = ("solve", "curate")
     own_invalid_penalty: ClassVar[bool] = True
     config: SkillRiseCreditConfig
+
+    def env_defaults(self, env_id: str) -> dict[str, Any]:
+        """The paper's reward scale for ``env_id`` (ALFWorld: ``reward_scale=10``), empty for other envs."""
+        for prefix, settings in PAPER_ENV_SETTINGS.items():
+            if env_id.startswith(prefix):
+                return dict(settings)
+        return {}
 
     def wrap_env_factory(self, make_env: Callable[[], gym.Env], env_id: str) -> Callable[[], gym.Env]:
         """Every env becomes a trial of ``tasks`` tasks of one family (the family the env reports)."""
