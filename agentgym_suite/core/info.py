@@ -46,6 +46,9 @@ INFO_KEYS: dict[str, str] = {
     "position_rewards": "dict[int, float], optional: reward of the task at each position of a multi-task trial.",
     "skill_document": "str, optional: the skill document a SkillRise trial carries from task to task.",
     "trial_tasks": "list[str], optional: the task ids of a SkillRise trial, in order.",
+    "finished_position": "int, optional, on the step a task of a SkillRise trial ends: that task's position.",
+    "finished_task_id": "str, optional, on the step a task of a SkillRise trial ends: that task's id.",
+    "finished_won": "bool, optional, on the step a task of a SkillRise trial ends: whether it was solved.",
     "simulator_generations": "list[SimulatorGeneration], rehearsal env: the world model's generations of the "
                              "step, in call order (empty after reset).",
     "base_env_id": "str, rehearsal env: the tool env whose tasks are rehearsed.",

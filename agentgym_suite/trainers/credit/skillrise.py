@@ -47,6 +47,8 @@ class SkillRiseCreditConfig(CreditConfig):
     tasks: int = field(default=3, metadata={"help": "K, related tasks per trial (Solve/Curate alternating)."})
     turns_per_task: int = field(default=10, metadata={"help": "Turn budget of each Solve task inside a trial."})
     max_chars: int = field(default=4000, metadata={"help": "Longest skill document kept (characters)."})
+    order: str = field(default="easy_first", metadata={
+        "help": "Order of a trial's tasks: easy_first (the paper's, by the length of the env's oracle) or drawn."})
 
     def __post_init__(self) -> None:
         """Validate the parameters."""
@@ -59,6 +61,7 @@ class SkillRiseCreditConfig(CreditConfig):
             require(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
                     f"{name} must be an int >= 1 (got {value!r}); the paper uses tasks=3, turns_per_task=10, "
                     "max_chars=4000.")
+        require(self.order in ("easy_first", "drawn"), f"order must be easy_first or drawn (got {self.order!r}).")
 
 
 def skillrise_scores(batch: CreditBatch, gamma: float) -> Tensor:
@@ -108,8 +111,8 @@ class SkillRiseCredit(CreditAssigner):
         cfg = self.config
 
         def make() -> gym.Env:
-            return SkillRiseTrial(make_env(), k=cfg.tasks,
-                                  turns_per_task=cfg.turns_per_task, max_chars=cfg.max_chars)
+            return SkillRiseTrial(make_env(), k=cfg.tasks, turns_per_task=cfg.turns_per_task, max_chars=cfg.max_chars,
+                                  order=cfg.order)
 
         return make
 
