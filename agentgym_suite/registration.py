@@ -65,6 +65,8 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              "procedurally generated stateful tool worlds"),
     EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.envs.rehearsal:RehearsalEnv", 20,
              "a world model answers every tool call of a tool env (EnvACE rehearsal)"),
+    EnvEntry("SkillRise-v0", "agentgym_suite.envs.skillrise.trial_env:SkillRiseEnv", 32,
+             "SkillRise trials over any env: k tasks (or k attempts) with a curated skill document in between"),
 )
 
 
