@@ -104,3 +104,17 @@ def test_searchqa_reports_hotpotqa_question_types() -> None:
     assert by_kind == {"bridge": "search_multi_hop", "comparison": "search_comparison"}
     _, info = env.reset(seed=0)
     assert info["task_family"] in {"search_multi_hop", "search_comparison"}
+
+
+def test_scienceworld_families_are_the_papers_ten_topics() -> None:
+    pytest.importorskip("scienceworld")
+    from agentgym_suite.envs.scienceworld.env import ScienceWorldEnv
+    from agentgym_suite.envs.scienceworld.tasks import TASKS
+
+    env = ScienceWorldEnv(task="all", split="all")  # no JVM: families need only the task table
+    families = {task.number: env.task_family(f"{task.name}/0") for task in TASKS}
+    assert len(set(families.values())) == 10 and set(families.values()) <= SKILL_FAMILIES
+    assert families["1-1"] == families["1-4"] == "scienceworld_matter"
+    assert families["5-2"] == "scienceworld_plants" and families["10-2"] == "scienceworld_genetics"
+    assert {env.task_family(t) for t in env.task_ids()[:100]} == {"scienceworld_matter"}  # boil/melt first
+    env.close()

@@ -131,6 +131,10 @@ class ScienceWorldEnv(TextEnv):
         return {"task": "find-living-thing"}
 
     # ------------------------------------------------------------------ TextEnv API
+    def task_family(self, task_id: str) -> str:
+        """The task's topic among the paper's ten (``scienceworld_matter`` for boil/melt/freeze …)."""
+        return parse_task_id(task_id)[0].topic
+
     def task_ids(self) -> list[str]:
         """``<task-name>/<variation>`` for every selected task and variation of the split."""
         return list(self._ids)
