@@ -50,7 +50,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              "multi-hop QA with a search tool (HotpotQA, MuSiQue)",
              data_source="agentgym_suite.envs.searchqa.data_source:SOURCE"),
     EnvEntry("BFCL-v0", "agentgym_suite.envs.bfcl:BFCLEnv", 30,
-             "Berkeley Function Calling Leaderboard v4 (single- and multi-turn)",
+             "Berkeley Function Calling Leaderboard v4 (single-turn, multi-turn, web search, memory)",
              requires=("bfcl_eval",), data_source="agentgym_suite.envs.bfcl.data_source:SOURCE"),
     EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 30,
              "tau2-bench customer service (retail, airline, telecom, mock) with a simulated user",
@@ -65,6 +65,8 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              "procedurally generated stateful tool worlds"),
     EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.envs.rehearsal:RehearsalEnv", 20,
              "a world model answers every tool call of a tool env (EnvACE rehearsal)"),
+    EnvEntry("SkillRise-v0", "agentgym_suite.envs.skillrise.trial_env:SkillRiseEnv", 32,
+             "SkillRise trials over any env: k tasks (or k attempts) with a curated skill document in between"),
 )
 
 

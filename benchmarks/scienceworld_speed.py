@@ -8,7 +8,9 @@ Three measurements, printed as one table:
    the ratio is ours / raw;
 2. reset (task load) time, with and without the gold-path search;
 3. total steps/s of 1 vs 2 async workers (``agentgym_suite.make_vec(..., asynchronous=True)``;
-   target >= 1.6x with 2 workers on 2 free cores).
+   target >= 1.6x with 2 workers on 2 free cores);
+4. steps/s of ours with the JVM's own identity hashes instead of the deterministic ones the env
+   starts it with (``DETERMINISTIC_JVM_OPTIONS``); the ratio is deterministic / default.
 
     python benchmarks/scienceworld_speed.py [--task find-living-thing/0] [--repeats 3]
 """
@@ -109,6 +111,18 @@ def vector(task_id: str, actions: list[str], repeats: int, n: int, max_admissibl
     return steps / elapsed
 
 
+def without_deterministic_hashes(measure: Callable[[], float]) -> float:
+    """Run ``measure`` with JVMs started without the env's deterministic-hash options."""
+    from agentgym_suite.envs.scienceworld import backend
+
+    saved = backend.DETERMINISTIC_JVM_OPTIONS
+    backend.DETERMINISTIC_JVM_OPTIONS = ()
+    try:
+        return measure()
+    finally:
+        backend.DETERMINISTIC_JVM_OPTIONS = saved
+
+
 def main() -> None:
     """Run the three measurements and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -122,6 +136,7 @@ def main() -> None:
     raw_sps, raw_load = raw_backend(args.task, actions, args.repeats)
     on_sps, on_reset, gold_reset = ours(args.task, actions, args.repeats, args.max_admissible)
     off_sps, off_reset, _ = ours(args.task, actions, args.repeats, None)
+    default_hash_sps = without_deterministic_hashes(lambda: ours(args.task, actions, args.repeats, args.max_admissible)[0])
     vec1 = vector(args.task, actions, args.repeats, 1, None)
     vec2 = vector(args.task, actions, args.repeats, 2, None)
 
@@ -129,6 +144,8 @@ def main() -> None:
         ("raw scienceworld.ScienceWorldEnv.step", f"{raw_sps:8.1f} steps/s", "1.00x"),
         (f"ours, admissible list ({args.max_admissible})", f"{on_sps:8.1f} steps/s", f"{on_sps / raw_sps:.2f}x"),
         ("ours, admissible list off", f"{off_sps:8.1f} steps/s", f"{off_sps / raw_sps:.2f}x"),
+        ("ours, admissible list, JVM's own hashes", f"{default_hash_sps:8.1f} steps/s",
+         f"deterministic / own: {on_sps / default_hash_sps:.2f}x"),
         ("raw load + reset", f"{raw_load:8.3f} s", ""),
         ("ours reset (no gold path)", f"{off_reset:8.3f} s", ""),
         ("ours reset (admissible list)", f"{on_reset:8.3f} s", ""),
@@ -142,6 +159,8 @@ def main() -> None:
         print(f"{label:<{width}}  {value:>16}  {ratio}")
     report_ratio("ScienceWorld: ours (admissible list) / raw steps/s", on_sps / raw_sps, ">= 0.9x", "env overhead")
     report_ratio("ScienceWorld 2 async workers / 1", vec2 / vec1, ">= 1.6x", "vector scaling, Java-bound")
+    report_ratio("ScienceWorld deterministic / own JVM hashes steps/s", on_sps / default_hash_sps, ">= 0.9x",
+                 "cost of reproducible loads")
 
 
 if __name__ == "__main__":

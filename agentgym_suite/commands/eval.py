@@ -44,6 +44,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="VitaBench 2.0: evaluate once per memory backend on the same sequences and print one table "
              "(none, full, rewrite, rewrite:<backend spec>, bm25, embedding, embedding:minilm, embedding:hashing, groundtruth)",
     )
+    parser.add_argument(
+        "--bfcl-overall", default=None, metavar="all|A,B,...",
+        help="BFCL-v0: evaluate every category (all) or the listed ones, each in <out>/<category>/, and print the "
+             "BFCL-v4 overall score with bfcl-eval's category weights",
+    )
+    parser.add_argument(
+        "--skillrise", default=None, metavar="MODE:K",
+        help="SkillRise evaluation: sequence:K (K related tasks, easier to harder, with the model's skill document "
+             "curated and carried between them) or repeat:K (one task K times); optional :TURNS per task (default 10). "
+             "Prints success per position and against sequence length",
+    )
     parser.add_argument("--episodes", type=int, default=None, help="number of tasks (default: every task)")
     parser.add_argument("--k", type=int, default=1, help="attempts per task, for pass@k and pass^k (default: 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task selection and the episodes")
@@ -138,6 +149,41 @@ def _compare_memories(args: argparse.Namespace, env_kwargs: dict[str, Any], opti
     return 0
 
 
+def _bfcl_overall(args: argparse.Namespace, env_kwargs: dict[str, Any], options: dict[str, Any]) -> int:
+    """``--bfcl-overall``: one evaluation per BFCL category, then the overall score with upstream's weights."""
+    from rich.console import Console
+
+    from agentgym_suite.evaluation.bfcl_overall import OVERALL_FILE, overall_table, parse_categories, run_bfcl_overall
+
+    if args.env_id != "BFCL-v0":
+        raise ValueError(f"--bfcl-overall applies to BFCL-v0, not {args.env_id}.")
+    result = run_bfcl_overall(args.agent, parse_categories(args.bfcl_overall), out_dir=args.out, env_kwargs=env_kwargs,
+                              **options)
+    if args.json:
+        print(json.dumps({"overall": result.score.overall, "summaries": result.score.summaries,
+                          "missing": result.score.missing, "rows": result.rows}, indent=2))
+    else:
+        Console().print(overall_table(result, title=f"BFCL-v4 · {args.agent}"))
+        print(f"wrote {result.out_dir / OVERALL_FILE} and one run folder per category")
+    return 0
+
+
+def _skillrise(args: argparse.Namespace, env_kwargs: dict[str, Any], options: dict[str, Any]) -> int:
+    """``--skillrise MODE:K``: SkillRise trials over the env, then success per position."""
+    from rich.console import Console
+
+    from agentgym_suite.evaluation.skillrise_eval import SKILLRISE_FILE, parse_spec, run_skillrise_eval, skillrise_table
+
+    report = run_skillrise_eval(args.env_id, args.agent, parse_spec(args.skillrise), out_dir=args.out,
+                                env_kwargs=env_kwargs, **options)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        Console().print(skillrise_table(report, title=f"{args.env_id} · {args.agent} · SkillRise {args.skillrise}"))
+        print(f"wrote {report.out_dir / SKILLRISE_FILE} and the trials in {report.out_dir / 'trajectories.jsonl'}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation and print its summary."""
     from agentgym_suite.evaluation.report import print_summary
@@ -169,6 +215,10 @@ def run(args: argparse.Namespace) -> int:
         )
         if args.memory is not None:
             return _compare_memories(args, env_kwargs, options)
+        if args.bfcl_overall is not None:
+            return _bfcl_overall(args, env_kwargs, options)
+        if args.skillrise is not None:
+            return _skillrise(args, env_kwargs, options)
         result = evaluate(args.env_id, args.agent, out_dir=args.out, env_kwargs=env_kwargs, **options)
     except (AgentGymError, ValueError, KeyError, ImportError, gym.error.Error) as exc:
         print(f"agentgym eval: {exc}", file=sys.stderr)

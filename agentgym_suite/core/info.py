@@ -46,6 +46,9 @@ INFO_KEYS: dict[str, str] = {
     "position_rewards": "dict[int, float], optional: reward of the task at each position of a multi-task trial.",
     "skill_document": "str, optional: the skill document a SkillRise trial carries from task to task.",
     "trial_tasks": "list[str], optional: the task ids of a SkillRise trial, in order.",
+    "finished_position": "int, optional, on the step a task of a SkillRise trial ends: that task's position.",
+    "finished_task_id": "str, optional, on the step a task of a SkillRise trial ends: that task's id.",
+    "finished_won": "bool, optional, on the step a task of a SkillRise trial ends: whether it was solved.",
     "simulator_generations": "list[SimulatorGeneration], rehearsal env: the world model's generations of the "
                              "step, in call order (empty after reset).",
     "base_env_id": "str, rehearsal env: the tool env whose tasks are rehearsed.",
@@ -76,7 +79,11 @@ ENV_INFO_KEYS: dict[str, str] = {
     "bfcl_category": "str, BFCL: the test category of the task.",
     "bfcl_turn": "int, BFCL multi-turn: index of the current user turn.",
     "bfcl_turn_checks": "list[dict], BFCL multi-turn: the result of each finished turn's check.",
-    "bfcl_check": "dict, BFCL single-turn: whether the calls passed the check and why (when the episode ended).",
+    "bfcl_check": "dict, BFCL single-turn and agentic: whether the calls or the final reply passed the check and why "
+                  "(when the episode ended).",
+    "bfcl_memory_phase": "str, BFCL memory: 'prereq' while the scenario's memory-writing conversations are held, "
+                         "then 'question'.",
+    "bfcl_memory_prereqs_left": "int, BFCL memory: memory-writing conversations still to hold, the current one included.",
     "domain": "str, τ²: the domain of the task (airline, retail, telecom).",
     "nl_judge": "str, τ²: who graded the task's natural-language assertions ('none' without a judge).",
     "tau2_end": "str, τ² (when the episode ended): how the conversation ended (the user's stop, transfer or "

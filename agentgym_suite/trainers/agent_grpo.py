@@ -94,8 +94,10 @@ def episode_return(*_: Any, **__: Any) -> list[float]:
     raise RuntimeError("AgentGRPOTrainer scores episodes from the env; this reward function is never called.")
 
 
-def default_env_factory(args: AgentGRPOConfig) -> Callable[[], gym.Env]:
-    """A factory for the env ``args`` trains on (after ``env_mode``), failing early and clearly."""
+def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = None) -> Callable[[], gym.Env]:
+    """A factory for the env ``args`` trains on (after ``env_mode``), failing early and clearly.
+
+    ``credit``'s ``env_defaults`` for that env fill in what ``args.env_kwargs`` leaves unset."""
     import agentgym_suite  # noqa: F401  (registers every implemented env id)
 
     env_id = args.train_env_id
@@ -109,6 +111,8 @@ def default_env_factory(args: AgentGRPOConfig) -> Callable[[], gym.Env]:
             "Run `agentgym list` to see which env ids are ready, or choose env_mode=real with a ready env_id."
         )
     kwargs = dict(args.env_kwargs or {})
+    for key, value in (credit.env_defaults(env_id) if credit is not None else {}).items():
+        kwargs.setdefault(key, value)
     if args.env_mode == "rehearsal":
         kwargs.setdefault("base_env_id", args.env_id)
     if env_id == REHEARSAL_ENV_ID:
@@ -182,7 +186,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         if processing_class.pad_token_id is None:
             processing_class.pad_token = processing_class.eos_token
         self.credit = credit if credit is not None else build_credit(args)
-        self.env_factory = self.credit.wrap_env_factory(env_factory or default_env_factory(args), args.env_id)
+        self.env_factory = self.credit.wrap_env_factory(env_factory or default_env_factory(args, self.credit), args.env_id)
         if train_dataset is None:
             probe = self.env_factory()
             try:

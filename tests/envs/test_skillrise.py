@@ -60,3 +60,72 @@ def test_trial_tasks_share_the_family_the_env_reports():
         _, info = env.reset(seed=1, options={"task_id": first})
         assert info["task_family"] == family
         assert {env.env.task_family(t) for t in info["trial_tasks"]} == {family}
+
+
+class _GradedLetterEnv:
+    """A letter env whose oracle for task ``tN`` is N+1 actions long (N = the task's index)."""
+
+    @staticmethod
+    def make():
+        from trainers.fake_env import LetterEnv
+
+        class Graded(LetterEnv):
+            def oracle(self) -> list[str]:
+                return [f"say {self._letter}"] * (int(str(self.task_id)[1:]) + 1)
+
+        return Graded(horizon=1)
+
+
+def test_trial_tasks_go_from_easier_to_harder():
+    """The paper orders a trial's tasks easier to harder; here by the length of the env's oracle."""
+    env = SkillRiseTrial(_GradedLetterEnv.make(), k=3, turns_per_task=1)
+    for seed in range(6):
+        _, info = env.reset(seed=seed, options={"task_id": "t5"})
+        tasks = info["trial_tasks"]
+        assert "t5" in tasks and tasks == sorted(tasks, key=lambda t: int(t[1:])), tasks
+        assert info["position"] == 0 and info["task_id"] == tasks[0]
+    drawn = SkillRiseTrial(_GradedLetterEnv.make(), k=3, turns_per_task=1, order="drawn")
+    _, info = drawn.reset(seed=0, options={"task_id": "t5"})
+    assert info["trial_tasks"][0] == "t5"  # drawn order: the group's task first
+    custom = SkillRiseTrial(_GradedLetterEnv.make(), k=3, turns_per_task=1, difficulty=lambda t: -int(t[1:]))
+    _, info = custom.reset(seed=0, options={"task_id": "t0"})
+    assert info["trial_tasks"][-1] == "t0"
+
+
+def test_repeat_mode_plays_one_task_k_times_and_reports_each_finish():
+    env = SkillRiseTrial(make_letter_env(horizon=1), k=3, turns_per_task=1, mode="repeat")
+    _, info = env.reset(seed=0, options={"task_id": "t2"})
+    assert info["trial_tasks"] == ["t2", "t2", "t2"]
+    finished = []
+    for action in ["wrong", "<skill>say the letter</skill>", "say i", "<skill>x</skill>", "say i"]:
+        if info["role"] == "curate":
+            assert env.oracle()[0].startswith("<skill>")  # the curate oracle keeps the document
+        _, _, terminated, _, info = env.step(action)
+        if "finished_position" in info:
+            finished.append((info["finished_position"], info["finished_task_id"], info["finished_won"]))
+        if terminated:
+            break
+    assert finished == [(0, "t2", False), (1, "t2", True), (2, "t2", True)]
+    assert not undocumented_keys(info)
+
+
+def test_alfworld_trials_are_ordered_by_expert_plan_length():
+    import importlib.util
+
+    import pytest
+
+    from agentgym_suite.core.data import has_benchmark_data
+
+    if importlib.util.find_spec("alfworld") is None or not has_benchmark_data("alfworld", "json_2.1.1/valid_unseen"):
+        pytest.skip("ALFWorld backend or data not available")
+    from agentgym_suite.envs.alfworld.env import ALFWorldEnv
+
+    base = ALFWorldEnv(split="valid_unseen", task_types=["pick_heat_then_place_in_recep"])
+    env = SkillRiseTrial(base, k=3, turns_per_task=1)
+    try:
+        _, info = env.reset(seed=3, options={"task_id": base.task_ids()[0]})
+        lengths = [env.oracle_length(t) for t in info["trial_tasks"]]
+        assert lengths == sorted(lengths) and all(n > 0 for n in lengths), lengths
+        assert {base.task_family(t) for t in info["trial_tasks"]} == {"heat"}
+    finally:
+        env.close()

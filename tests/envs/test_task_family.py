@@ -49,19 +49,22 @@ def test_alfworld_families_are_its_six_task_types() -> None:
     assert families["pick_two_obj_and_place"] == "pick_two" and families["pick_heat_then_place_in_recep"] == "heat"
 
 
-@pytest.mark.parametrize("instruction,family", [
-    ("i want a slim fit cotton t-shirt for men, size large", "webshop_apparel"),
-    ("find me a gluten free chocolate snack under 10 dollars", "webshop_food"),
-    ("a moisturizing face cream for dry skin", "webshop_beauty"),
-    ("a wooden side table with a shelf", "webshop_home"),
-    ("something nice", ""),
+@pytest.mark.parametrize("goal,family", [
+    ({"category": "fashion", "product_category": "Clothing, Shoes & Jewelry › Men › Shirts"}, "webshop_apparel"),
+    ({"category": "food", "product_category": "Grocery & Gourmet Food › Snacks"}, "webshop_food"),
+    ({"category": "beauty", "product_category": "Beauty & Personal Care › Skin Care"}, "webshop_beauty"),
+    ({"category": "furniture", "product_category": "Home & Kitchen › Furniture › Tables"}, "webshop_home"),
+    ({"category": "electronics", "product_category": "Electronics › Headphones"}, "webshop_home"),
+    ({"category": "", "product_category": "Grocery & Gourmet Food › Beverages › Tea"}, "webshop_food"),
+    ({"category": "toys", "product_category": "Toys & Games › Puzzles"}, ""),
+    ({}, ""),
 ])
-def test_webshop_family_is_the_product_category(instruction: str, family: str) -> None:
-    assert product_family(instruction) == family
+def test_webshop_family_comes_from_the_category_tree(goal: dict, family: str) -> None:
+    assert product_family(goal) == family
     assert family == "" or family in SKILL_FAMILIES
 
 
-def test_webshop_env_reports_the_category_of_each_goal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_webshop_env_reports_the_department_of_each_goal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentgym_suite.envs.webshop import WebShopEnv
     from agentgym_suite.envs.webshop.synthetic import write_synthetic_catalogue
 
@@ -69,8 +72,16 @@ def test_webshop_env_reports_the_category_of_each_goal(tmp_path: Path, monkeypat
     env = WebShopEnv(data_dir=write_synthetic_catalogue(tmp_path / "data"))
     task_id = env.task_ids()[0]
     _, info = env.reset(options={"task_id": task_id})
-    assert info["task_family"] == product_family(info["task"]) == env.task_family(task_id)
-    assert {env.task_family(t) for t in env.task_ids()} <= SKILL_FAMILIES | {""}
+    assert info["task_family"] == env.task_family(task_id) == product_family(env.catalogue.goals[int(task_id)])
+    by_department = {}
+    for t in env.task_ids():
+        goal = env.catalogue.goals[int(t)]
+        by_department.setdefault(goal["category"], set()).add(env.task_family(t))
+    assert by_department == {"beauty": {"webshop_beauty"}, "fashion": {"webshop_apparel"}, "grocery": {"webshop_food"},
+                             "home": {"webshop_home"}, "electronics": {"webshop_home"}}
+    # the instruction's words do not decide: "coffee table" is furniture, though "coffee" names a food
+    tables = [t for t in env.task_ids() if "coffee table" in env.catalogue.goals[int(t)]["instruction_text"]]
+    assert tables and {env.task_family(t) for t in tables} == {"webshop_home"}
 
 
 @pytest.mark.parametrize("kind,dataset,family", [
@@ -93,3 +104,17 @@ def test_searchqa_reports_hotpotqa_question_types() -> None:
     assert by_kind == {"bridge": "search_multi_hop", "comparison": "search_comparison"}
     _, info = env.reset(seed=0)
     assert info["task_family"] in {"search_multi_hop", "search_comparison"}
+
+
+def test_scienceworld_families_are_the_papers_ten_topics() -> None:
+    pytest.importorskip("scienceworld")
+    from agentgym_suite.envs.scienceworld.env import ScienceWorldEnv
+    from agentgym_suite.envs.scienceworld.tasks import TASKS
+
+    env = ScienceWorldEnv(task="all", split="all")  # no JVM: families need only the task table
+    families = {task.number: env.task_family(f"{task.name}/0") for task in TASKS}
+    assert len(set(families.values())) == 10 and set(families.values()) <= SKILL_FAMILIES
+    assert families["1-1"] == families["1-4"] == "scienceworld_matter"
+    assert families["5-2"] == "scienceworld_plants" and families["10-2"] == "scienceworld_genetics"
+    assert {env.task_family(t) for t in env.task_ids()[:100]} == {"scienceworld_matter"}  # boil/melt first
+    env.close()

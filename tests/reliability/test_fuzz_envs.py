@@ -28,6 +28,7 @@ import json
 import math
 import os
 import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,8 +215,9 @@ def _writes(events: list[tuple[str, tuple]]) -> list[str]:
             mode, flags = args[1], args[2]
             if any(c in mode for c in "wax+") or (flags.lstrip("-").isdigit() and int(flags) & _WRITE_FLAGS):
                 written.append(args[0])
-        elif event in ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.symlink", "os.link", "os.truncate",
-                       "shutil.rmtree", "shutil.move", "shutil.copyfile"):
+        elif event in ("os.rename", "shutil.move", "shutil.copyfile", "os.symlink", "os.link") and len(args) >= 2:
+            written.extend(args[:2] if event in ("os.rename", "shutil.move") else args[1:2])  # a copy writes only its target
+        elif event in ("os.remove", "os.rmdir", "os.mkdir", "os.truncate", "shutil.rmtree"):
             written.append(args[0])
     return written
 
@@ -231,7 +233,10 @@ def _step_watched(env: gym.Env, action: Any, allowed: tuple[Path, ...]) -> Any:
 
 
 def _allowed(sandbox: dict[str, Path]) -> tuple[Path, ...]:
-    return (sandbox["cache"].resolve(), sandbox["data"].resolve())
+    """Where a step may write: the run's cache and fixture folders, and the system temp folder (jericho
+    copies its interpreter library into a fresh temp dir whenever a game is loaded, which a SkillRise
+    trial does inside a step when it moves to its next task)."""
+    return (sandbox["cache"].resolve(), sandbox["data"].resolve(), Path(tempfile.gettempdir()).resolve())
 
 
 def fuzz(env: gym.Env, env_id: str, examples: int, allowed: tuple[Path, ...], check_admissible: bool = True) -> None:
@@ -306,11 +311,12 @@ def oracle_after_hostile_actions(env: gym.Env, env_id: str, examples: int, allow
             strategies = hostile_strategies(info, env.format_action, tool_env, plan[:1] + _admissible(info)[:5], refusals)
             action = data.draw(strategies[kind])
             logged = len(getattr(env, "tool_log", []))
+            free_text = info.get("role") == "curate"  # a SkillRise skill document: a long number is just text there
             result = _step_watched(env, action, allowed)
             info = _check_step(result)
             observation, reward, terminated, truncated, _ = result
             assert not (terminated or truncated), (kind, action[:200], observation[:300])
-            if kind in INVALID_KINDS:
+            if kind in INVALID_KINDS and not (free_text and kind == "huge_number"):
                 assert info["action_valid"] is False and reward == 0.0, (kind, action[:200], observation[:300])
             if kind == "refused" and any(r.ok for r in env.tool_log[logged:]):
                 left_the_plan = True  # the backend took the call after all: a real action, off the plan

@@ -20,6 +20,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("cli.py", "importlib.import_module(<non-literal>)"): "names built from the fixed COMMANDS tuple",
     ("envs/bfcl/backends.py", "importlib.import_module(<non-literal>)"):
         "module names looked up in the fixed BACKEND_MODULES table; unknown class names are refused first",
+    ("envs/bfcl/memory.py", "importlib.import_module(<non-literal>)"):
+        "bfcl-eval's memory backend modules from the fixed MEMORY_MODULES table",
     ("llm/__init__.py", "importlib.import_module(<non-literal>)"): "lazy attributes from the fixed _LAZY table",
     ("trainers/credit/registry.py", "importlib.import_module(<non-literal>)"):
         "the credit plug-in's import path from the user's training config (`credit: module:Class`), as TRL "

@@ -67,14 +67,26 @@ class BackendSession:
     """
 
     def __init__(self, involved_classes: Iterable[str], initial_config: dict[str, Any], allowed: Iterable[str], *, long_context: bool = False) -> None:
-        self.instances: dict[str, Any] = {}
-        self.owner: dict[str, str] = {}
-        self.allowed = set(allowed)
+        instances: dict[str, Any] = {}
         for class_name in involved_classes:
             instance = backend_class(class_name)()
             if class_name not in STATELESS:
                 instance._load_scenario(copy.deepcopy(initial_config.get(class_name, {})), long_context=long_context)
-            self.instances[class_name] = instance
+            instances[class_name] = instance
+        self._adopt(instances, allowed)
+
+    @classmethod
+    def from_instances(cls, instances: dict[str, Any], allowed: Iterable[str]) -> "BackendSession":
+        """A session over backend instances built and loaded elsewhere (web search, memory)."""
+        session = cls.__new__(cls)
+        session._adopt(instances, allowed)
+        return session
+
+    def _adopt(self, instances: dict[str, Any], allowed: Iterable[str]) -> None:
+        self.instances = dict(instances)
+        self.owner: dict[str, str] = {}
+        self.allowed = set(allowed)
+        for class_name, instance in self.instances.items():
             for name, _ in inspect.getmembers(instance, predicate=inspect.ismethod):
                 if not name.startswith("_"):
                     self.owner.setdefault(name, class_name)

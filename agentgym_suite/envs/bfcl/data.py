@@ -23,13 +23,26 @@ SINGLE_TURN = (
     "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
     "irrelevance", "live_irrelevance", "live_relevance",
 )
+WEB_SEARCH = ("web_search_base", "web_search_no_snippet")
+MEMORY = ("memory_kv", "memory_vector", "memory_rec_sum")
+AGENTIC = WEB_SEARCH + MEMORY
+"""The agentic categories: one question answered in words, checked for the expected answer."""
+CATEGORIES = MULTI_TURN + SINGLE_TURN + AGENTIC
 NO_CALL_EXPECTED = ("irrelevance", "live_irrelevance")
 CALL_EXPECTED_ANY = ("live_relevance",)
-OFFLINE_UNAVAILABLE = ("web_search", "memory", "memory_kv", "memory_vector", "memory_rec_sum")
+MEMORY_SCENARIOS = ("student", "customer", "finance", "healthcare", "notetaker")
+"""bfcl-eval's memory scenarios, in the order it builds the memory test cases."""
 
 _FILE_STEM = {c: f"multi_turn_{c}" for c in MULTI_TURN}
 _FILE_STEM.update({c: c for c in SINGLE_TURN})
 _FILE_STEM["simple"] = "simple_python"
+_FILE_STEM.update({c: "web_search" for c in WEB_SEARCH})
+_FILE_STEM.update({c: "memory" for c in MEMORY})
+
+UPSTREAM_NAMES = {c: f"multi_turn_{c}" for c in MULTI_TURN}
+UPSTREAM_NAMES.update({c: c for c in SINGLE_TURN + AGENTIC})
+UPSTREAM_NAMES["simple"] = "simple_python"
+"""Category name here -> bfcl-eval's test category name (its score files and leaderboard columns)."""
 
 FUNC_DOC_FILES = {
     "GorillaFileSystem": "gorilla_file_system.json",
@@ -40,8 +53,12 @@ FUNC_DOC_FILES = {
     "TradingBot": "trading_bot.json",
     "TravelAPI": "travel_booking.json",
     "VehicleControlAPI": "vehicle_control.json",
+    "WebSearchAPI": "web_search.json",
+    "MemoryAPI_kv": "memory_kv.json",
+    "MemoryAPI_vector": "memory_vector.json",
+    "MemoryAPI_rec_sum": "memory_rec_sum.json",
 }
-"""Backend class -> function-doc file of the offline multi-turn backends."""
+"""Backend class -> function-doc file (multi-turn backends, web search, the three memory backends)."""
 
 
 def is_multi_turn(category: str) -> bool:
@@ -49,17 +66,20 @@ def is_multi_turn(category: str) -> bool:
     return category in MULTI_TURN
 
 
+def is_agentic(category: str) -> bool:
+    """True for the web-search and memory categories."""
+    return category in AGENTIC
+
+
 def check_category(category: str) -> str:
     """Return ``category`` when supported; explain what to pick otherwise."""
-    if category in MULTI_TURN or category in SINGLE_TURN:
+    if category in CATEGORIES:
         return category
-    if category in OFFLINE_UNAVAILABLE or category.startswith("memory"):
-        raise NoNetworkError(
-            f"BFCL category {category!r} is not available offline: web_search calls a live search API "
-            "and the memory categories need a hub embedding model. Choose one of "
-            f"{', '.join(MULTI_TURN + SINGLE_TURN)}."
-        )
-    raise ValueError(f"Unknown BFCL category {category!r}; choose one of {', '.join(MULTI_TURN + SINGLE_TURN)}.")
+    if category == "web_search":
+        raise ValueError("BFCL's web search comes in two categories: web_search_base and web_search_no_snippet.")
+    if category == "memory":
+        raise ValueError(f"BFCL's memory comes in one category per backend: {', '.join(MEMORY)}.")
+    raise ValueError(f"Unknown BFCL category {category!r}; choose one of {', '.join(CATEGORIES)}.")
 
 
 def package_root() -> Path:
@@ -86,20 +106,49 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def upstream_id(category: str, entry_id: str) -> str:
+    """The id bfcl-eval gives an entry of an agentic category (``web_search_3`` ->
+    ``web_search_no_snippet_3``, ``memory_0-customer-0`` -> ``memory_kv_0-customer-0``)."""
+    if category in WEB_SEARCH:
+        return entry_id.replace("web_search", category, 1)
+    if category in MEMORY:
+        return entry_id.replace("memory", category, 1)
+    return entry_id
+
+
 @lru_cache(maxsize=None)
 def load_questions(category: str) -> dict[str, dict[str, Any]]:
-    """Test entries of ``category`` by id, in file order."""
+    """Test entries of ``category`` by id, in file order (agentic ids renamed as bfcl-eval does)."""
     path = data_root() / f"BFCL_v4_{_FILE_STEM[check_category(category)]}.json"
-    return {entry["id"]: entry for entry in _read_jsonl(path)}
+    return {upstream_id(category, entry["id"]): entry for entry in _read_jsonl(path)}
 
 
 @lru_cache(maxsize=None)
-def load_answers(category: str) -> dict[str, Any]:
-    """Ground truth of ``category`` by id (empty for categories without a possible-answer file)."""
+def load_answer_records(category: str) -> dict[str, dict[str, Any]]:
+    """Whole possible-answer records of ``category`` by id (web search keeps its hop sources there)."""
     path = data_root() / "possible_answer" / f"BFCL_v4_{_FILE_STEM[check_category(category)]}.json"
     if not path.exists():
         return {}
-    return {entry["id"]: entry["ground_truth"] for entry in _read_jsonl(path)}
+    return {upstream_id(category, entry["id"]): entry for entry in _read_jsonl(path)}
+
+
+def load_answers(category: str) -> dict[str, Any]:
+    """Ground truth of ``category`` by id (empty for categories without a possible-answer file)."""
+    return {key: record["ground_truth"] for key, record in load_answer_records(category).items()}
+
+
+@lru_cache(maxsize=None)
+def load_memory_prereqs(category: str, scenario: str) -> tuple[dict[str, Any], ...]:
+    """The conversations that fill a memory backend before a scenario's questions, in order,
+    with bfcl-eval's ids (``memory_kv_prereq_0-customer-0`` ...)."""
+    if category not in MEMORY or scenario not in MEMORY_SCENARIOS:
+        raise ValueError(f"no memory prerequisites for category {category!r}, scenario {scenario!r}.")
+    path = data_root() / "memory_prereq_conversation" / f"memory_{scenario}.json"
+    entries = []
+    for entry in _read_jsonl(path):
+        entry = dict(entry, id=upstream_id(category, entry["id"]))
+        entries.append(entry)
+    return tuple(entries)
 
 
 @lru_cache(maxsize=None)

@@ -21,6 +21,19 @@ from agentgym_suite.core.errors import AgentGymError, missing_backend
 
 JAVA_INSTALL_HINT = "apt-get install -y default-jre-headless"
 
+DETERMINISTIC_JVM_OPTIONS = ("-XX:+UnlockExperimentalVMOptions", "-XX:hashCode=2")
+"""JVM options that make a task load give the same world every time.
+
+The simulator seeds its random generator from the variation index on every load
+(``PythonInterface.doLoad`` calls ``Random.setSeed(variationIdx)``), so the seeded choice of
+task and variation already fixes everything random. What still varied between two loads of
+one variation was the order of objects in a room: containers keep their contents in hash
+sets of objects without their own ``hashCode``, so the order follows the JVM's identity
+hashes, which differ from load to load (e.g. the three wood cups of ``find-plant/1`` listed
+in a different order; 10 of 80 reloads differed). ``hashCode=2`` gives every object the same
+identity hash, so those sets keep insertion order and a load is reproducible. Step speed
+is unchanged within noise (``benchmarks/scienceworld_speed.py``)."""
+
 
 class JavaNotFoundError(AgentGymError, FileNotFoundError):
     """No ``java`` executable: ScienceWorld's simulator cannot start."""
@@ -116,7 +129,8 @@ class SimulatorProcess:
     def _launch(self, java: str, jar: str, cwd: str) -> None:
         from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
 
-        port, proc = launch_gateway(classpath=jar, die_on_exit=True, cwd=cwd, return_proc=True, java_path=java)
+        port, proc = launch_gateway(classpath=jar, die_on_exit=True, cwd=cwd, return_proc=True, java_path=java,
+                                    javaopts=list(DETERMINISTIC_JVM_OPTIONS))
         self._proc = proc
         self._gateway = JavaGateway(gateway_parameters=GatewayParameters(auto_field=True, port=port), java_process=proc)
         self._server = self._gateway.jvm.scienceworld.runtime.pythonapi.PythonInterface()

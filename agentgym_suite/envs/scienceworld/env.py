@@ -8,6 +8,11 @@ per-step reward is the score change / 100; the task is won at 100, and a failed 
 simulator's score drops below zero, e.g. after focusing on the wrong object) ends the
 episode with ``won=False``.
 
+Seeding: the seeded ``np_random`` picks the task and variation, and the simulator reseeds its
+own random generator from the variation at every load, so the same seed sequence gives the
+same episodes; the JVM runs with deterministic identity hashes so that a reload also lists a
+room's objects in the same order (see ``backend.DETERMINISTIC_JVM_OPTIONS``).
+
 One JVM per env, started on the first ``reset()`` (constructing the env is cheap) and shut
 down by ``close()``. Every simulator call runs under a timeout; a call that times out or
 finds the JVM dead kills the JVM, ends the episode as truncated with ``info["error"]``, and
@@ -132,6 +137,10 @@ class ScienceWorldEnv(TextEnv):
         return {"task": "find-living-thing"}
 
     # ------------------------------------------------------------------ TextEnv API
+    def task_family(self, task_id: str) -> str:
+        """The task's topic among the paper's ten (``scienceworld_matter`` for boil/melt/freeze …)."""
+        return parse_task_id(task_id)[0].topic
+
     def task_ids(self) -> list[str]:
         """``<task-name>/<variation>`` for every selected task and variation of the split."""
         return list(self._ids)

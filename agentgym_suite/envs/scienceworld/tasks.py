@@ -26,6 +26,11 @@ class SciWorldTask:
     n_train: int
     n_dev: int
 
+    @property
+    def topic(self) -> str:
+        """The task's topic family (the first part of its paper number; see :data:`TOPIC_FAMILIES`)."""
+        return TOPIC_FAMILIES[self.number.split("-")[0]]
+
     def variations_of(self, split: str) -> range:
         """Variation indices of ``split`` (``train``, ``dev``, ``test`` or ``all``)."""
         dev_start = self.n_train
@@ -38,6 +43,20 @@ class SciWorldTask:
         }
         return ranges[split]
 
+
+TOPIC_FAMILIES: dict[str, str] = {
+    "1": "scienceworld_matter",          # changes of state: boil, melt, freeze, any
+    "2": "scienceworld_measurement",     # thermometer, melting points
+    "3": "scienceworld_electricity",     # circuits, renewable energy, conductivity
+    "4": "scienceworld_classification",  # find a living / non-living thing, a plant, an animal
+    "5": "scienceworld_plants",          # grow a plant, grow a fruit
+    "6": "scienceworld_chemistry",       # mixing, paint colours
+    "7": "scienceworld_lifespan",        # longest- / shortest-lived animals
+    "8": "scienceworld_life_stages",     # life stages of a plant, an animal
+    "9": "scienceworld_forces",          # inclined planes, friction
+    "10": "scienceworld_genetics",       # Mendelian genetics
+}
+"""The paper's ten topics (the first part of a task's number) -> the family its tasks report."""
 
 TASKS: tuple[SciWorldTask, ...] = tuple(
     SciWorldTask(*row)

@@ -98,8 +98,8 @@ class WebShopEnv(TextEnv):
         return list(self._ids)
 
     def task_family(self, task_id: str) -> str:
-        """The product category the goal's instruction asks for (see :mod:`.families`)."""
-        return product_family(self.catalogue.goals[int(task_id)]["instruction_text"])
+        """The department of the goal's product in WebShop's category tree (see :mod:`.families`)."""
+        return product_family(self.catalogue.goals[int(task_id)])
 
     @property
     def goal(self) -> dict[str, Any]:

@@ -21,6 +21,8 @@ so the trainer never branches on a plug-in's name:
 * ``own_invalid_penalty``: its paper fixes the invalid-action penalty, so the trainer's
   ``invalid_action_penalty`` is not passed to it;
 * ``trainer_defaults``: parameters a trainer passes unless the user sets them;
+* ``env_defaults``: env keyword arguments a trainer passes unless ``env_kwargs`` sets them
+  (the setting the method's paper trains that env with, e.g. SkillRise's ALFWorld reward 10);
 * ``wrap_env_factory``: a hook that wraps the factory of the env being trained on (a no-op
   unless the method plays episodes of its own shape, e.g. SkillRise's trials).
 """
@@ -237,6 +239,11 @@ class CreditAssigner(ABC):
     def primary_role(self) -> str:
         """Role of the rows of a plain single-role episode (the first of ``roles``)."""
         return self.roles[0]
+
+    def env_defaults(self, env_id: str) -> dict[str, Any]:
+        """Env keyword arguments a trainer passes when it makes ``env_id`` and ``env_kwargs`` does not
+        set them: the env setting the method's paper trains with. Default: none."""
+        return {}
 
     def wrap_env_factory(self, make_env: Callable[[], gym.Env], env_id: str) -> Callable[[], gym.Env]:
         """The env factory a trainer plays episodes with, given the factory of the env it trains

@@ -6,13 +6,17 @@ rewards of the later tasks ``sum_{j>p} gamma^(j-p) r_j``. Advantages are mean-on
 
 A trainer plays SkillRise trials (``agentgym_suite.envs.skillrise.SkillRiseTrial``) instead of
 the plain env: ``wrap_env_factory`` wraps every env in a trial of ``tasks`` related tasks.
+
+Rewards are on the paper's scale: ALFWorld pays 10 for a success (``env_defaults`` asks the
+trainer for ``reward_scale=10`` unless ``env_kwargs`` sets it), so the 0.5 invalid penalty is
+5 % of a success, as in the paper. The env's ``score`` stays in [0, 1].
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 import torch
 from torch import Tensor
@@ -43,6 +47,8 @@ class SkillRiseCreditConfig(CreditConfig):
     tasks: int = field(default=3, metadata={"help": "K, related tasks per trial (Solve/Curate alternating)."})
     turns_per_task: int = field(default=10, metadata={"help": "Turn budget of each Solve task inside a trial."})
     max_chars: int = field(default=4000, metadata={"help": "Longest skill document kept (characters)."})
+    order: str = field(default="easy_first", metadata={
+        "help": "Order of a trial's tasks: easy_first (the paper's, by the length of the env's oracle) or drawn."})
 
     def __post_init__(self) -> None:
         """Validate the parameters."""
@@ -55,6 +61,7 @@ class SkillRiseCreditConfig(CreditConfig):
             require(isinstance(value, int) and not isinstance(value, bool) and value >= 1,
                     f"{name} must be an int >= 1 (got {value!r}); the paper uses tasks=3, turns_per_task=10, "
                     "max_chars=4000.")
+        require(self.order in ("easy_first", "drawn"), f"order must be easy_first or drawn (got {self.order!r}).")
 
 
 def skillrise_scores(batch: CreditBatch, gamma: float) -> Tensor:
@@ -78,6 +85,10 @@ def skillrise_scores(batch: CreditBatch, gamma: float) -> Tensor:
     return torch.tensor(scores, dtype=torch.float32, device=batch.returns.device)
 
 
+PAPER_ENV_SETTINGS: Mapping[str, Mapping[str, Any]] = {"ALFWorld-": {"reward_scale": 10.0}}
+"""Env id prefix -> the env settings SkillRise's paper trains with (ALFWorld: success pays 10)."""
+
+
 class SkillRiseCredit(CreditAssigner):
     """SkillRise: ``A_row = s_row - mean`` over the trials of one (group, position, role)."""
 
@@ -88,13 +99,20 @@ class SkillRiseCredit(CreditAssigner):
     own_invalid_penalty: ClassVar[bool] = True
     config: SkillRiseCreditConfig
 
+    def env_defaults(self, env_id: str) -> dict[str, Any]:
+        """The paper's reward scale for ``env_id`` (ALFWorld: ``reward_scale=10``), empty for other envs."""
+        for prefix, settings in PAPER_ENV_SETTINGS.items():
+            if env_id.startswith(prefix):
+                return dict(settings)
+        return {}
+
     def wrap_env_factory(self, make_env: Callable[[], gym.Env], env_id: str) -> Callable[[], gym.Env]:
         """Every env becomes a trial of ``tasks`` tasks of one family (the family the env reports)."""
         cfg = self.config
 
         def make() -> gym.Env:
-            return SkillRiseTrial(make_env(), k=cfg.tasks,
-                                  turns_per_task=cfg.turns_per_task, max_chars=cfg.max_chars)
+            return SkillRiseTrial(make_env(), k=cfg.tasks, turns_per_task=cfg.turns_per_task, max_chars=cfg.max_chars,
+                                  order=cfg.order)
 
         return make
 

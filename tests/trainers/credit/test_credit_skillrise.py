@@ -71,3 +71,48 @@ def test_config_validation() -> None:
 
 def test_torch_dtype(make_batch) -> None:
     assert get_credit_assigner("skillrise").advantages(make_batch(trials())).advantages.dtype == torch.float32
+
+
+def _alfworld_ready() -> bool:
+    import importlib.util
+
+    from agentgym_suite.core.data import has_benchmark_data
+
+    return importlib.util.find_spec("alfworld") is not None and has_benchmark_data("alfworld", "json_2.1.1/valid_unseen")
+
+
+@pytest.mark.skipif(not _alfworld_ready(), reason="ALFWorld backend or data not available")
+def test_skillrise_trains_alfworld_on_the_papers_reward_scale() -> None:
+    """SkillRise's ALFWorld success pays 10, so its 0.5 invalid penalty is 5 % of a success (not half of
+    one, as with the env's default scale 1); the env's score stays in [0, 1]."""
+    from agentgym_suite.trainers import AgentGRPOConfig
+    from agentgym_suite.trainers.agent_grpo import build_credit, default_env_factory
+
+    def config(**kw):
+        return AgentGRPOConfig(output_dir="/tmp/agentgym-skillrise-scale", bf16=False, use_cpu=True, report_to="none",
+                               env_id="ALFWorld-v0", max_turns=40, **kw)
+
+    args = config(credit="skillrise", env_kwargs={"split": "valid_unseen"})
+    credit = build_credit(args)
+    assert credit.env_defaults("ALFWorld-v0") == {"reward_scale": 10.0} and credit.env_defaults("WebShop-v0") == {}
+    trial = credit.wrap_env_factory(default_env_factory(args, credit), "ALFWorld-v0")()
+    try:
+        assert trial.env.unwrapped.reward_scale == 10.0
+        task_id = trial.task_ids()[0]
+        _, info = trial.reset(seed=0, options={"task_id": task_id})
+        total = 0.0
+        while info["role"] == "solve" and info["position"] == 0:
+            _, reward, _, _, info = trial.step(trial.oracle()[0])
+            total += reward
+        assert total == 10.0 and info["position_rewards"][0] == 10.0 and info["score"] == 1.0
+        assert credit.config.invalid_penalty / total == pytest.approx(0.05)
+    finally:
+        trial.close()
+    explicit = config(credit="skillrise", env_kwargs={"split": "valid_unseen", "reward_scale": 1.0})
+    env = default_env_factory(explicit, build_credit(explicit))()
+    assert env.unwrapped.reward_scale == 1.0  # what the user sets wins
+    env.close()
+    grpo = config(credit="grpo", env_kwargs={"split": "valid_unseen"})
+    env = default_env_factory(grpo, build_credit(grpo))()
+    assert env.unwrapped.reward_scale == 1.0  # other methods keep the env's default
+    env.close()

@@ -1,0 +1,128 @@
+"""The BFCL-v4 overall score: ``agentgym eval BFCL-v0 --bfcl-overall all``.
+
+Every category runs as its own resumable evaluation (``<out>/<category>/``) with the same
+agent and settings; their success rates are combined with bfcl-eval's weights
+(:mod:`agentgym_suite.envs.bfcl.scoring`) into one table and ``<out>/bfcl_overall.json``.
+Categories the env does not offer (``simple_java``, ``simple_javascript``) and categories not
+run count as 0 in the overall score, as on bfcl-eval's leaderboard, and are listed. Web-search
+numbers come from the local corpus, not the live web (see :mod:`agentgym_suite.envs.bfcl.web_search`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from agentgym_suite.envs.bfcl import data
+from agentgym_suite.envs.bfcl.scoring import SCORED_CATEGORIES, CategoryScore, OverallScore, overall_score
+from agentgym_suite.evaluation.runner import EvalResult, evaluate
+
+OVERALL_FILE = "bfcl_overall.json"
+MEMORY_MIN_TURNS = 600
+"""Turn limit given to memory categories: their first question of a scenario also holds the
+scenario's memory-writing conversations (about 110 user turns for the longest)."""
+
+
+@dataclass
+class BFCLOverall:
+    """What :func:`run_bfcl_overall` returns."""
+
+    score: OverallScore
+    rows: list[dict[str, Any]]
+    out_dir: Path
+    results: dict[str, EvalResult] = field(default_factory=dict)
+
+
+def parse_categories(text: str) -> list[str]:
+    """``"all"`` (every category the env offers) or a comma list of the env's category names."""
+    if text.strip() == "all":
+        return list(data.CATEGORIES)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ValueError("--bfcl-overall needs 'all' or categories such as base,simple,web_search_base")
+    if len(set(names)) != len(names):
+        raise ValueError(f"--bfcl-overall lists a category twice: {text!r}")
+    for name in names:
+        data.check_category(name)
+    return names
+
+
+def category_counts() -> dict[str, int]:
+    """Entries per category (bfcl-eval names), read from the installed data; 1 where unreadable."""
+    counts: dict[str, int] = {}
+    for name in SCORED_CATEGORIES:
+        env_name = next((k for k, v in data.UPSTREAM_NAMES.items() if v == name), None)
+        try:
+            if env_name is not None:
+                counts[name] = len(data.load_questions(env_name))
+            else:
+                counts[name] = sum(1 for line in (data.data_root() / f"BFCL_v4_{name}.json").open() if line.strip())
+        except (OSError, ValueError):
+            counts[name] = 1
+    return counts
+
+
+def run_bfcl_overall(agent: Any, categories: list[str], *, out_dir: str | Path, env_kwargs: dict[str, Any] | None = None,
+                     **evaluate_kwargs: Any) -> BFCLOverall:
+    """Evaluate ``agent`` on each category and combine the success rates into the overall score.
+
+    ``env_kwargs`` must not set ``category``; ``evaluate_kwargs`` go to
+    :func:`~agentgym_suite.evaluation.runner.evaluate` (memory categories get at least
+    :data:`MEMORY_MIN_TURNS` turns).
+    """
+    base = dict(env_kwargs or {})
+    if "category" in base:
+        raise ValueError("give the categories with --bfcl-overall only, not in --env-kwargs as well.")
+    out = Path(out_dir)
+    results: dict[str, CategoryScore] = {}
+    runs: dict[str, EvalResult] = {}
+    rows: list[dict[str, Any]] = []
+    for category in categories:
+        options = dict(evaluate_kwargs)
+        if category in data.MEMORY:
+            options["max_turns"] = max(int(options.get("max_turns") or 0), MEMORY_MIN_TURNS)
+        result = evaluate("BFCL-v0", agent, out_dir=out / category, env_kwargs={**base, "category": category}, **options)
+        runs[category] = result
+        summary = result.summary
+        rate = summary.get("success_rate")
+        upstream = data.UPSTREAM_NAMES[category]
+        total = len(data.load_questions(category))
+        if rate is not None:
+            results[upstream] = CategoryScore(float(rate), int(summary.get("tasks") or 0))
+        rows.append({"category": category, "bfcl_name": upstream, "accuracy": rate, "tasks": summary.get("tasks"),
+                     "of": total, "out_dir": str(result.out_dir)})
+    score = overall_score(results, category_counts())
+    out.mkdir(parents=True, exist_ok=True)
+    partial = [r["category"] for r in rows if r["tasks"] != r["of"]]
+    (out / OVERALL_FILE).write_text(json.dumps({
+        "overall": score.overall, "summaries": score.summaries, "missing": score.missing, "partial": partial,
+        "rows": rows, "web_search": "local corpus, not the live web",
+    }, indent=2) + "\n", encoding="utf-8")
+    return BFCLOverall(score=score, rows=rows, out_dir=out, results=runs)
+
+
+def _pct(value: Any) -> str:
+    return "-" if value is None else f"{100 * float(value):.2f}"
+
+
+def overall_table(result: BFCLOverall, title: str = "") -> Table:
+    """One row per category run, then the five summaries and the overall score (percent)."""
+    table = Table(title=title or "BFCL-v4 (bfcl-eval's weights 10/10/10/30/40)",
+                  caption=f"not evaluated, counted as 0: {', '.join(result.score.missing) or 'none'}; "
+                          "web search on the local corpus, not the live web")
+    for column in ("category", "accuracy %", "tasks"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for row in result.rows:
+        table.add_row(row["bfcl_name"], _pct(row["accuracy"]), f"{row['tasks']}/{row['of']}")
+    for name, value in result.score.summaries.items():
+        table.add_row(f"[bold]{name} (summary)[/bold]", _pct(value), "")
+    table.add_row("[bold]overall[/bold]", _pct(result.score.overall), "")
+    return table
+
+
+__all__ = ["BFCLOverall", "MEMORY_MIN_TURNS", "OVERALL_FILE", "category_counts", "overall_table", "parse_categories",
+           "run_bfcl_overall"]
