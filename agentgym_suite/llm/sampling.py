@@ -75,3 +75,51 @@ class StopStrings:
         tail = generated[:, -self.window :].tolist()
         done = [any(s in self.tokenizer.decode(row, skip_special_tokens=False) for s in self.stops) for row in tail]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+class SeededRows:
+    """Logits processor that samples each row with a generator of its own.
+
+    Put it after :class:`RecordingProcessor` (whose warped scores it samples from). Rows with a
+    seed draw their next token from ``torch.multinomial`` with their own ``torch.Generator``
+    and hand ``generate`` a one-hot distribution, so what ``generate`` then samples from the
+    global RNG cannot change it: a row's tokens depend on its seed and its own logits only,
+    never on the other rows of the batch. Rows whose seed is None are left to ``generate``.
+
+    Args:
+        seeds: one seed (or None) per row of the batch.
+    """
+
+    def __init__(self, seeds: list[int | None]) -> None:
+        self.seeds = seeds
+        self._generators: list[torch.Generator | None] | None = None
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if self._generators is None:
+            self._generators = [None if s is None else torch.Generator(device=scores.device).manual_seed(s)
+                                for s in self.seeds]
+        probs = torch.softmax(scores.float(), dim=-1)
+        out = scores.clone()
+        for row, generator in enumerate(self._generators):
+            if generator is None:
+                continue
+            token = torch.multinomial(probs[row], 1, generator=generator)
+            out[row] = float("-inf")
+            out[row, token] = 0.0
+        return out
+
+
+def row_seeds(seeds: list[int | None], n: int) -> list[int | None]:
+    """Seeds of the ``n`` rows of each prompt: the prompt's seed for the first sample, and seeds
+    derived from it (and the sample index) for the others, so a prompt's samples differ."""
+    import numpy as np
+
+    rows: list[int | None] = []
+    for seed in seeds:
+        for j in range(n):
+            if seed is None or j == 0:
+                rows.append(seed)
+            else:
+                state = np.random.SeedSequence([seed & 0xFFFFFFFFFFFFFFFF, j]).generate_state(2, dtype=np.uint32)
+                rows.append(int(state[0]) << 31 | int(state[1]) >> 1)
+    return rows
