@@ -356,7 +356,7 @@ class OpenAIBackend:
             if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
                 raise BackendError(f"{url} returned JSON without a 'choices' list: {str(data)[:200]}.")
             return data
-        raise BackendError(f"{last} (gave up after {attempts} attempts).")
+        raise BackendError(f"{last} (gave up after {attempts} attempt{'s' if attempts > 1 else ''}).")
 
     def _hint(self, status: int, text: str) -> str:
         """What to do about a client error, from its status and text."""
