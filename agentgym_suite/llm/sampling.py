@@ -78,13 +78,15 @@ class StopStrings:
 
 
 class SeededRows:
-    """Logits processor that samples each row with a generator of its own.
+    """Logits processor that samples each row with a random stream of its own.
 
-    Put it after :class:`RecordingProcessor` (whose warped scores it samples from). Rows with a
-    seed draw their next token from ``torch.multinomial`` with their own ``torch.Generator``
-    and hand ``generate`` a one-hot distribution, so what ``generate`` then samples from the
-    global RNG cannot change it: a row's tokens depend on its seed and its own logits only,
-    never on the other rows of the batch. Rows whose seed is None are left to ``generate``.
+    Put it after :class:`RecordingProcessor` (whose warped scores it samples from). Each seeded
+    row draws one uniform number per step from its own CPU ``torch.Generator`` and picks its
+    token by inverting the cumulative distribution of its own row (one vectorised
+    ``searchsorted`` for the batch); ``generate`` is handed a one-hot distribution, so what it
+    then samples from the global RNG cannot change the choice. A row's tokens thus depend on its
+    seed and its own logits only, never on the other rows of the batch. Rows whose seed is None
+    are left to ``generate``.
 
     Args:
         seeds: one seed (or None) per row of the batch.
@@ -92,20 +94,21 @@ class SeededRows:
 
     def __init__(self, seeds: list[int | None]) -> None:
         self.seeds = seeds
-        self._generators: list[torch.Generator | None] | None = None
+        self.rows = [i for i, s in enumerate(seeds) if s is not None]
+        self._generators = [torch.Generator().manual_seed(seeds[i]) for i in self.rows]  # type: ignore[arg-type]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        if self._generators is None:
-            self._generators = [None if s is None else torch.Generator(device=scores.device).manual_seed(s)
-                                for s in self.seeds]
-        probs = torch.softmax(scores.float(), dim=-1)
+        if not self.rows:
+            return scores
+        rows = torch.tensor(self.rows, device=scores.device)
+        draws = torch.cat([torch.rand(1, generator=g, dtype=torch.float64) for g in self._generators])
+        cdf = torch.softmax(scores[rows].float(), dim=-1).double().cumsum(dim=-1)
+        total = cdf[:, -1:]
+        target = torch.minimum(draws.to(scores.device).unsqueeze(-1) * total, torch.nextafter(total, torch.zeros_like(total)))
+        tokens = torch.searchsorted(cdf, target, right=True).clamp(max=scores.shape[-1] - 1)
         out = scores.clone()
-        for row, generator in enumerate(self._generators):
-            if generator is None:
-                continue
-            token = torch.multinomial(probs[row], 1, generator=generator)
-            out[row] = float("-inf")
-            out[row, token] = 0.0
+        out[rows] = float("-inf")
+        out[rows.unsqueeze(-1), tokens] = 0.0
         return out
 
 
