@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agentgym_suite.evaluation.runner import evaluate
 from agentgym_suite.evaluation.store import read_records
+from agentgym_suite.evaluation.viewer import render_html
 from agentgym_suite.rollout.request_log import expand_requests
 
 from reliability.fakes import HANG_ID
@@ -56,6 +57,8 @@ def test_history_is_trimmed_to_the_window_the_server_reports(tmp_path: Path) -> 
         records = _run(url, tmp_path / "served")
     assert all(e.status == 200 for e in state.exchanges) and state.invalid == []
     _check_trimmed(records, full, window)
+    page = render_html(records)  # the viewer says which turns a prompt left out, and the server's counts
+    assert "turns 1, 2, 3, 4 left out of the prompt" in page and " prompt / " in page
 
 
 def test_max_context_tokens_trims_when_the_server_reports_no_window(tmp_path: Path) -> None:
