@@ -114,10 +114,7 @@ def show_warnings() -> None:
     """Send warnings of the suite's loggers (crashes, re-sent requests, unseen tools) to stderr, once."""
     root = logging.getLogger("agentgym_suite")
     if not any(isinstance(h, _Stderr) for h in root.handlers):
-        handler = _Stderr(logging.WARNING)
-        root.addHandler(handler)
-    if root.level == logging.NOTSET or root.level > logging.WARNING:
-        root.setLevel(logging.WARNING)
+        root.addHandler(_Stderr(logging.WARNING))
 
 
 def client_options(args: argparse.Namespace) -> dict[str, Any]:
