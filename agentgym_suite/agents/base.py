@@ -11,6 +11,8 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
+from agentgym_suite.core.errors import AgentGymError
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -44,16 +46,22 @@ class BatchedAgent(Protocol):
     ``reset_batch(envs, seed=)`` starts one episode per env; ``act_batch`` returns one action
     per env, in order, and reports each in ``last_turns`` (as ``Agent.last_turn``); when some
     episodes end, ``keep_slots(indices)`` keeps only the envs at ``indices`` (in that order),
-    with their histories, before the next ``act_batch``. One seed serves the whole batch: the
-    rollout engine passes the seed of the batch's first episode, so a batch replays exactly
-    when the same episodes are played together again, and with sampling an episode's actions
-    depend on which episodes share its batch (greedy decoding does not).
+    with their histories, before the next ``act_batch``.
+
+    Seeds: an agent whose ``reset_batch`` takes ``seeds`` gets each episode's own seed (one per
+    env) from the rollout engine, and should sample each episode from its own seed, so that an
+    episode plays the same whatever batch it is in (the model agent does). Otherwise the engine
+    passes the seed of the batch's first episode as ``seed``, and with sampling an episode's
+    actions depend on which episodes share its batch.
+
+    When some envs of a call get no action, ``act_batch`` raises :class:`BatchActionError`
+    carrying the actions it has: only those episodes fail.
     """
 
     name: str
 
     def reset_batch(self, envs: Sequence[gym.Env], *, seed: int | None = None) -> None:
-        """Start one episode in each of ``envs``."""
+        """Start one episode in each of ``envs`` (an agent may also take ``seeds=``, one per env)."""
         ...
 
     def act_batch(self, observations: Sequence[str], infos: Sequence[dict[str, Any]]) -> list[str]:
@@ -63,6 +71,22 @@ class BatchedAgent(Protocol):
     def keep_slots(self, indices: Sequence[int]) -> None:
         """Keep only the envs at ``indices`` (the others' episodes ended)."""
         ...
+
+
+class BatchActionError(AgentGymError, RuntimeError):
+    """A batched call that could not act in some envs.
+
+    Attributes:
+        actions: one action per env of the call, None where it failed.
+        errors: one exception per env, None where the action is good.
+    """
+
+    def __init__(self, actions: Sequence[Any], errors: Sequence[BaseException | None]) -> None:
+        self.actions = list(actions)
+        self.errors = list(errors)
+        failed = [e for e in self.errors if e is not None]
+        first = f": {type(failed[0]).__name__}: {failed[0]}" if failed else ""
+        super().__init__(f"{len(failed)} of {len(self.errors)} envs got no action{first}")
 
 
 class RandomAgent:

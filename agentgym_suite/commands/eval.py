@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from typing import Any
 
@@ -64,8 +65,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="model agents: verl-agent single prompt or full chat history")
     parser.add_argument("--temperature", type=float, default=None, help="model agents: sampling temperature")
     parser.add_argument("--max-new-tokens", type=int, default=None, help="model agents: tokens per action")
-    parser.add_argument("--batch-size", type=int, default=1, metavar="N",
-                        help="model agents: play N episodes in lockstep, one batched generation per turn (default 1)")
+    parser.add_argument("--batch-size", type=int, default=None, metavar="N",
+                        help="model agents: play N episodes in lockstep, one batched generation per turn (default 1, or "
+                             "--concurrency); each episode keeps its own seed, so results do not depend on N")
+    parser.add_argument("--max-context-tokens", type=int, default=None, metavar="N",
+                        help="model agents: the model's context window; chat histories lose their oldest turns to fit "
+                             "(default: the server's max_model_len when it reports one)")
+    client = parser.add_argument_group(
+        "OpenAI-compatible server (--agent openai:MODEL@URL)",
+        "Each setting can also go in the spec: openai:MODEL@URL?timeout=120&max_retries=2&concurrency=8&seed=off"
+        "&logprobs=off&api_key_env=VAR&header=Name:value&tools_in_prompt=on (these flags win).",
+    )
+    client.add_argument("--request-timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds one request may take before it is sent again (default 600)")
+    client.add_argument("--max-retries", type=int, default=None, metavar="N",
+                        help="extra attempts after a timeout, a connection error, HTTP 429 or 5xx (default 3)")
+    client.add_argument("--concurrency", type=int, default=None, metavar="N",
+                        help="requests in flight at once (default 16); sets --batch-size when that is not given")
+    client.add_argument("--no-seed", action="store_true", help="send no 'seed' field (servers that refuse it)")
+    client.add_argument("--no-logprobs", action="store_true", help="ask for no log-probs (servers that refuse the field)")
+    client.add_argument("--api-key-env", default=None, metavar="VAR",
+                        help="environment variable holding the API key (default OPENAI_API_KEY)")
+    client.add_argument("--header", action="append", default=None, metavar="'NAME: VALUE'",
+                        help="extra HTTP header sent with every request (repeatable)")
+    client.add_argument("--tools-in-prompt", action="store_true",
+                        help="write the tool schemas into the system prompt (Hermes <tools> format) and send no 'tools' "
+                             "field, for servers whose chat template drops tools; the model's <tool_call> text is parsed")
     parser.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
                         help="end an episode truncated when one env step takes longer (default: no limit)")
     parser.add_argument("--rehearsal-budget", type=int, default=0, metavar="N",
@@ -75,9 +100,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rehearsal-world-model", default="same", metavar="SPEC",
                         help="world model for rehearsal: 'same' (the agent's own model) or a backend spec")
     parser.add_argument("--retry-failed", action="store_true", help="run episodes that crashed earlier again")
+    parser.add_argument("--allow-errors", action="store_true",
+                        help="exit 0 even when episodes crashed (default: exit 1, after writing every result)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print summary.json instead of a table")
     parser.set_defaults(func=run)
+
+
+EXIT_CRASHED = 1
+"""Exit status of an evaluation that finished with crashed episodes (usage errors exit 2)."""
+
+
+class _Stderr(logging.Handler):
+    """Prints the suite's warnings to the current ``sys.stderr`` (above a live progress bar)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(f"agentgym eval: {self.format(record)}", file=sys.stderr)
+        except Exception:  # a closed stream must not end the run
+            self.handleError(record)
+
+
+def show_warnings() -> None:
+    """Send warnings of the suite's loggers (crashes, re-sent requests, unseen tools) to stderr, once."""
+    root = logging.getLogger("agentgym_suite")
+    if not any(isinstance(h, _Stderr) for h in root.handlers):
+        root.addHandler(_Stderr(logging.WARNING))
+
+
+def client_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The OpenAI-compatible client settings given as flags (backend keyword arguments)."""
+    headers: dict[str, str] = {}
+    for text in args.header or []:
+        name, sep, value = text.partition(":")
+        if not sep or not name.strip():
+            raise ValueError(f"--header {text!r}: write it as 'Name: value'.")
+        headers[name.strip()] = value.strip()
+    for flag, value in (("--request-timeout", args.request_timeout), ("--concurrency", args.concurrency)):
+        if value is not None and not 0 < value < float("inf"):
+            raise ValueError(f"{flag} must be positive, got {value}.")
+    if args.max_retries is not None and args.max_retries < 0:
+        raise ValueError(f"--max-retries must be >= 0, got {args.max_retries}.")
+    options = {
+        "timeout": args.request_timeout, "max_retries": args.max_retries, "max_concurrency": args.concurrency,
+        "send_seed": False if args.no_seed else None, "send_logprobs": False if args.no_logprobs else None,
+        "api_key_env": args.api_key_env, "headers": headers or None, "tools_in_prompt": True if args.tools_in_prompt else None,
+    }
+    return {k: v for k, v in options.items() if v is not None}
 
 
 def _parse_kwargs(text: str) -> dict[str, Any]:
@@ -189,8 +258,14 @@ def run(args: argparse.Namespace) -> int:
     from agentgym_suite.evaluation.report import print_summary
     from agentgym_suite.evaluation.runner import evaluate
 
+    show_warnings()
     try:
         env_kwargs = apply_user_and_judge(args.env_id, _parse_kwargs(args.env_kwargs), args.agent, args.user, args.judge)
+        backend_options = client_options(args)
+        if args.batch_size is None:
+            args.batch_size = args.concurrency or 1
+        if args.max_context_tokens is not None and args.max_context_tokens < 1:
+            raise ValueError(f"--max-context-tokens must be >= 1, got {args.max_context_tokens}.")
         if args.rehearsal_budget < 0:
             raise ValueError(f"--rehearsal-budget must be >= 0, got {args.rehearsal_budget}.")
         for name in ("k", "episodes", "max_turns", "batch_size"):
@@ -209,7 +284,9 @@ def run(args: argparse.Namespace) -> int:
             step_timeout=args.step_timeout,
             batch_size=args.batch_size,
             progress=not args.no_progress,
-            agent_options={"temperature": args.temperature, "max_new_tokens": args.max_new_tokens},
+            agent_options={"temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
+                           "max_context_tokens": args.max_context_tokens},
+            backend_options=backend_options or None,
             rehearsal={"budget": args.rehearsal_budget, "mode": args.rehearsal_mode,
                        "world_model": args.rehearsal_world_model} if args.rehearsal_budget else None,
         )
@@ -231,4 +308,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_summary(result.summary)
         print(f"wrote {result.out_dir / 'trajectories.jsonl'} and {result.out_dir / 'summary.json'}")
+    crashed = int(result.summary.get("crashed") or 0)
+    if crashed and not args.allow_errors:
+        print(f"agentgym eval: {crashed} episode(s) crashed (see 'crash_kinds' in summary.json); exiting with status "
+              f"{EXIT_CRASHED}. Fix the cause and rerun with --retry-failed, or pass --allow-errors to accept them.",
+              file=sys.stderr)
+        return EXIT_CRASHED
     return 0

@@ -105,6 +105,8 @@ class ToolCallError:
     message: str
     raw: str = ""
     name: str = ""
+    id: str = ""
+    """The call's id when the message gave one (an OpenAI ``tool_calls`` item): its result answers it."""
 
 
 @dataclass
@@ -128,10 +130,11 @@ def _call_from_obj(obj: Any, raw: str, index: int) -> ToolCall | ToolCallError:
     else:
         call_id = ""
     if not isinstance(obj, dict):
-        return ToolCallError(INVALID_TOOL_CALL_FORMAT, "a tool call must be a JSON object with 'name' and 'arguments'", raw)
+        return ToolCallError(INVALID_TOOL_CALL_FORMAT, "a tool call must be a JSON object with 'name' and 'arguments'", raw,
+                             id=call_id)
     name = obj.get("name")
     if not isinstance(name, str) or not name.strip():
-        return ToolCallError(INVALID_TOOL_CALL_FORMAT, "the tool call has no 'name' string", raw)
+        return ToolCallError(INVALID_TOOL_CALL_FORMAT, "the tool call has no 'name' string", raw, id=call_id)
     arguments = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(arguments, str):
         try:
@@ -139,11 +142,12 @@ def _call_from_obj(obj: Any, raw: str, index: int) -> ToolCall | ToolCallError:
         except JSONLimitError as exc:
             return ToolCallError(INVALID_TOOL_CALL_FORMAT, f"'arguments' is refused: {exc.msg}", raw, name)
         except json.JSONDecodeError as exc:
-            return ToolCallError(INVALID_TOOL_CALL_FORMAT, f"'arguments' is not valid JSON: {exc.msg}", raw, name)
+            return ToolCallError(INVALID_TOOL_CALL_FORMAT, f"'arguments' is not valid JSON: {exc.msg}", raw, name,
+                                 id=call_id)
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
-        return ToolCallError(INVALID_TOOL_CALL_FORMAT, "'arguments' must be a JSON object", raw, name)
+        return ToolCallError(INVALID_TOOL_CALL_FORMAT, "'arguments' must be a JSON object", raw, name, id=call_id)
     return ToolCall(name=name.strip(), arguments=arguments, id=call_id or f"call_{index}")
 
 

@@ -273,7 +273,7 @@ class ToolEnv(TextEnv):
     # ------------------------------------------------------------------ internals
     @staticmethod
     def _result_ids(message: Any) -> list[str]:
-        return [f"error_{i}" for i in range(len(message.errors))] + [c.id for c in message.calls]
+        return [e.id or f"error_{i}" for i, e in enumerate(message.errors)] + [c.id for c in message.calls]
 
     def _continue(self, observation: str, *, valid: bool) -> StepOutcome:
         score, won = self._running_score()

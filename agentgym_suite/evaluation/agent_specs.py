@@ -43,12 +43,22 @@ def _supported_kwargs(factory: Any, options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None and k in params}
 
 
-def make_model_agent(spec: str, *, prompt_format: str = "single", **options: Any) -> Agent:
+def make_model_agent(spec: str, *, prompt_format: str = "single", backend_options: dict[str, Any] | None = None,
+                     **options: Any) -> Agent:
     """Load the backend named by ``spec`` and wrap it in a ``ModelAgent``.
 
-    ``options`` (e.g. ``temperature``, ``max_new_tokens``, ``seed``) are passed to the
-    ``ModelAgent`` constructor when it accepts them.
+    ``options`` (e.g. ``temperature``, ``max_new_tokens``, ``seed``, ``max_context_tokens``) are
+    passed to the ``ModelAgent`` constructor when it accepts them; ``backend_options`` (the
+    client settings of an ``openai:`` spec: ``timeout``, ``max_retries``…) to ``load_backend``.
+
+    Raises:
+        AgentSpecError: ``backend_options`` for a spec that is not ``openai:``.
     """
+    backend_options = {k: v for k, v in (backend_options or {}).items() if v is not None}
+    if backend_options and not spec.startswith("openai:"):
+        raise AgentSpecError(
+            f"the client settings {sorted(backend_options)} apply to openai:MODEL@URL agents, not to {spec!r}."
+        )
     try:
         llm = importlib.import_module("agentgym_suite.llm")
         load_backend = llm.load_backend
@@ -60,17 +70,25 @@ def make_model_agent(spec: str, *, prompt_format: str = "single", **options: Any
             "agentgym_suite.llm.load_backend and agentgym_suite.agents.model_agent.ModelAgent; "
             "use --agent oracle or --agent random, or install a complete agentgym-suite."
         ) from exc
-    backend = load_backend(spec)
+    backend = load_backend(spec, **backend_options) if backend_options else load_backend(spec)
     kwargs = _supported_kwargs(model_agent_cls, {"prompt_format": prompt_format, **options})
     return model_agent_cls(backend, **kwargs)
 
 
-def make_agent(spec: str | Agent, *, seed: int | None = None, prompt_format: str = "single", **options: Any) -> Agent:
+def make_agent(spec: str | Agent, *, seed: int | None = None, prompt_format: str = "single",
+               backend_options: dict[str, Any] | None = None, **options: Any) -> Agent:
     """Return an agent for ``spec``; an object that already is an agent is returned as is.
 
+    ``backend_options`` configure a model agent's backend (see :func:`make_model_agent`).
+
     Raises:
-        AgentSpecError: for an unknown spec, listing the accepted ones.
+        AgentSpecError: for an unknown spec, listing the accepted ones, or client settings given
+            for an agent without a server behind it.
     """
+    if any(v is not None for v in (backend_options or {}).values()) and not (isinstance(spec, str)
+                                                                           and is_model_spec(spec)):
+        raise AgentSpecError(f"client settings ({sorted(backend_options or {})}) apply to openai:MODEL@URL agents, "
+                             f"not to {agent_label(spec)!r}.")
     if not isinstance(spec, str):
         if not callable(getattr(spec, "act", None)) or not callable(getattr(spec, "reset", None)):
             raise AgentSpecError(f"{spec!r} is not an agent: it needs reset(env, seed=) and act(observation, info).")
@@ -82,7 +100,7 @@ def make_agent(spec: str | Agent, *, seed: int | None = None, prompt_format: str
     if is_model_spec(spec):
         # no constructor seed: each episode's own seed (agent.reset(env, seed=…)) seeds sampling,
         # so the k attempts at one task differ and a resumed episode repeats exactly
-        return make_model_agent(spec, prompt_format=prompt_format, **options)
+        return make_model_agent(spec, prompt_format=prompt_format, backend_options=backend_options, **options)
     raise AgentSpecError(
         f"Unknown agent {spec!r}. Use one of: oracle, random, hf:PATH, vllm:PATH, openai:MODEL@URL, default, tiny."
     )

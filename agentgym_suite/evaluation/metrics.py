@@ -10,6 +10,12 @@ With ``n`` attempts at a task of which ``c`` succeeded, the unbiased estimators 
 Both are averaged over the tasks with ``n >= k``; tasks with fewer attempts are left out and
 counted in ``pass_k_tasks_skipped``.
 
+A crashed episode (:attr:`~agentgym_suite.rollout.records.Trajectory.broken`: the env, the agent
+or the server failed before the env judged it) is not a loss: it is counted in ``crashed`` and
+left out of every rate — the success rate, the mean score, turns and reward, and pass@k/pass^k
+count only completed episodes. An episode the env ended on an error it judged (a malformed tool
+call under ``end_on_tool_error``) is completed and lost.
+
 An env may report an episode as not scorable (final ``info["scorable"] is False``: e.g. a tau2
 task with NL assertions and no judge). Such episodes carry no verdict, so they are left out of
 the success rate, the mean score and pass@k/pass^k, and counted in ``unscorable_episodes``.
@@ -20,7 +26,8 @@ played the customer) are collected into ``labels``.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -89,6 +96,29 @@ def result_labels(records: Iterable[Trajectory]) -> dict[str, list[str]]:
     return {key: sorted(values) for key, values in sorted(seen.items())}
 
 
+_HTTP_STATUS = re.compile(r"HTTP (\d{3})")
+_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Timeout|Interrupt|Exit))\b")
+_FAILURE_WORDS = ("timed out", "cannot reach", "not valid JSON", "unexpected shape", "maximum context length",
+                  "did not return within", "malformed backend output")
+
+
+def crash_kind(record: Trajectory) -> str:
+    """A short label grouping crashes by cause: the stage, the exception type, an HTTP status and a
+    few telling phrases of the message (``"agent: BackendError, HTTP 404"``)."""
+    error = record.error or ""
+    parts = []
+    exception = _EXCEPTION.match(error)
+    if exception:
+        parts.append(exception.group(1))
+    status = _HTTP_STATUS.search(error)
+    if status:
+        parts.append(f"HTTP {status.group(1)}")
+    parts.extend(word for word in _FAILURE_WORDS if word in error)
+    if not parts:
+        parts.append(" ".join(error.split()[:6])[:60] or "no message")
+    return f"{record.error_stage or 'unknown'}: {', '.join(parts)}"
+
+
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -96,9 +126,11 @@ def _mean(values: list[float]) -> float | None:
 def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     """The summary metrics of a set of episodes.
 
-    Keys: ``episodes``, ``tasks``, ``success_rate``, ``mean_score``, ``mean_turns``,
-    ``mean_reward``, ``invalid_action_rate`` (invalid actions / all actions), ``errors``,
-    ``error_rate``, ``k``, ``pass@k``, ``pass^k``, ``pass_at`` / ``pass_hat`` (every j <= k),
+    Keys: ``episodes``, ``tasks``, ``completed``, ``crashed`` (see the module docstring),
+    ``won`` / ``lost`` (completed, scorable episodes), ``success_rate``, ``mean_score``,
+    ``mean_turns``, ``mean_reward`` (all four over completed episodes), ``invalid_action_rate``
+    (invalid actions / all actions), ``errors`` (episodes with an error, crashed or judged),
+    ``error_rate``, ``crash_kinds`` (crashed episodes per :func:`crash_kind`), ``k``, ``pass@k``, ``pass^k``, ``pass_at`` / ``pass_hat`` (every j <= k),
     ``pass_k_tasks``, ``pass_k_tasks_skipped``, ``completion_tokens``, ``agent_time_s``,
     ``tokens_per_s`` (None unless the agent reported tokens), ``by_task_type``,
     ``unscorable_episodes`` / ``unscorable_tasks`` (left out of the rates, see the module
@@ -109,8 +141,11 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     actions = sum(r.num_turns for r in records)
     invalid = sum(r.invalid_count for r in records)
     errors = sum(1 for r in records if r.failed)
-    scored = [r for r in records if is_scorable(r)]
-    unscorable = [r for r in records if not is_scorable(r)]
+    crashed = [r for r in records if r.broken]
+    completed = [r for r in records if not r.broken]
+    scored = [r for r in completed if is_scorable(r)]
+    unscorable = [r for r in completed if not is_scorable(r)]
+    won = sum(1 for r in scored if r.won)
     counts = per_task_counts(scored)
     pass_at: dict[str, float | None] = {}
     pass_hat: dict[str, float | None] = {}
@@ -128,13 +163,18 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     return {
         "episodes": len(records),
         "tasks": len({r.task_id for r in records}),
+        "completed": len(completed),
+        "crashed": len(crashed),
+        "won": won,
+        "lost": len(scored) - won,
         "success_rate": _mean([float(r.won) for r in scored]),
         "mean_score": _mean([float(r.score) for r in scored]),
-        "mean_turns": _mean([float(r.num_turns) for r in records]),
-        "mean_reward": _mean([float(r.episode_return) for r in records]),
+        "mean_turns": _mean([float(r.num_turns) for r in completed]),
+        "mean_reward": _mean([float(r.episode_return) for r in completed]),
         "invalid_action_rate": (invalid / actions) if actions else (0.0 if records else None),
         "errors": errors,
         "error_rate": (errors / len(records)) if records else None,
+        "crash_kinds": dict(Counter(crash_kind(r) for r in crashed).most_common()),
         "k": k,
         "pass@k": pass_at[str(k)],
         "pass^k": pass_hat[str(k)],

@@ -25,16 +25,19 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_column("metric")
     table.add_column("value", justify="right")
     k = summary.get("k", 1)
-    rows = [
+    crashed = summary.get("crashed") or 0
+    success = summary.get("success_rate")
+    rows: list[tuple[str, Any]] = [
         ("episodes", summary.get("episodes")),
         ("tasks", summary.get("tasks")),
-        ("success rate", summary.get("success_rate")),
+        ("won / lost / crashed", " / ".join(str(summary.get(key, "-")) for key in ("won", "lost", "crashed"))),
+        ("success rate", f"{_fmt(success)} ({crashed} crashed, left out)" if crashed else success),
         ("mean score", summary.get("mean_score")),
         ("mean turns", summary.get("mean_turns")),
         ("invalid action rate", summary.get("invalid_action_rate")),
         (f"pass@{k}", summary.get("pass@k")),
         (f"pass^{k}", summary.get("pass^k")),
-        ("errors", summary.get("errors")),
+        ("errors (crashed or judged)", summary.get("errors")),
         ("tokens/s", summary.get("tokens_per_s")),
         ("wall time (s)", summary.get("wall_time_s")),
         ("complete", summary.get("complete")),
@@ -52,6 +55,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
         for user, stats in (summary.get("by_sequence") or {}).items():
             triple = " / ".join(_fmt(stats.get(key)) for key in ("avg@k", "pass@k", "pass^k"))
             table.add_row(f"  user {user}", f"{triple} ({stats.get('subtasks')})")
+    for kind, count in (summary.get("crash_kinds") or {}).items():
+        table.add_row(f"  crashed: {kind}", str(count))
     for task_type, stats in (summary.get("by_task_type") or {}).items():
         table.add_row(f"  {task_type}", f"{_fmt(stats.get('success_rate'))} ({stats.get('episodes')})")
     return table

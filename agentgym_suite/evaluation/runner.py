@@ -13,11 +13,17 @@ Output directory layout:
   task id and attempt, see :mod:`~agentgym_suite.evaluation.store`).
 * ``summary.json`` — :func:`~agentgym_suite.evaluation.metrics.summarize` over every record
   in the file, plus the run's settings and timings.
+
+Crashes are reported as they happen, through the ``agentgym_suite.evaluation.runner`` logger
+(``agentgym eval`` prints it): the first crash of each kind (:func:`~agentgym_suite.evaluation.metrics.crash_kind`)
+with its error, a count at the end, and, on a re-run, how many crashed episodes of the earlier
+run are kept rather than played again (``retry_failed`` plays them again).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,11 +36,13 @@ from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.guards import check_timeout
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
-from agentgym_suite.evaluation.metrics import summarize
-from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, LoadReport, TrajectoryStore
+from agentgym_suite.evaluation.metrics import crash_kind, summarize
+from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, LoadReport, TrajectoryStore
 from agentgym_suite.evaluation.tasks import EpisodePlan, plan_episodes, select_tasks
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import episode_key
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_TURNS = 50
 """Turn limit when neither ``max_turns`` nor the env's registration gives one."""
@@ -57,6 +65,8 @@ class EvalResult:
     ran: int = 0
     """Episodes run by this call (the rest were loaded from the directory)."""
     load_report: LoadReport = field(default_factory=LoadReport)
+    skipped_crashed: int = 0
+    """Crashed episodes of an earlier run that were kept, not played again (no ``retry_failed``)."""
 
 
 def env_kwargs_for(env_kwargs: dict[str, Any] | None, max_turns: int | None) -> dict[str, Any]:
@@ -115,6 +125,32 @@ def _progress(total: int, done: int, enabled: bool) -> tuple[Any, Callable[[Traj
     return progress, advance
 
 
+class _CrashReports:
+    """Logs the first crash of each kind as it happens, and a count of them at the end."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.kinds: dict[str, int] = {}
+
+    def __call__(self, record: Trajectory) -> None:
+        if not record.broken:
+            return
+        kind = crash_kind(record)
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        if self.kinds[kind] == 1:
+            lines = (record.error or "").strip().splitlines()
+            logger.warning("episode %s crashed (%s): %s\n  (later crashes of this kind are counted, not shown)",
+                           record.key, kind, lines[0][:500] if lines else "")
+
+    def finish(self, ran: int) -> None:
+        crashed = sum(self.kinds.values())
+        if crashed:
+            logger.warning("%d of the %d episodes run crashed (%s); their errors are in %s. They are left out of "
+                           "the success rate. Fix the cause, then rerun with --retry-failed to play them again.",
+                           crashed, ran, "; ".join(f"{n} × {kind}" for kind, n in self.kinds.items()),
+                           self.out_dir / TRAJECTORIES_FILE)
+
+
 def evaluate(
     env_id: str,
     agent: str | Agent,
@@ -132,6 +168,7 @@ def evaluate(
     step_timeout: float | None = None,
     rehearsal: dict[str, Any] | None = None,
     batch_size: int = 1,
+    backend_options: dict[str, Any] | None = None,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
 
@@ -154,8 +191,12 @@ def evaluate(
             ``rehearsal`` counts (real env steps and tool calls vs imagined ones).
         batch_size: episodes played in lockstep with one batched generation call per turn, for
             agents that support it (model agents: ``reset_batch``/``act_batch``/``keep_slots``);
-            others, rehearsing agents among them, play one at a time. A batch shares the sampling
-            seed of its first episode (see :mod:`~agentgym_suite.rollout.policies`).
+            others, rehearsing agents among them, play one at a time. Each episode samples from
+            its own seed, so the results do not depend on the batch size (see
+            :mod:`~agentgym_suite.rollout.policies`).
+        backend_options: keyword arguments for a model agent's backend (``load_backend``), e.g.
+            an OpenAI-compatible client's ``timeout``, ``max_retries``, ``max_concurrency``,
+            ``send_seed``, ``send_logprobs``, ``api_key_env``, ``headers``, ``tools_in_prompt``.
         step_timeout: seconds one ``env.step`` may take; a slower step ends the episode
             truncated with the reason in ``error`` and the env is replaced (None: no limit).
     """
@@ -175,6 +216,9 @@ def evaluate(
     }
     if rehearsal and rehearsal.get("budget"):
         config["rehearsal"] = dict(rehearsal)
+    settings = _result_settings(agent_options, backend_options)
+    if settings:
+        config["agent_settings"] = settings
     _check_config(out, config)
     kwargs = env_kwargs_for(env_kwargs, max_turns)
     pool = EnvPool(step_timeout)
@@ -186,9 +230,19 @@ def evaluate(
         store = TrajectoryStore(out)
         finished, load_report = store.load(drop_failed=retry_failed)
         todo = [p for p in plan if episode_key(p.task_id, p.attempt) not in finished]
+        planned = {episode_key(p.task_id, p.attempt) for p in plan}
+        skipped_crashed = sum(1 for key, r in finished.items() if key in planned and r.broken)
+        if skipped_crashed:
+            logger.warning("%d episode(s) of the earlier run in %s crashed; they are kept as they are, not played "
+                           "again. Rerun with --retry-failed to play them again.", skipped_crashed, out)
+        if load_report.removed_failed:
+            logger.warning("playing %d crashed episode(s) again (their records are kept in %s).",
+                           load_report.removed_failed, out / "trajectories.retried.jsonl")
+        crashes = _CrashReports(out)
         turn_limit = max_turns or getattr(env.spec, "max_episode_steps", None) or DEFAULT_MAX_TURNS
         _write_json(out / CONFIG_FILE, config)
-        policy = make_agent(agent, seed=seed, prompt_format=prompt_format, **(agent_options or {})) if todo else None
+        policy = make_agent(agent, seed=seed, prompt_format=prompt_format, backend_options=backend_options,
+                            **(agent_options or {})) if todo else None
         if policy is not None and "rehearsal" in config:
             from agentgym_suite.agents.rehearsing_agent import RehearsingAgent
 
@@ -210,9 +264,11 @@ def evaluate(
                         finished[record.key] = record
                         ran += 1
                         advance(record)
+                        crashes(record)
         finally:
             if bar is not None:
                 bar.stop()
+            crashes.finish(ran)
             records = list(finished.values())
             missing = sum(1 for p in plan if episode_key(p.task_id, p.attempt) not in finished)
             summary = _summary(records, config, time.perf_counter() - started, len(plan), missing, ran)
@@ -221,7 +277,17 @@ def evaluate(
             _write_json(out / SUMMARY_FILE, summary)
     finally:
         pool.close()
-    return EvalResult(summary=summary, records=records, out_dir=out, ran=ran, load_report=load_report)
+    return EvalResult(summary=summary, records=records, out_dir=out, ran=ran, load_report=load_report,
+                      skipped_crashed=skipped_crashed)
+
+
+RESULT_SETTINGS = ("temperature", "max_new_tokens", "max_context_tokens", "tools_in_prompt", "send_seed")
+"""Agent and backend settings that change what a model does; ``config.json`` records those that were set."""
+
+
+def _result_settings(agent_options: dict[str, Any] | None, backend_options: dict[str, Any] | None) -> dict[str, Any]:
+    given = {**(agent_options or {}), **(backend_options or {})}
+    return {key: given[key] for key in RESULT_SETTINGS if given.get(key) is not None}
 
 
 def _spec(plan: EpisodePlan) -> EpisodeSpec:
@@ -242,6 +308,7 @@ def _summary(
             "seed": config["seed"],
             "max_turns": config["max_turns"],
             "prompt_format": config["prompt_format"],
+            **({"agent_settings": config["agent_settings"]} if "agent_settings" in config else {}),
             "episodes_planned": planned,
             "episodes_missing": missing,
             "complete": missing == 0,

@@ -9,7 +9,10 @@ Every episode is appended as one line, flushed and fsync'd before the next one s
 killed run loses at most the episode in flight. Loading tolerates the damage a kill can do:
 a last line cut short (or any line that is not a valid record) is dropped, kept aside in
 ``trajectories.jsonl.corrupt`` for inspection, and the file is rewritten without it before
-anything new is appended. Duplicate keys keep their first record.
+anything new is appended. Duplicate keys keep their first record (the file is backed up the
+same way). Nothing is backed up when nothing was damaged: crashed episodes removed to be run
+again (``--retry-failed``) are moved to ``trajectories.retried.jsonl``, so their errors stay on
+record.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from pathlib import Path
 from agentgym_suite.rollout.records import Trajectory
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
+RETRIED_FILE = "trajectories.retried.jsonl"
+"""Where the crashed episodes a ``--retry-failed`` run plays again are kept."""
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
 
@@ -88,15 +93,20 @@ class TrajectoryStore:
         """Load the finished episodes by key, repairing the file when it holds bad lines.
 
         Args:
-            drop_failed: also remove crashed episodes (``error`` set) so they run again.
+            drop_failed: also remove crashed episodes (:attr:`~Trajectory.broken`) so they run
+                again; they are appended to ``trajectories.retried.jsonl`` first.
         """
         records, report = read_records(self.path)
+        removed: list[Trajectory] = []
         if drop_failed:
-            kept = [r for r in records if not r.failed]
-            report.removed_failed = len(records) - len(kept)
-            records = kept
-        if report.dropped_lines or report.duplicates or report.removed_failed or report.unterminated:
-            self._rewrite(records)
+            removed = [r for r in records if r.broken]
+            records = [r for r in records if not r.broken]
+            report.removed_failed = len(removed)
+        damaged = bool(report.dropped_lines or report.duplicates or report.unterminated)
+        if damaged or removed:
+            if removed:
+                self._keep_retried(removed)
+            self._rewrite(records, backup=damaged)
         return {r.key: r for r in records}, report
 
     def append(self, record: Trajectory) -> None:
@@ -108,9 +118,17 @@ class TrajectoryStore:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def _rewrite(self, records: list[Trajectory]) -> None:
-        """Keep the original bytes aside, then atomically replace the file with ``records``."""
-        if self.path.exists():
+    def _keep_retried(self, records: list[Trajectory]) -> None:
+        """Append the crashed records about to be run again to ``trajectories.retried.jsonl``."""
+        with (self.out_dir / RETRIED_FILE).open("a", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(_line(record))
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _rewrite(self, records: list[Trajectory], *, backup: bool = True) -> None:
+        """Keep the original bytes aside (with ``backup``), then atomically replace the file with ``records``."""
+        if backup and self.path.exists():
             backup = self.path.with_name(self.path.name + ".corrupt")
             with backup.open("ab") as out, self.path.open("rb") as src:
                 out.write(src.read())

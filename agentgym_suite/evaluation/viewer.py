@@ -85,7 +85,8 @@ def _prompt_text(prompt: Any) -> str:
 
 
 def _status(record: Trajectory) -> str:
-    return "error" if record.failed else ("won" if record.won else "lost")
+    """``error`` for a crashed episode (:attr:`~Trajectory.broken`), else ``won`` or ``lost``."""
+    return "error" if record.broken else ("won" if record.won else "lost")
 
 
 def _field(label: str, value: Any, css: str = "") -> str:
@@ -97,6 +98,14 @@ def _turn_html(turn: Turn) -> str:
     number = int(turn.index) + 1
     parts = [f'<div class="turn{"" if turn.action_valid else " invalid"}" data-turn="{number}">']
     head = f"turn {number} · reward {turn.reward:g}" + ("" if turn.action_valid else " · invalid action")
+    usage = turn.usage or {}
+    if usage.get("prompt_tokens") is not None:
+        head += f" · {usage['prompt_tokens']} prompt / {usage.get('completion_tokens', '?')} completion tokens"
+    if turn.finish_reason and turn.finish_reason != "stop":
+        head += f" · finish: {turn.finish_reason}"
+    if turn.context_trimmed:
+        shown = ", ".join(str(i + 1) for i in turn.context_trimmed)
+        head += f" · turns {shown} left out of the prompt (context window)"
     parts.append(f"<div><i>{_text(head)}</i></div>")
     prompt = turn.prompt or turn.prompt_text
     if prompt:

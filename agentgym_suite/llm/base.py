@@ -17,6 +17,7 @@ Conventions shared by every backend that sees tokens (transformers, vLLM):
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, Union, runtime_checkable
 
@@ -43,6 +44,9 @@ class SamplingParams:
         max_new_tokens: most tokens generated per sample.
         stop: strings that end generation (kept in the returned text).
         seed: seed for sampling; the same seed and prompts give the same samples.
+        seeds: one seed per prompt of a ``generate`` call (None entries: unseeded), overriding
+            ``seed``. Each prompt is then sampled from its own seed alone, so its samples do not
+            depend on which other prompts share the batch (see :meth:`seed_for`).
     """
 
     n: int = 1
@@ -51,6 +55,7 @@ class SamplingParams:
     max_new_tokens: int = 256
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    seeds: tuple[int | None, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -65,6 +70,23 @@ class SamplingParams:
             object.__setattr__(self, "stop", (self.stop,))
         else:
             object.__setattr__(self, "stop", tuple(self.stop))
+        if self.seeds is not None:
+            try:
+                seeds = tuple(None if s is None else operator.index(s) for s in self.seeds)
+            except TypeError:
+                raise ValueError(f"SamplingParams.seeds must hold ints or None, got {self.seeds!r}.") from None
+            if any(isinstance(s, bool) for s in self.seeds):
+                raise ValueError(f"SamplingParams.seeds must hold ints or None, got {self.seeds!r}.")
+            object.__setattr__(self, "seeds", seeds)
+
+    def seed_for(self, index: int) -> int | None:
+        """The seed of prompt ``index``: ``seeds[index]`` when per-prompt seeds are set, else ``seed``."""
+        return self.seed if self.seeds is None else self.seeds[index]
+
+    def check_seeds(self, prompts: int) -> None:
+        """Raise ValueError when per-prompt ``seeds`` are set but not one per prompt."""
+        if self.seeds is not None and len(self.seeds) != prompts:
+            raise ValueError(f"SamplingParams.seeds has {len(self.seeds)} seeds for {prompts} prompts; give one per prompt.")
 
     @property
     def greedy(self) -> bool:
@@ -84,6 +106,13 @@ class Sample:
         finish_reason: ``stop`` (end-of-turn token or stop string), ``length`` or ``error``.
         has_token_ids: False when the backend could not return token ids (remote APIs).
         error: why generation failed (``finish_reason == "error"``), else None.
+        message: for chat requests to a server, the assistant message it returned (``content``
+            and ``tool_calls`` with the server's call ids); None otherwise.
+        usage: the server's token counts for the request (``prompt_tokens``,
+            ``completion_tokens``…; shared by the ``n`` samples of one request), when reported.
+        server_finish_reason: the server's own ``finish_reason`` (``tool_calls``,
+            ``content_filter``…), when there is one; ``finish_reason`` keeps the three values above.
+        request: the request body sent to a server (what a record keeps), when there was one.
     """
 
     text: str
@@ -93,6 +122,10 @@ class Sample:
     finish_reason: str = "stop"
     has_token_ids: bool = True
     error: str | None = None
+    message: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    server_finish_reason: str | None = None
+    request: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -195,5 +228,6 @@ class TokenizerMixin:
     ) -> list[list[Sample]]:
         """Render and tokenise each prompt, then generate ``params.n`` samples per prompt."""
         tool_lists = normalise_tools(prompts, tools)
+        params.check_seeds(len(prompts))
         ids = [self.encode(self.render_prompt(p, t)) for p, t in zip(prompts, tool_lists)]  # type: ignore[attr-defined]
         return self.generate_from_ids(ids, params)  # type: ignore[attr-defined]

@@ -88,3 +88,44 @@ def inject_tools(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) ->
     else:
         messages.insert(0, {"role": "system", "content": text})
     return messages
+
+
+def tool_call_text(call: dict[str, Any]) -> str:
+    """One OpenAI ``tool_calls`` item written as a Hermes ``<tool_call>`` block."""
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    arguments = fn.get("arguments", {})
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return f'<tool_call>\n{{"name": {json.dumps(str(fn.get("name", "")), ensure_ascii=False)}, "arguments": {arguments or "{}"}}}\n</tool_call>'
+
+
+def hermes_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The conversation in the Hermes text convention, for a server whose template ignores tools.
+
+    The tool schemas go into the system message (:func:`inject_tools`), an assistant message's
+    ``tool_calls`` become ``<tool_call>`` blocks after its text, and tool results become one user
+    message of ``<tool_response>`` blocks, as :data:`CHATML_TOOLS_TEMPLATE` renders them. The
+    result holds only ``role``/``content`` messages; the input list is not modified.
+    """
+    source = inject_tools(messages, tools) if tools else [dict(m) for m in messages]
+    out: list[dict[str, Any]] = []
+    results_open = False
+    for message in source:
+        role = message.get("role")
+        content = message.get("content")
+        text = content if isinstance(content, str) else ("" if content is None else json.dumps(content, ensure_ascii=False))
+        if role == "tool":
+            block = f"<tool_response>\n{text}\n</tool_response>"
+            if results_open:
+                out[-1]["content"] += "\n" + block
+            else:
+                out.append({"role": "user", "content": block})
+            results_open = True
+            continue
+        results_open = False
+        if role == "assistant" and message.get("tool_calls"):
+            blocks = "\n".join(tool_call_text(call) for call in message["tool_calls"])
+            out.append({"role": "assistant", "content": f"{text}\n{blocks}".strip()})
+        else:
+            out.append({"role": str(role), "content": text})
+    return out

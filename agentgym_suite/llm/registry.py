@@ -9,7 +9,8 @@ from agentgym_suite.llm.base import Backend
 SPEC_FORMS = (
     "hf:PATH_OR_ID        a transformers model (CPU or GPU)",
     "vllm:PATH_OR_ID      vLLM offline engine (GPU, pip install 'agentgym-suite[vllm]')",
-    "openai:MODEL@BASE_URL  an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1",
+    "openai:MODEL@BASE_URL  an OpenAI-compatible server, e.g. openai:gpt-4o-mini@https://api.openai.com/v1\n"
+    "                    (client options after '?': openai:m@http://127.0.0.1:8000/v1?timeout=120&concurrency=4)",
     "default             the embedded SmolLM2-135M-Instruct (offline, CPU)",
     "tiny                a tiny random model for tests",
 )
@@ -23,7 +24,8 @@ def _bad(spec: object, why: str) -> ValueError:
 def load_backend(spec: str, **kwargs: Any) -> Backend:
     """Build the backend named by ``spec``; ``kwargs`` go to the backend's constructor/loader.
 
-    Forms: ``hf:PATH_OR_ID``, ``vllm:PATH_OR_ID``, ``openai:MODEL@BASE_URL``, ``default``, ``tiny``.
+    Forms: ``hf:PATH_OR_ID``, ``vllm:PATH_OR_ID``, ``openai:MODEL@BASE_URL`` (client options after ``?``,
+    see :data:`~agentgym_suite.llm.openai_backend.SPEC_OPTIONS`), ``default``, ``tiny``.
     Raises ValueError listing the forms when ``spec`` matches none of them.
     """
     if not isinstance(spec, str) or not spec.strip():
@@ -55,10 +57,15 @@ def load_backend(spec: str, **kwargs: Any) -> Backend:
 
         return VLLMBackend(rest, **kwargs)
     if kind == "openai":
-        from agentgym_suite.llm.openai_backend import OpenAIBackend
+        from agentgym_suite.llm.openai_backend import OpenAIBackend, parse_openai_spec
 
-        model, at, base_url = rest.partition("@")
-        if not model or (at and not base_url):
-            raise _bad(spec, "openai specs need MODEL or MODEL@BASE_URL")
-        return OpenAIBackend(model, base_url, **kwargs) if base_url else OpenAIBackend(model, **kwargs)
+        try:
+            model, base_url, options = parse_openai_spec(rest)
+        except ValueError as exc:
+            raise _bad(spec, str(exc)) from None
+        headers = {**options.pop("headers", {}), **(kwargs.pop("headers", None) or {})}
+        options.update(kwargs)  # settings given in code (or on the command line) win over the spec's
+        if headers:
+            options["headers"] = headers
+        return OpenAIBackend(model, base_url, **options) if base_url else OpenAIBackend(model, **options)
     raise _bad(spec, f"unknown kind {kind!r}")

@@ -75,3 +75,54 @@ class StopStrings:
         tail = generated[:, -self.window :].tolist()
         done = [any(s in self.tokenizer.decode(row, skip_special_tokens=False) for s in self.stops) for row in tail]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+class SeededRows:
+    """Logits processor that samples each row with a random stream of its own.
+
+    Put it after :class:`RecordingProcessor` (whose warped scores it samples from). Each seeded
+    row draws one uniform number per step from its own CPU ``torch.Generator`` and picks its
+    token by inverting the cumulative distribution of its own row (one vectorised
+    ``searchsorted`` for the batch); ``generate`` is handed a one-hot distribution, so what it
+    then samples from the global RNG cannot change the choice. A row's tokens thus depend on its
+    seed and its own logits only, never on the other rows of the batch. Rows whose seed is None
+    are left to ``generate``.
+
+    Args:
+        seeds: one seed (or None) per row of the batch.
+    """
+
+    def __init__(self, seeds: list[int | None]) -> None:
+        self.seeds = seeds
+        self.rows = [i for i, s in enumerate(seeds) if s is not None]
+        self._generators = [torch.Generator().manual_seed(seeds[i]) for i in self.rows]  # type: ignore[arg-type]
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if not self.rows:
+            return scores
+        rows = torch.tensor(self.rows, device=scores.device)
+        draws = torch.cat([torch.rand(1, generator=g, dtype=torch.float64) for g in self._generators])
+        cdf = torch.softmax(scores[rows].float(), dim=-1).double().cumsum(dim=-1)
+        total = cdf[:, -1:]
+        target = torch.minimum(draws.to(scores.device).unsqueeze(-1) * total, torch.nextafter(total, torch.zeros_like(total)))
+        tokens = torch.searchsorted(cdf, target, right=True).clamp(max=scores.shape[-1] - 1)
+        out = scores.clone()
+        out[rows] = float("-inf")
+        out[rows.unsqueeze(-1), tokens] = 0.0
+        return out
+
+
+def row_seeds(seeds: list[int | None], n: int) -> list[int | None]:
+    """Seeds of the ``n`` rows of each prompt: the prompt's seed for the first sample, and seeds
+    derived from it (and the sample index) for the others, so a prompt's samples differ."""
+    import numpy as np
+
+    rows: list[int | None] = []
+    for seed in seeds:
+        for j in range(n):
+            if seed is None or j == 0:
+                rows.append(seed)
+            else:
+                state = np.random.SeedSequence([seed & 0xFFFFFFFFFFFFFFFF, j]).generate_state(2, dtype=np.uint32)
+                rows.append(int(state[0]) << 31 | int(state[1]) >> 1)
+    return rows

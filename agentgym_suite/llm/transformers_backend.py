@@ -1,7 +1,12 @@
 """Generation with Hugging Face ``transformers`` on CPU or GPU.
 
 Batches are left-padded; each prompt is repeated ``n`` times; greedy when
-``temperature == 0``. Log-probabilities are recorded during generation (no second pass).
+``temperature == 0``. With per-prompt seeds (``SamplingParams.seeds``) every row samples from
+a generator of its own, so a prompt's samples do not depend on the other prompts of the batch;
+with one ``seed`` the batch shares one RNG stream (its samples depend on the batch). What batch
+composition can still change is arithmetic: a padded batch is computed with other matrix shapes
+than a single prompt, so logits can differ in the last bits (more so in bfloat16 on GPU), which
+flips a sampled or greedy token only when two candidates are that close. Log-probabilities are recorded during generation (no second pass).
 :meth:`TransformersBackend.score` computes log-probs of given completions under given
 prompts in batch (teacher log-probs for the trainer).
 """
@@ -19,7 +24,7 @@ import torch
 from agentgym_suite.llm.base import BackendError, Prompt, Sample, SamplingParams, TokenizerMixin, Tools, check_prompt
 from agentgym_suite.llm.chat_templates import render_chat
 from agentgym_suite.llm.prefill import cache_kwarg, ragged_prefill_cache
-from agentgym_suite.llm.sampling import RecordingProcessor, StopStrings
+from agentgym_suite.llm.sampling import RecordingProcessor, SeededRows, StopStrings, row_seeds
 
 
 PREFILL_MODES = ("auto", "ragged", "padded")
@@ -111,15 +116,22 @@ class TransformersBackend(TokenizerMixin):
     # ------------------------------------------------------------------ generation
     def generate_from_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Sample]]:
         """Generate from token ids; returns ``params.n`` samples per prompt, in order."""
+        params.check_seeds(len(prompt_ids))
         rows = [list(p) for p in prompt_ids for _ in range(params.n)]
         if any(not r for r in rows):
             raise BackendError(f"{self.name}: an empty prompt cannot be generated from; give at least one token.")
+        seeds = None if params.seeds is None or params.greedy else row_seeds(list(params.seeds), params.n)
         samples: list[Sample] = []
         for start in range(0, len(rows), self.max_batch_size):
-            samples.extend(self._generate_rows(rows[start : start + self.max_batch_size], params))
+            chunk = slice(start, start + self.max_batch_size)
+            samples.extend(self._generate_rows(rows[chunk], params, None if seeds is None else seeds[chunk]))
         return [samples[i * params.n : (i + 1) * params.n] for i in range(len(prompt_ids))]
 
-    def _generate_rows(self, rows: list[list[int]], params: SamplingParams) -> list[Sample]:
+    def _generate_rows(self, rows: list[list[int]], params: SamplingParams,
+                       seeds: list[int | None] | None = None) -> list[Sample]:
+        """Generate one batch of rows; with ``seeds`` (one per row), each row samples from its own
+        generator (:class:`~agentgym_suite.llm.sampling.SeededRows`), else all rows share the RNG
+        seeded with ``params.seed``."""
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         width = max(len(r) for r in rows)
@@ -142,17 +154,21 @@ class TransformersBackend(TokenizerMixin):
         devices = [device.index or 0] if device.type == "cuda" else []
         # A seeded call must not disturb the global RNG; an unseeded one must advance it, or
         # every unseeded call would replay the same draws.
-        isolate = torch.random.fork_rng(devices=devices) if params.seed is not None else contextlib.nullcontext()
+        seeded = all(s is not None for s in seeds) if seeds is not None else params.seed is not None
+        isolate = torch.random.fork_rng(devices=devices) if seeded else contextlib.nullcontext()
+        processors: list[Any] = [recorder]
+        if seeds is not None:
+            processors.append(SeededRows(seeds))
         cache = self._ragged_cache(rows, width) if len(rows) > 1 and self._ragged(device) else None
         extra = {} if cache is None else {cache_kwarg(self.model): cache}
         with torch.no_grad(), isolate:
-            if params.seed is not None:
+            if params.seed is not None and seeds is None:
                 torch.manual_seed(params.seed)
             out = self.model.generate(
                 input_ids=input_ids.to(device),
                 attention_mask=attention.to(device),
                 generation_config=config,
-                logits_processor=LogitsProcessorList([recorder]),
+                logits_processor=LogitsProcessorList(processors),
                 stopping_criteria=StoppingCriteriaList([StopStrings(self.tokenizer, params.stop, width)] if params.stop else []),
                 **extra,
             )

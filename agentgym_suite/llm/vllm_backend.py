@@ -55,18 +55,30 @@ class VLLMBackend(TokenizerMixin):
         return render_chat(self.tokenizer, prompt, tools, add_generation_prompt=add_generation_prompt)
 
     def generate_from_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Sample]]:
-        """Generate from token ids in one engine call."""
-        sampling = self._vllm.SamplingParams(
-            n=params.n,
-            temperature=params.temperature,
-            top_p=params.top_p,
-            max_tokens=params.max_new_tokens,
-            stop=list(params.stop) or None,
-            seed=params.seed,
-            logprobs=0,
-            include_stop_str_in_output=True,
-            skip_special_tokens=True,
-        )
+        """Generate from token ids in one engine call.
+
+        With per-prompt seeds (``params.seeds``) each request gets its own sampling parameters
+        and seed (vLLM then samples it with a generator of its own); with one ``seed`` every
+        request carries that seed."""
+        params.check_seeds(len(prompt_ids))
+
+        def sampling_for(seed: int | None) -> Any:
+            return self._vllm.SamplingParams(
+                n=params.n,
+                temperature=params.temperature,
+                top_p=params.top_p,
+                max_tokens=params.max_new_tokens,
+                stop=list(params.stop) or None,
+                seed=seed,
+                logprobs=0,
+                include_stop_str_in_output=True,
+                skip_special_tokens=True,
+            )
+
+        if params.seeds is None:
+            sampling: Any = sampling_for(params.seed)
+        else:
+            sampling = [sampling_for(seed) for seed in params.seeds]
         requests = [{"prompt_token_ids": list(ids)} for ids in prompt_ids]
         outputs = self.llm.generate(requests, sampling_params=sampling, use_tqdm=False)
         results: list[list[Sample]] = []

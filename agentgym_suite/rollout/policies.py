@@ -11,32 +11,36 @@
   carry the text it reports (``last_turn`` / ``last_turns``: ``prompt``, ``thinking``,
   ``completion_tokens``). What evaluation runs.
 
-Seeds: a backend policy samples with ``sampling.seed + turn`` for the whole batch. A one-at-a-time
-agent is reset with its episode's own seed. A batched agent is reset once per run with the seed of
-the first episode whose env reset (its sampler serves the whole batch), so a batch replays exactly
-when the same episodes are run together again, and with sampling an episode's actions depend on
-the other episodes of its batch; greedy decoding does not.
+Seeds: every episode samples from a seed of its own, so it plays the same whatever batch it is in.
+A backend policy with ``sampling.seed`` set gives each prompt of a turn the seed
+:func:`episode_sampling_seed` derives from that seed, the episode's spec and the turn
+(``SamplingParams.seeds``). A one-at-a-time agent is reset with its episode's own seed; a batched
+agent whose ``reset_batch`` takes ``seeds`` gets one per episode, and an older one the seed of the
+first episode whose env reset (its actions then depend on the other episodes of its batch, unless
+it decodes greedily).
 
 :func:`make_policy` wraps a backend or an agent in the right class.
 """
 
 from __future__ import annotations
 
+import inspect
 import operator
 import re
+import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence
 
+import numpy as np
+
+from agentgym_suite.agents.base import BatchActionError
 from agentgym_suite.llm.base import Backend, Sample, SamplingParams
 from agentgym_suite.rollout.chat_tokens import TokenConversation
-from agentgym_suite.rollout.episodes import Decision, Failure, LiveEpisode, describe_error
+from agentgym_suite.rollout.episodes import Decision, EpisodeSpec, Failure, LiveEpisode, describe_error
 from agentgym_suite.rollout.prompting import PROMPT_MODES, EpisodePrompt
 from agentgym_suite.rollout.records import Turn
+from agentgym_suite.rollout.request_log import RequestLog
 
-RETRY_SEED_STRIDE = 1_000_003
-"""When a batched call fails and its prompts are retried one by one, prompt ``i`` samples with
-``seed + RETRY_SEED_STRIDE * (i + 1)`` (a seeded call per prompt would otherwise give every copy
-of a prompt the same sample)."""
 
 AGENT_MODE = "agent"
 """``Trajectory.mode`` of episodes played by an agent (it keeps its own prompts)."""
@@ -72,6 +76,24 @@ class Policy(Protocol):
     def finish(self, episode: LiveEpisode) -> None:
         """Write what the policy kept about a finished episode onto its trajectory."""
         ...
+
+
+def episode_sampling_seed(seed: int, spec: EpisodeSpec, turn: int) -> int:
+    """The sampling seed of one episode's turn: a 31-bit mix of the run's sampling ``seed``, the
+    episode's reset seed, attempt and id, and the turn. Episodes of one group (same task and reset
+    seed) get different seeds; the same episode gets the same seed in any batch."""
+    key = [seed & 0xFFFFFFFF, (spec.seed or 0) & 0xFFFFFFFF, int(spec.attempt) & 0xFFFFFFFF,
+           zlib.crc32(spec.traj_id.encode("utf-8")), turn & 0xFFFFFFFF]
+    return int(np.random.SeedSequence(key).generate_state(1)[0] & 0x7FFFFFFF)
+
+
+def takes_seeds(agent: Any) -> bool:
+    """True when the agent's ``reset_batch`` takes ``seeds`` (one per env)."""
+    try:
+        params = inspect.signature(agent.reset_batch).parameters
+    except (TypeError, ValueError):
+        return False
+    return "seeds" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def supports_batches(agent: Any) -> bool:
@@ -123,6 +145,8 @@ class _Conversation:
     pending_text: str = ""
     rendered: str | None = None
     """This turn's prompt text as rendered for generation (rendered once, reused for the record)."""
+    requests: RequestLog = field(default_factory=RequestLog)
+    """The requests sent to a server for this episode, compacted for its record."""
 
 
 class BackendPolicy:
@@ -198,20 +222,28 @@ class BackendPolicy:
         return None
 
     def act(self, episodes: Sequence[LiveEpisode], turn: int) -> list[Decision | Failure]:
-        """Generate for every episode in one batched call; a failed call is retried prompt by prompt."""
-        params = self.sampling if self.sampling.seed is None else replace(self.sampling, seed=self.sampling.seed + turn)
+        """Generate for every episode in one batched call; a failed call is retried prompt by prompt
+        (each prompt with its own seed, so a retried episode samples as it would have in the batch)."""
+        params = self._params(episodes, turn)
         try:
             samples = self._call(episodes, params)
         except Exception:  # find the prompt that broke the batch; the others still run
             samples = []
             for index, episode in enumerate(episodes):
-                try:  # a seed of its own: group members share a prompt and must not share a sample
-                    own = params if params.seed is None else replace(
-                        params, seed=params.seed + RETRY_SEED_STRIDE * (index + 1))
+                try:
+                    own = params if params.seeds is None else replace(params, seeds=(params.seeds[index],))
                     samples.extend(self._call([episode], own))
                 except Exception as exc:
                     samples.append(Sample(text="", finish_reason="error", has_token_ids=False, error=describe_error(exc)))
         return [self._decision(episode, sample, turn) for episode, sample in zip(episodes, samples)]
+
+    def _params(self, episodes: Sequence[LiveEpisode], turn: int) -> SamplingParams:
+        """The turn's sampling: one seed per episode (:func:`episode_sampling_seed`), and ``seed + turn``
+        for backends that take only one seed."""
+        if self.sampling.seed is None:
+            return self.sampling
+        seeds = tuple(episode_sampling_seed(self.sampling.seed, e.spec, turn) for e in episodes)
+        return replace(self.sampling, seed=self.sampling.seed + turn, seeds=seeds)
 
     def _decision(self, episode: LiveEpisode, sample: Sample, turn: int) -> Decision | Failure:
         if not sample.ok:
@@ -229,7 +261,8 @@ class BackendPolicy:
         record = Turn(index=turn, prompt_text=prompt_text, completion_text=sample.text, prompt_ids=prompt_ids,
                       completion_ids=list(sample.completion_ids), logprobs=list(sample.logprobs),
                       finish_reason=sample.finish_reason,
-                      completion_tokens=len(sample.completion_ids) if sample.has_token_ids else None)
+                      completion_tokens=len(sample.completion_ids) if sample.has_token_ids else None,
+                      request=conversation.requests.compact(sample.request), usage=sample.usage)
         return Decision(sample.text, record)
 
     def observe(self, episode: LiveEpisode, decision: Decision) -> None:
@@ -325,15 +358,24 @@ def extract_thinking(action: Any) -> str | None:
     return "\n\n".join(parts) if parts else None
 
 
+REPORTED = ("prompt", "thinking", "completion_tokens", "finish_reason", "request", "usage", "tool_calls",
+            "context_trimmed")
+"""What an agent may report about one action (``last_turn`` / ``last_turns``), kept in its turn record."""
+
+
 def turn_report(report: Any) -> dict[str, Any]:
-    """The ``prompt``, ``thinking`` and ``completion_tokens`` an agent reported for one action
-    (a dict or an object; missing values are left out)."""
+    """The fields of :data:`REPORTED` an agent reported for one action (a dict or an object;
+    missing values and values of the wrong kind are left out)."""
     if report is None:
         return {}
     get = report.get if isinstance(report, dict) else (lambda name: getattr(report, name, None))
-    values = {name: get(name) for name in ("prompt", "thinking", "completion_tokens")}
+    values = {name: get(name) for name in REPORTED}
     tokens = values["completion_tokens"]
     values["completion_tokens"] = int(tokens) if isinstance(tokens, (int, float)) else None
+    for name, kind in (("finish_reason", str), ("request", dict), ("usage", dict), ("tool_calls", list),
+                       ("context_trimmed", list)):
+        if not isinstance(values[name], kind):
+            values[name] = None
     return {k: v for k, v in values.items() if v is not None}
 
 
@@ -342,7 +384,9 @@ class AgentPolicy:
 
     A one-at-a-time agent plays one episode per run. A batched agent plays all of a run's
     episodes; when some end, ``keep_slots`` drops them before the next ``act_batch`` call. A
-    failing call fails every episode it served (the agent cannot say which one broke).
+    call that raises :class:`~agentgym_suite.agents.base.BatchActionError` fails only the
+    episodes it names; any other failing call fails every episode it served. Each episode's
+    ``context`` is its :class:`~agentgym_suite.rollout.request_log.RequestLog`.
     """
 
     mode = AGENT_MODE
@@ -367,21 +411,31 @@ class AgentPolicy:
             return []
         first = episodes[0]
         try:
-            if self.batched:
+            if self.batched and takes_seeds(self.agent):
+                self.agent.reset_batch([e.env for e in episodes], seeds=[e.spec.seed for e in episodes])
+            elif self.batched:
                 self.agent.reset_batch([e.env for e in episodes], seed=first.spec.seed)
             else:
                 self.agent.reset(first.env, seed=first.spec.seed)
         except Exception as exc:  # a failing agent fails its episodes, not the run
             return [Failure("agent", describe_error(exc))] * len(episodes)
         self._slots = list(episodes)
+        for episode in episodes:
+            episode.context = RequestLog()
         return [None] * len(episodes)
 
     def act(self, episodes: Sequence[LiveEpisode], turn: int) -> list[Decision | Failure]:
         """One ``act`` (or ``act_batch``) call for the running episodes."""
+        errors: list[BaseException | None] = [None] * len(episodes)
         try:
             if self.batched:
                 self._keep(episodes)
-                actions = list(self.agent.act_batch([e.observation for e in episodes], [e.info for e in episodes]))
+                try:
+                    actions = list(self.agent.act_batch([e.observation for e in episodes], [e.info for e in episodes]))
+                except BatchActionError as partial:  # only the envs without an action fail
+                    actions, errors = list(partial.actions), list(partial.errors)
+                    if len(errors) != len(episodes):
+                        raise
                 reports = list(getattr(self.agent, "last_turns", None) or [])
             else:
                 actions = [self.agent.act(episodes[0].observation, episodes[0].info)]
@@ -390,8 +444,9 @@ class AgentPolicy:
                 raise RuntimeError(f"{self.name} returned {len(actions)} actions for {len(episodes)} envs")
         except Exception as exc:
             return [Failure("agent", describe_error(exc))] * len(episodes)
-        return [self._decision(turn, action, reports[i] if i < len(reports) else None)
-                for i, action in enumerate(actions)]
+        return [Failure("agent", describe_error(errors[i])) if errors[i] is not None
+                else self._decision(episode, turn, actions[i], reports[i] if i < len(reports) else None)
+                for i, episode in enumerate(episodes)]
 
     def observe(self, episode: LiveEpisode, decision: Decision) -> None:
         """Nothing to do: the agent reads the next observation in its next call."""
@@ -408,16 +463,22 @@ class AgentPolicy:
         self._slots = list(episodes)
 
     @staticmethod
-    def _decision(turn: int, action: Any, report: Any) -> Decision:
+    def _decision(episode: LiveEpisode, turn: int, action: Any, report: Any) -> Decision:
         said = turn_report(report)
         prompt = said.get("prompt")
         messages = prompt if isinstance(prompt, list) else None
+        requests = episode.context if isinstance(episode.context, RequestLog) else RequestLog()
         record = Turn(
             index=turn, prompt_text="" if prompt is None or messages is not None else str(prompt),
             completion_text=action if isinstance(action, str) else repr(action),
             prompt=messages,
             thinking=said.get("thinking") or extract_thinking(action),
             completion_tokens=said.get("completion_tokens"),
+            finish_reason=said.get("finish_reason", "stop"),
+            request=requests.compact(said.get("request")),
+            usage=said.get("usage"),
+            tool_calls=said.get("tool_calls"),
+            context_trimmed=said.get("context_trimmed"),
         )
         return Decision(action, record)
 

@@ -113,8 +113,14 @@ class EpisodePrompt:
         )
         return [{"role": "user", "content": text}]
 
-    def record(self, action: str, observation: str, info: dict[str, Any]) -> list[dict[str, Any]]:
-        """Add the model's action and the env's answer; return the new non-assistant messages."""
+    def record(self, action: str, observation: str, info: dict[str, Any],
+               assistant: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Add the model's action and the env's answer; return the new non-assistant messages.
+
+        ``assistant`` is the chat message to keep for the action when it is not the action's
+        text: a server's reply with ``tool_calls`` (their ids are the ids the env's tool results
+        answer).
+        """
         self.history.append(HistoryStep(self.observation, action))
         self.observation = observation
         if info.get("admissible_actions") is not None or self.admissible is not None:
@@ -122,7 +128,7 @@ class EpisodePrompt:
         if info.get("tools"):
             self.tools = info["tools"]
         self.rendered = _rendered(info)
-        self.messages.append({"role": "assistant", "content": action})
+        self.messages.append(dict(assistant) if assistant is not None else {"role": "assistant", "content": action})
         env_messages = info.get("messages")
         if isinstance(env_messages, list) and self._env_messages:
             new = [dict(m) for m in env_messages[self._env_messages + 1 :] if m.get("role") != "assistant"]

@@ -21,7 +21,10 @@ Token bookkeeping differs by prompt mode:
 
 An agent policy reports text, not tokens: its turns carry ``completion_text`` (the action),
 the prompt it reported (``prompt_text``, or ``prompt`` when it is a list of chat messages),
-``thinking`` and ``completion_tokens``, and no token ids.
+``thinking`` and ``completion_tokens``, and no token ids. A model behind a server adds what
+went over the wire: the ``request`` (compacted, see :mod:`~agentgym_suite.rollout.request_log`),
+``usage``, the server's ``finish_reason`` and ``tool_calls``, and ``context_trimmed`` when old
+turns were left out of the prompt.
 
 Trainer fields: ``Turn.state`` is the raw observation the action answers (the anchor state),
 ``Turn.role``/``Turn.position`` the role and task position the env reported for that prompt
@@ -114,7 +117,17 @@ class Turn:
     thinking: str | None = None
     """The reasoning behind the action: what the agent reported, else the action's ``<think>`` blocks."""
     completion_tokens: int | None = None
-    """Tokens generated for the action, when known."""
+    """Tokens generated for the action, when known (the token ids, or the server's ``usage``)."""
+    request: dict[str, Any] | None = None
+    """The request sent to a server for this action (messages, tools, sampling fields), with what
+    the episode sent before as references (:mod:`~agentgym_suite.rollout.request_log`)."""
+    usage: dict[str, Any] | None = None
+    """The server's token counts for the request (``prompt_tokens``, ``completion_tokens``…)."""
+    tool_calls: list[dict[str, Any]] | None = None
+    """The tool calls as the server returned them (OpenAI format, with the server's call ids)."""
+    context_trimmed: list[int] | None = None
+    """Indices of earlier turns whose action and answer were left out of this prompt so that it
+    fits the context window (oldest first; the system prompt and the task are always kept)."""
 
     @property
     def done(self) -> bool:

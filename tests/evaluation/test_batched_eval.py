@@ -30,6 +30,17 @@ def test_batched_greedy_eval_equals_one_by_one(tmp_path: Path) -> None:
     assert all(t.prompt_text and t.completion_tokens for r in batched.records for t in r.turns)
 
 
+def test_sampled_eval_is_the_same_for_any_batch_size(tmp_path: Path) -> None:
+    # each episode samples from its own seed (per-row generators in the transformers backend), so
+    # which episodes share a batch does not change what any of them does
+    options = {"max_new_tokens": 6, "temperature": 1.0}
+    runs = [evaluate(FAKE_ID, "tiny", out_dir=tmp_path / str(size), episodes=3, k=2, seed=3, max_turns=2,
+                     progress=False, agent_options=options, batch_size=size) for size in (1, 6)]
+    assert _strip(runs[0].records) == _strip(runs[1].records)
+    actions = [tuple(t.completion_text for t in r.turns) for r in runs[0].records]
+    assert len(set(actions)) > 1  # sampled, not one repeated answer
+
+
 def test_batched_eval_resumes_and_isolates_a_crashing_env(tmp_path: Path) -> None:
     kwargs = {"crash_task": "task-1"}
     options = {"max_new_tokens": 4, "temperature": 0.0}

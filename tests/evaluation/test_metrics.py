@@ -54,7 +54,9 @@ def test_summary_averages_over_tasks() -> None:
     summary = summarize(records, k=2)
     assert summary["episodes"] == 7
     assert summary["tasks"] == 3
-    assert summary["success_rate"] == pytest.approx(3 / 7)
+    # B#1 crashed: it is no loss, so it is left out of the rates (B has 2 completed attempts)
+    assert (summary["completed"], summary["crashed"], summary["won"], summary["lost"]) == (6, 1, 3, 3)
+    assert summary["success_rate"] == pytest.approx(3 / 6)
     # pass@2: A = 1 - C(1,2)/C(3,2) = 1, B = 0  -> 0.5 ; pass^2: A = C(2,2)/C(3,2) = 1/3, B = 0 -> 1/6
     assert summary["pass@k"] == pytest.approx(0.5)
     assert summary["pass^k"] == pytest.approx(1 / 6)
@@ -62,8 +64,8 @@ def test_summary_averages_over_tasks() -> None:
     # pass@1 uses all three tasks: (2/3 + 0 + 1) / 3
     assert summary["pass_at"]["1"] == pytest.approx((2 / 3 + 0 + 1) / 3)
     assert summary["invalid_action_rate"] == pytest.approx(1 / 9)  # 9 actions, 1 invalid
-    assert summary["mean_turns"] == pytest.approx(9 / 7)
-    assert summary["errors"] == 1
+    assert summary["mean_turns"] == pytest.approx(9 / 6)
+    assert summary["errors"] == 1 and summary["crash_kinds"] == {"agent: RuntimeError": 1}
     assert summary["tokens_per_s"] is None and summary["completion_tokens"] is None
 
 

@@ -198,6 +198,7 @@ def test_files_of_the_earlier_episode_record_layout_still_load(tmp_path: Path) -
     assert crashed.error_stage == "step" and crashed.error == "RuntimeError: simulated backend crash in task-4"
     assert crashed.failed and crashed.broken
     summary = summarize([won, crashed], k=1)
-    assert summary["errors"] == 1 and summary["success_rate"] == 0.5 and summary["completion_tokens"] == 9
+    assert summary["errors"] == summary["crashed"] == 1 and summary["completion_tokens"] == 9
+    assert summary["success_rate"] == 1.0  # the crashed episode is left out, not counted as lost
     page = render_html([won, crashed])
     assert "open first" in page and "error (step)" in page and "simulated backend crash" in page

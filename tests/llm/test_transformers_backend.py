@@ -59,6 +59,31 @@ def test_sampling_n_and_seed(backend):
     assert len({tuple(s.completion_ids) for s in first[0]}) > 1
 
 
+def test_per_prompt_seeds_make_samples_independent_of_the_batch(backend):
+    import torch
+
+    seeds = (11, 22, 33, None)
+    params = SamplingParams(n=2, temperature=1.0, top_p=0.95, max_new_tokens=8, seeds=seeds)
+    state = torch.random.get_rng_state()
+    batched = backend.generate(PROMPTS, params)
+    assert not torch.equal(state, torch.random.get_rng_state())  # the unseeded prompt drew from the global RNG
+    for i, (prompt, seed) in enumerate(zip(PROMPTS[:3], seeds[:3])):
+        alone = backend.generate([prompt], SamplingParams(n=2, temperature=1.0, top_p=0.95, max_new_tokens=8, seeds=(seed,)))[0]
+        assert [s.completion_ids for s in batched[i]] == [s.completion_ids for s in alone]
+        assert batched[i][0].logprobs == pytest.approx(alone[0].logprobs, abs=1e-4)
+        assert batched[i][0].completion_ids != batched[i][1].completion_ids  # the n samples of a prompt differ
+    small = SamplingParams(temperature=1.0, max_new_tokens=8, seeds=(11, 22))
+    chunked = load_backend("tiny", device="cpu", max_batch_size=1).generate(PROMPTS[:2], small)
+    assert [r[0].completion_ids for r in chunked] == [r[0].completion_ids for r in backend.generate(PROMPTS[:2], small)]
+    state = torch.random.get_rng_state()
+    backend.generate(PROMPTS[:2], small)
+    assert torch.equal(state, torch.random.get_rng_state())  # all seeded: the global RNG is left alone
+    with pytest.raises(ValueError, match="2 seeds for 3 prompts"):
+        backend.generate(PROMPTS[:3], small)
+    with pytest.raises(ValueError, match="ints or None"):
+        SamplingParams(seeds=(1.5,))
+
+
 def test_unseeded_calls_draw_fresh_samples(backend):
     import torch
 

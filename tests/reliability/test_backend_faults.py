@@ -36,7 +36,7 @@ def stub() -> Iterator[tuple[str, StubState]]:
 
 
 def _backend(url: str) -> OpenAIBackend:
-    return OpenAIBackend("stub", url, api_key="", timeout=0.5, max_retries=1, backoff=0.01, max_concurrency=8)
+    return OpenAIBackend("stub", url, api_key="", timeout=1.0, max_retries=1, backoff=0.01, max_concurrency=8)
 
 
 def test_backend_turns_every_fault_into_an_error_sample(stub: tuple[str, StubState]) -> None:
@@ -67,6 +67,21 @@ def test_eval_records_failed_generations_and_goes_on(stub: tuple[str, StubState]
     assert state.requests["task-0"] == 2 and state.requests["task-5"] == 4  # flaky: one retry per turn
     rerun = evaluate(HANG_ID, agent, out_dir=tmp_path, env_kwargs={"n_tasks": len(TASKS)}, progress=False)
     assert rerun.ran == 0 and len(rerun.records) == len(TASKS)  # failures are kept unless --retry-failed
+    assert rerun.skipped_crashed == len(EXPECTED_ERRORS)
+    assert state.invalid == []  # every request the client sent is a valid chat-completions request
+
+
+def test_a_failed_request_in_a_batch_fails_only_its_episode(stub: tuple[str, StubState], tmp_path: Path) -> None:
+    url, state = stub
+    agent = ModelAgent(_backend(url), temperature=0.0, max_new_tokens=8)
+    result = evaluate(HANG_ID, agent, out_dir=tmp_path, env_kwargs={"n_tasks": len(TASKS)}, progress=False,
+                      batch_size=len(TASKS))
+    by_task = {r.task_id: r for r in result.records}
+    assert {t for t, r in by_task.items() if r.failed} == set(EXPECTED_ERRORS)
+    assert all(by_task[t].won for t in ("task-0", "task-5", "task-6"))
+    for task, reason in EXPECTED_ERRORS.items():
+        assert by_task[task].error.startswith("BackendError") and reason in by_task[task].error
+    assert result.summary["crashed"] == len(EXPECTED_ERRORS) and result.summary["success_rate"] == 1.0
 
 
 def test_rollout_batch_isolates_the_bad_requests(stub: tuple[str, StubState]) -> None:

@@ -105,7 +105,8 @@ def test_cli_step_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     out = tmp_path / "run"
     code = main(["eval", HANG_ID, "--agent", "oracle", "--out", str(out), "--no-progress", "--json",
                  "--step-timeout", str(LIMIT), "--env-kwargs", json.dumps({"hang_task": "task-2"})])
-    assert code == 0
+    assert code == 1  # the hung episode crashed: every result is written, and the exit status says so
+    assert "1 episode(s) crashed" in capsys.readouterr().err
     lines = [json.loads(x) for x in (out / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()]
     errors = {line["task_id"]: line.get("error") for line in lines}
     assert len(lines) == 4 and "did not return within" in errors.pop("task-2")

@@ -119,3 +119,17 @@ def test_engine_rejects_bad_settings(tiny):
         RolloutEngine(tiny, mode="tree")
     with pytest.raises(ValueError, match="one env per spec"):
         RolloutEngine(tiny).run([CounterEnv()], [])
+
+
+def test_sampled_episodes_do_not_depend_on_their_batch(tiny):
+    # each prompt samples from a seed of its episode and turn (episode_sampling_seed), so playing the
+    # episodes together or split into other batches gives the same tokens; a group's members differ
+    sampling = SamplingParams(temperature=1.0, max_new_tokens=6, seed=3)
+    specs = _specs(["c3", "c2"], group_size=2)
+    engine = RolloutEngine(tiny, mode="single", sampling=sampling, max_turns=2)
+    together = engine.run([CounterEnv() for _ in specs], specs)
+    apart = [t for part in (specs[:1], specs[1:3], specs[3:])
+             for t in engine.run([CounterEnv() for _ in part], list(part))]
+    ids = [[turn.completion_ids for turn in t.turns] for t in together]
+    assert ids == [[turn.completion_ids for turn in t.turns] for t in apart]
+    assert ids[0] != ids[1]  # two members of one group: same task and reset seed, different samples
