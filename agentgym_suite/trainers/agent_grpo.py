@@ -39,40 +39,36 @@ plays held-out tasks during training (:mod:`~agentgym_suite.trainers.held_out_ev
 from __future__ import annotations
 
 import logging
-import math
 import os
-from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import gymnasium as gym
 import torch
 from datasets import Dataset
 from transformers import AutoTokenizer
 from trl import GRPOTrainer
-from trl.models import unwrap_model_for_generation
 
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
-from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
+from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch
-from agentgym_suite.trainers.distributed import LockstepBackend, ProcessSync, credit_over_processes
-from agentgym_suite.trainers.generation import TRLVLLMBackend, rollout_sampling
+from agentgym_suite.trainers.distributed import ProcessSync, credit_over_processes, world_model_lockstep_check
+from agentgym_suite.trainers.generation import policy_backend, rollout_sampling
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.memory_bound import (
     GLOBAL_ROWS,
-    backward_kwargs,
     check_loss_settings,
-    hold_gradient_sync,
+    loss_over_passes,
     padding_rows,
     pass_token_share,
     policy_loss_scale,
     row_passes,
 )
-from agentgym_suite.trainers.metrics import batch_record, completion_records, episode_metrics_of
+from agentgym_suite.trainers.metrics import log_generation_batch
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
 from agentgym_suite.trainers.tasks import (  # noqa: F401  (default_env_factory, resolve_model_path: public here too)
     build_task_dataset,
@@ -89,7 +85,7 @@ from agentgym_suite.trainers.teacher import (
     teacher_prompt_ids,
 )
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
-from agentgym_suite.trainers.vllm_rollout import combine_sampling_stats, importance_sampling, vllm_rollout
+from agentgym_suite.trainers.vllm_rollout import importance_sampling_ratio
 
 
 logger = logging.getLogger(__name__)
@@ -160,13 +156,8 @@ class AgentGRPOTrainer(GRPOTrainer):
             finally:
                 probe.close()
         self.eval_env_factory = eval_env_factory or env_factory or default_env_factory(args, held_out=True)
-        if held_out.needs_held_out(args) and eval_dataset is None:
-            held_out.require_held_out_source(args, custom_env=env_factory is not None)
-            probe = self.eval_env_factory()
-            try:
-                eval_dataset = held_out.held_out_dataset(args, probe)
-            finally:
-                probe.close()
+        if eval_dataset is None:
+            eval_dataset = held_out.default_dataset(args, self.eval_env_factory, custom_env=env_factory is not None)
         self._envs: list[gym.Env] = []
         self._credit_batch: CreditBatch | None = None
         self._captured_logps: torch.Tensor | None = None
@@ -186,7 +177,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         self.env_id = args.train_env_id
         self.sync = ProcessSync(self.accelerator)
         """The processes' collectives: global credit, lockstep turns and padding, gathered metrics."""
-        check_whole_groups(args, len(self.train_dataset), self.sync.world_size)
+        check_whole_groups(args, self.train_dataset, self.sync.world_size)
         check_loss_settings(self.loss_type, bounded=args.max_rows_per_pass is not None,
                             entropy_bonus=self._entropy_bonus_enabled, router_aux_loss=self.aux_loss_enabled)
         self.held_out = held_out.HeldOutEvaluation(self.eval_env_factory, self._play, self.sync)
@@ -241,12 +232,11 @@ class AgentGRPOTrainer(GRPOTrainer):
         """One rollout with the current policy (training, or held-out evaluation at ``temperature``)."""
         args: AgentGRPOConfig = self.args
         params, generation_kwargs = rollout_sampling(
-            args, temperature=self.temperature if temperature is None else temperature, top_p=self.top_p,
-            top_k=self.top_k, min_p=self.min_p, repetition_penalty=self.repetition_penalty,
-            max_new_tokens=self.max_completion_length, seed=seed)
+            args, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
+            repetition_penalty=self.repetition_penalty, max_new_tokens=self.max_completion_length, seed=seed)
         if temperature is not None:  # held-out evaluation: its temperature wins over generation_kwargs
             params = replace(params, temperature=float(temperature))
-        with self._policy_backend(generation_kwargs, temperature) as backend:
+        with policy_backend(self, generation_kwargs, temperature) as backend:
             self._attach_world_model(envs, backend)
             engine = RolloutEngine(
                 backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
@@ -255,35 +245,6 @@ class AgentGRPOTrainer(GRPOTrainer):
                 max_prompt_tokens=args.max_prompt_tokens, lockstep=self.sync.any if self.sync.distributed else None,
             )
             return engine.run(envs, specs, env_id=self.env_id)
-
-    @contextmanager
-    def _policy_backend(self, generation_kwargs: dict[str, Any], temperature: float | None) -> Iterator[Any]:
-        """The generation backend over the weights being trained, for one rollout: TRL's vLLM
-        generator (weights pushed once, engine awake throughout), or the transformers model
-        unwrapped as TRL does (ZeRO-3 gathering, FSDP1 ``summon_full_params``), in lockstep over
-        processes."""
-        if self.use_vllm:
-            with vllm_rollout(self.vllm_generation, push_weights=self.state.global_step != self._last_loaded_step,
-                              temperature=temperature):
-                self._last_loaded_step = self.state.global_step
-                yield TRLVLLMBackend(self.vllm_generation, self.processing_class, self.eos_token_ids, sync=self.sync)
-            return
-        from agentgym_suite.llm.transformers_backend import TransformersBackend
-
-        with unwrap_model_for_generation(
-            self.model_wrapped, self.accelerator, gather_deepspeed3_params=self.args.ds3_gather_for_generation,
-            gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
-        ) as unwrapped, torch.no_grad(), self._dist.summon_full_params(self.model_wrapped, recurse=False):
-            backend: Any = TransformersBackend(unwrapped, self.processing_class, max_batch_size=1 << 20, name="policy",
-                                               generation_kwargs=generation_kwargs)
-            if self.sync.distributed:
-                backend = LockstepBackend(backend, int(self.processing_class.pad_token_id))
-            was_training = unwrapped.training
-            unwrapped.eval()
-            try:
-                yield backend
-            finally:
-                unwrapped.train(was_training)
 
     def _attach_world_model(self, envs: list[gym.Env], backend: Any) -> None:
         """Rehearsal envs made with ``world_model: policy`` get the policy's backend as world model.
@@ -299,27 +260,12 @@ class AgentGRPOTrainer(GRPOTrainer):
             world = getattr(inner, "world_model", None)
             if id(inner) not in self._policy_world and not (world is not None and world.spec == POLICY):
                 continue
-            self._check_world_model_lockstep(backend)
+            world_model_lockstep_check(self.sync, backend, self.use_vllm, self._dist)
             inner.set_world_model(backend)
             if not self._policy_world and SIMULATOR_ROLE not in self.credit.roles:
                 logger.warning("the policy answers the rehearsal env's tool calls, but credit=%s does not train the "
                                "simulator role; use credit: envace to train both roles.", self.credit.name)
             self._policy_world.add(id(inner))
-
-    def _check_world_model_lockstep(self, backend: Any) -> None:
-        """The policy as world model generates inside env steps, a data-dependent number of times per
-        process; refuse the multi-process settings where every generation call is a collective."""
-        if not self.sync.distributed:
-            return
-        if getattr(backend, "gathers_prompts", False):
-            why = "vLLM's server mode (and tensor parallelism) gathers every generation call's prompts"
-        elif not self.use_vllm and (self._dist.is_zero3 or self._dist.is_fsdp):
-            why = "under ZeRO-3 and FSDP every transformers generation call is a collective (synced_gpus)"
-        else:
-            return
-        raise RuntimeError(f"the policy answers the rehearsal env's tool calls inside env steps, but {why}, so processes "
-                           "would wait on each other forever. Use DDP, or vLLM colocate mode with tensor parallel size "
-                           "1, or a world model other than the policy.")
 
     @property
     def needs_privileged_text(self) -> bool:
@@ -392,7 +338,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         advantages[:real] = credit.advantages.to(device)
         advantages = torch.where(loss_mask.bool(), advantages, torch.zeros_like(advantages))
         self._credit_batch = credit_batch
-        self._log_batch(mode, episodes, rows, credit.metrics, advantages[:real], loss_mask[:real])
+        log_generation_batch(self, mode, episodes, rows, credit.metrics, advantages[:real], loss_mask[:real])
 
         output: dict[str, Any] = {
             "prompt_ids": prompt_ids,
@@ -413,37 +359,9 @@ class AgentGRPOTrainer(GRPOTrainer):
         if self.use_vllm:
             output["sampling_per_token_logps"] = sampling_logps
         if correct_vllm:
-            ratio, stats = importance_sampling(
-                old_logps, sampling_logps, loss_mask, mode=self.vllm_importance_sampling_mode,
-                clip_min=self.vllm_importance_sampling_clip_min, clip_max=self.vllm_importance_sampling_clip_max)
-            output["importance_sampling_ratio"] = ratio
-            gathered = self.sync.gather({k: float(v) for k, v in stats.items()})
-            for key, value in combine_sampling_stats(gathered).items():
-                self._metrics[mode][key].append(value)
+            output["importance_sampling_ratio"] = importance_sampling_ratio(self, mode, old_logps, sampling_logps,
+                                                                            loss_mask)
         return output
-
-    def _log_batch(self, mode: str, episodes: list[Trajectory], rows: list[Row], credit_metrics: dict[str, float],
-                   advantages: torch.Tensor, mask: torch.Tensor) -> None:
-        """Metrics of the whole generation batch (every process's episodes), the trajectory file and,
-        with ``log_completions``, the completions table (TRL writes it on the main process)."""
-        parts = self.sync.gather(batch_record(episodes, rows))
-        returns = [e["return"] for part in parts for e in part["episodes"]]
-        for key, value in {**episode_metrics_of(parts), **credit_metrics}.items():
-            self._metrics[mode][key].append(float(value))
-        self._metrics[mode]["reward"].append(sum(returns) / len(returns) if returns else 0.0)
-        if mode == "train" and self.args.save_trajectories:
-            self._trajectory_log().write_step(self.state.global_step + 1, episodes)
-        if self.log_completions:
-            row_adv = ((advantages * mask).sum(1) / mask.sum(1).clamp(min=1)).tolist()
-            table = [r for part in self.sync.gather(completion_records(rows, row_adv)) for r in part]
-            for name in ("prompt", "completion", "advantages"):
-                self._logs[name].clear()
-            self._logs["rewards"][self.reward_func_names[0]].clear()
-            for line in table:
-                self._logs["prompt"].append(line["prompt"])
-                self._logs["completion"].append(line["completion"])
-                self._logs["rewards"][self.reward_func_names[0]].append(line["return"])
-                self._logs["advantages"].append(line["advantage"])
 
     def _keep_row(self, row: Row) -> int:
         """0 masks a row with no completion tokens (its one pad token is not an action) and a row
@@ -578,15 +496,8 @@ class AgentGRPOTrainer(GRPOTrainer):
         """TRL's loss, in passes of at most ``max_rows_per_pass`` rows: every pass but the last is
         back-propagated here, the last by the trainer; the returned value is the whole loss."""
         passes = row_passes(inputs, self.args.max_rows_per_pass)
-        done: torch.Tensor | None = None
-        for part in passes[:-1]:
-            loss = super().compute_loss(model, part, return_outputs, num_items_in_batch)
-            if loss.requires_grad:
-                with hold_gradient_sync(self.accelerator, model), torch.autocast(loss.device.type, enabled=False):
-                    self.accelerator.backward(loss, **backward_kwargs(self.accelerator))
-            done = loss.detach() if done is None else done + loss.detach()
-        last = super().compute_loss(model, passes[-1], return_outputs, num_items_in_batch)
-        return last if done is None else last + done
+        return loss_over_passes(passes, lambda part: super(AgentGRPOTrainer, self).compute_loss(
+            model, part, return_outputs, num_items_in_batch), self.accelerator, model)
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
         mode = "train" if self.model.training else "eval"
@@ -646,24 +557,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         if isinstance(dataset, dict):
             return {k: v for name, part in dataset.items()
                     for k, v in self.evaluate(part, ignore_keys, f"{metric_key_prefix}_{name}").items()}
-        if dataset is None:
-            raise ValueError("evaluation needs held-out tasks: set eval_env_kwargs or eval_task_ids, or pass eval_dataset.")
-        args: AgentGRPOConfig = self.args
-        step = self.state.global_step
-        metrics, played = self.held_out.run(
-            dataset, episodes_per_task=int(self.num_generations_eval), per_call=args.per_device_eval_batch_size,
-            temperature=args.eval_temperature, seed=int(args.seed) * held_out.EVAL_SEED_OFFSET + step, step=step,
-            prefix=metric_key_prefix)
-        if args.save_trajectories:
-            TrajectoryLog(os.path.join(args.output_dir, "eval_trajectories"), rank=self.sync.rank).write_step(step, played)
-        was_training = self.model.training
-        self.model.eval()  # TRL's log() takes the mode from the model: an eval record, training metrics kept
-        try:
-            self.log(dict(metrics))
-        finally:
-            self.model.train(was_training)
-        self.control = self.callback_handler.on_evaluate(args, self.state, self.control, metrics)
-        return metrics
+        return held_out.evaluate(self, dataset, metric_key_prefix)
 
 
 _TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")

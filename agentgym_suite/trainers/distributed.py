@@ -231,3 +231,20 @@ class LockstepBackend:
         tool_lists = list(tools) if tools is not None else [None] * len(prompts)
         ids = [self.backend.encode(self.backend.render_prompt(p, t)) for p, t in zip(prompts, tool_lists)]
         return self.generate_from_ids(ids, params)
+
+
+def world_model_lockstep_check(sync: ProcessSync, backend: Any, use_vllm: bool, backend_kind: Any) -> None:
+    """Raise for the multi-process settings in which the policy cannot answer a rehearsal env's tool
+    calls: it generates inside env steps, a data-dependent number of times per process, while there
+    every generation call is a collective. ``backend_kind`` is TRL's ``DistributedBackend``."""
+    if not sync.distributed:
+        return
+    if getattr(backend, "gathers_prompts", False):
+        why = "vLLM's server mode (and tensor parallelism) gathers every generation call's prompts"
+    elif not use_vllm and (backend_kind.is_zero3 or backend_kind.is_fsdp):
+        why = "under ZeRO-3 and FSDP every transformers generation call is a collective (synced_gpus)"
+    else:
+        return
+    raise RuntimeError(f"the policy answers the rehearsal env's tool calls inside env steps, but {why}, so processes "
+                       "would wait on each other forever. Use DDP, or vLLM colocate mode with tensor parallel size 1, "
+                       "or a world model other than the policy.")

@@ -6,9 +6,9 @@ policy at ``eval_temperature`` (0.4, as the papers), through the same rollout en
 generation backend as training, and logs the results into the run's own log
 (``trainer.state.log_history`` and every ``report_to`` backend):
 
-* ``eval_success_rate`` — share of held-out episodes won (the stable name to read learning
-  curves from: ``[(h["step"], h["eval_success_rate"]) for h in trainer.state.log_history if
-  "eval_success_rate" in h]``);
+* ``eval_success_rate`` — share of held-out episodes won, the stable name to read learning
+  curves from (:func:`held_out_curve` gives ``[(step, success rate), ...]`` from
+  ``trainer.state.log_history``);
 * ``eval_return_mean``, ``eval_score_mean``, ``eval_turns_mean``, ``eval_error_rate``,
   ``eval_episodes``.
 
@@ -22,12 +22,14 @@ come from ``eval_env_kwargs`` (a split of the same env, e.g. ``{split: valid_uns
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Callable, Sequence
 
 import gymnasium as gym
 from datasets import Dataset
 
 from agentgym_suite.rollout import EpisodeSpec, Trajectory
+from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 
 METRICS = ("success_rate", "return_mean", "score_mean", "turns_mean", "error_rate", "episodes")
 """Metrics an evaluation logs, each as ``<prefix>_<name>`` (prefix ``eval``)."""
@@ -53,6 +55,19 @@ def held_out_dataset(args: Any, env: gym.Env) -> Dataset:
                          "eval_task_ids.")
     seeds = [int(args.seed) * 1_000_003 + 500_009 + i for i in range(len(ids))]
     return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids, "env_seed": seeds})
+
+
+def default_dataset(args: Any, env_factory: Callable[[], gym.Env], *, custom_env: bool) -> Dataset | None:
+    """The held-out dataset when the config evaluates during training (None otherwise), from a
+    probe env of ``env_factory``; raises when nothing says which tasks are held out."""
+    if not needs_held_out(args):
+        return None
+    require_held_out_source(args, custom_env)
+    probe = env_factory()
+    try:
+        return held_out_dataset(args, probe)
+    finally:
+        probe.close()
 
 
 def require_held_out_source(args: Any, custom_env: bool) -> None:
@@ -140,3 +155,33 @@ class HeldOutEvaluation:
         for env in self.envs:
             env.close()
         self.envs = []
+
+
+def evaluate(trainer: Any, dataset: Dataset, prefix: str = "eval") -> dict[str, float]:
+    """``trainer.evaluate``: play ``dataset``'s held-out tasks with the trainer's current policy, write
+    their trajectories (``<output_dir>/eval_trajectories/``), log the metrics as an eval record of
+    the run's log and tell the callbacks. Nothing of the training batch is touched."""
+    if dataset is None:
+        raise ValueError("evaluation needs held-out tasks: set eval_env_kwargs or eval_task_ids, or pass eval_dataset.")
+    args = trainer.args
+    step = trainer.state.global_step
+    metrics, played = trainer.held_out.run(
+        dataset, episodes_per_task=int(trainer.num_generations_eval), per_call=args.per_device_eval_batch_size,
+        temperature=args.eval_temperature, seed=int(args.seed) * EVAL_SEED_OFFSET + step, step=step, prefix=prefix)
+    if args.save_trajectories:
+        TrajectoryLog(os.path.join(args.output_dir, "eval_trajectories"), rank=trainer.sync.rank).write_step(step, played)
+    was_training = trainer.model.training
+    trainer.model.eval()  # TRL's log() takes the mode from the model: an eval record, training metrics kept
+    try:
+        trainer.log(dict(metrics))
+    finally:
+        trainer.model.train(was_training)
+    trainer.control = trainer.callback_handler.on_evaluate(args, trainer.state, trainer.control, metrics)
+    return metrics
+
+
+def held_out_curve(log_history: Sequence[dict[str, Any]], prefix: str = "eval") -> list[tuple[int, float]]:
+    """``(step, success rate)`` of every held-out evaluation in a run's log
+    (``trainer.state.log_history``, or the ``log_history`` of a checkpoint's ``trainer_state.json``)."""
+    key = f"{prefix}_success_rate"
+    return [(int(h["step"]), float(h[key])) for h in log_history if key in h and "step" in h]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 from torch import Tensor
@@ -125,6 +125,22 @@ def pass_token_share(inputs: dict[str, Any]) -> float:
     if micro <= 0:
         return 1.0
     return float(_loss_mask(inputs).sum()) / micro
+
+
+def loss_over_passes(passes: list[dict[str, Any]], compute: Callable[[dict[str, Any]], Tensor], accelerator: Any,
+                     model: Any) -> Tensor:
+    """The loss of a micro-batch cut into passes: every pass but the last is back-propagated here
+    (gradients held back from syncing), the last is returned for the trainer to back-propagate,
+    plus the earlier passes' (detached) losses so the returned value is the whole loss."""
+    done: Tensor | None = None
+    for part in passes[:-1]:
+        loss = compute(part)
+        if loss.requires_grad:
+            with hold_gradient_sync(accelerator, model), torch.autocast(loss.device.type, enabled=False):
+                accelerator.backward(loss, **backward_kwargs(accelerator))
+        done = loss.detach() if done is None else done + loss.detach()
+    last = compute(passes[-1])
+    return last if done is None else last + done
 
 
 @contextmanager

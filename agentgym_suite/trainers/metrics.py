@@ -64,3 +64,29 @@ def completion_records(rows: Sequence[Row], advantages: Sequence[float]) -> list
          "return": float(r.ret), "advantage": float(a)}
         for r, a in zip(rows, advantages)
     ]
+
+
+def log_generation_batch(trainer: Any, mode: str, episodes: Sequence[Trajectory], rows: Sequence[Row],
+                         credit_metrics: dict[str, float], advantages: Any, mask: Any) -> None:
+    """Metrics of the whole generation batch (every process's episodes) into ``trainer._metrics``,
+    the step's trajectory file, and with ``log_completions`` the completions table TRL writes on
+    the main process (one line per trained row of every process)."""
+    parts = trainer.sync.gather(batch_record(episodes, rows))
+    returns = [e["return"] for part in parts for e in part["episodes"]]
+    for key, value in {**episode_metrics_of(parts), **credit_metrics}.items():
+        trainer._metrics[mode][key].append(float(value))
+    trainer._metrics[mode]["reward"].append(sum(returns) / len(returns) if returns else 0.0)
+    if mode == "train" and trainer.args.save_trajectories:
+        trainer._trajectory_log().write_step(trainer.state.global_step + 1, episodes)
+    if not trainer.log_completions:
+        return
+    row_advantages = ((advantages * mask).sum(1) / mask.sum(1).clamp(min=1)).tolist()
+    table = [line for part in trainer.sync.gather(completion_records(rows, row_advantages)) for line in part]
+    logs, reward_name = trainer._logs, trainer.reward_func_names[0]
+    for column in (logs["prompt"], logs["completion"], logs["advantages"], logs["rewards"][reward_name]):
+        column.clear()
+    for line in table:
+        logs["prompt"].append(line["prompt"])
+        logs["completion"].append(line["completion"])
+        logs["rewards"][reward_name].append(line["return"])
+        logs["advantages"].append(line["advantage"])

@@ -72,13 +72,18 @@ def build_task_dataset(args: AgentGRPOConfig, env: gym.Env) -> Dataset:
     return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids, "env_seed": seeds})
 
 
-def check_whole_groups(args: AgentGRPOConfig, tasks: int, processes: int) -> None:
+def check_whole_groups(args: AgentGRPOConfig, dataset: Any, processes: int) -> None:
     """Raise unless one generation batch can be filled with whole groups of distinct tasks.
 
     TRL's sampler fills a generation batch of ``generation_batch_size`` rollouts with
     ``generation_batch_size / G`` distinct tasks, G rollouts each, and drops a batch it cannot
-    fill, so a train set with fewer tasks than that would train on nothing.
+    fill, so a train set with fewer tasks than that would train on nothing. (A streamed dataset
+    has no length and is not checked.)
     """
+    try:
+        tasks = len(dataset)
+    except TypeError:
+        return
     group = int(args.num_generations)
     per_batch = int(args.generation_batch_size) // group
     if tasks >= per_batch:
