@@ -7,6 +7,7 @@ numbers describe the whole generation batch on every process, not rank 0's share
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Sequence
 
 from agentgym_suite.rollout.records import Trajectory
@@ -83,8 +84,9 @@ def log_generation_batch(trainer: Any, mode: str, episodes: Sequence[Trajectory]
     row_advantages = ((advantages * mask).sum(1) / mask.sum(1).clamp(min=1)).tolist()
     table = [line for part in trainer.sync.gather(completion_records(rows, row_advantages)) for line in part]
     logs, reward_name = trainer._logs, trainer.reward_func_names[0]
-    for column in (logs["prompt"], logs["completion"], logs["advantages"], logs["rewards"][reward_name]):
-        column.clear()
+    # one table per generation batch, as many lines as it has rows (TRL's columns hold one line per episode)
+    logs["prompt"], logs["completion"], logs["advantages"] = deque(), deque(), deque()
+    logs["rewards"][reward_name] = deque()
     for line in table:
         logs["prompt"].append(line["prompt"])
         logs["completion"].append(line["completion"])
