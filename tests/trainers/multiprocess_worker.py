@@ -10,7 +10,8 @@ Parts (``--parts``, comma-separated):
   episodes of different lengths on each process (horizon 1 on rank 0, 4 on rank 1) and
   ``max_rows_per_pass``: the credit batch and advantages of the last generation batch, the
   largest number of rows any forward pass saw, and the count of every collective call;
-* ``vllm_server`` — the same with ``use_vllm`` in server mode on the vLLM stand-in.
+* ``vllm_server``, ``vllm_colocate`` — the same with ``use_vllm`` on the vLLM stand-in, in server
+  mode and in colocate mode with sleep mode.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def trainer_part(rank: int, out_dir: Path, vllm: str | None) -> dict:
         from trainers import vllm_standin
 
         vllm_standin.install(_Setter())
-        extra = dict(use_vllm=True, vllm_mode=vllm)
+        extra = dict(use_vllm=True, vllm_mode=vllm, vllm_enable_sleep_mode=vllm == "colocate")
     args = tiny_config(str(out_dir / f"run-{vllm or 'hf'}"), per_device_train_batch_size=1, num_generations=2,
                        max_steps=2, max_turns=4, credit="gigpo", max_rows_per_pass=2, save_trajectories=False,
                        **extra)
@@ -143,7 +144,7 @@ class _Setter:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
-    parser.add_argument("--parts", default="credit,train,vllm_server")
+    parser.add_argument("--parts", default="credit,train,vllm_server,vllm_colocate")
     cli = parser.parse_args()
     out_dir = Path(cli.out)
     count_collectives()
@@ -157,8 +158,8 @@ def main() -> None:
             result["credit"] = credit_part(rank, world)
         elif part == "train":
             result["train"] = trainer_part(rank, out_dir, None)
-        elif part == "vllm_server":
-            result["vllm_server"] = trainer_part(rank, out_dir, "server")
+        elif part in ("vllm_server", "vllm_colocate"):
+            result[part] = trainer_part(rank, out_dir, part.split("_")[1])
     (out_dir / f"rank{rank}.json").write_text(json.dumps(result, default=str))
     os._exit(0)  # skip the slow interpreter teardown of a training process
 

@@ -50,7 +50,7 @@ def torchrun(script: Path, out: Path, *args: str, processes: int = 2, timeout: f
 @pytest.fixture(scope="module")
 def two_processes(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("two-processes")
-    return torchrun(HERE / "multiprocess_worker.py", out, "--parts", "credit,train,vllm_server")
+    return torchrun(HERE / "multiprocess_worker.py", out, "--parts", "credit,train,vllm_server,vllm_colocate")
 
 
 @pytest.mark.parametrize("name", available_credit_assigners())
@@ -70,7 +70,7 @@ def test_advantages_equal_one_process_on_the_same_rows(two_processes, name):
     assert groups[0] & groups[1]
 
 
-@pytest.mark.parametrize("run", ["train", "vllm_server"])
+@pytest.mark.parametrize("run", ["train", "vllm_server", "vllm_colocate"])
 def test_uneven_episodes_finish_in_lockstep(two_processes, run):
     # rank 0 plays 1-turn episodes, rank 1 4-turn ones; both finish both steps (a hang fails the fixture)
     first, second = (part[run] for part in two_processes)
@@ -83,7 +83,7 @@ def test_uneven_episodes_finish_in_lockstep(two_processes, run):
     assert first["turns_mean"] == second["turns_mean"]
 
 
-@pytest.mark.parametrize("run", ["train", "vllm_server"])
+@pytest.mark.parametrize("run", ["train", "vllm_server", "vllm_colocate"])
 def test_trainer_credit_is_that_of_one_process(two_processes, run):
     # the credit the trainer applied on each process equals one process's credit on both processes' rows
     plugin = get_credit_assigner("gigpo")

@@ -84,3 +84,28 @@ def test_policy_world_model_is_refused_where_generation_is_collective():
     with pytest.raises(RuntimeError, match="server mode"):
         world_model_lockstep_check(sync, SimpleNamespace(gathers_prompts=True), True, plain)
     world_model_lockstep_check(SimpleNamespace(distributed=False), SimpleNamespace(gathers_prompts=True), True, plain)
+
+
+def test_generation_summons_full_fsdp1_parameters_as_trl_does(make_config):
+    # under FSDP1 TRL generates inside summon_full_params(model_wrapped, recurse=False); so does the rollout
+    # (accelerate's FSDP plugin needs a GPU, so the call is recorded here rather than run sharded)
+    from contextlib import contextmanager
+
+    trainer = AgentGRPOTrainer(args=make_config(max_steps=1, max_turns=1), env_factory=make_letter_env)
+    entered: list[tuple] = []
+    generating: list[bool] = []
+
+    @contextmanager
+    def summon(module, **kwargs):
+        entered.append((module, kwargs))
+        generating.append(True)
+        yield
+        generating.append(False)
+
+    trainer._dist = SimpleNamespace(summon_full_params=summon, is_zero3=False, is_fsdp=True)
+    generate = type(trainer.model).generate
+    calls: list[bool] = []
+    trainer.model.generate = lambda *a, **k: (calls.append(generating[-1]), generate(trainer.model, *a, **k))[1]
+    trainer.train()
+    assert entered and all(module is trainer.model_wrapped and kw == {"recurse": False} for module, kw in entered)
+    assert calls and all(calls), "generation ran outside summon_full_params"
