@@ -113,3 +113,12 @@ def test_importance_sampling_rejects_unknown_mode():
 def test_sampling_stats_reduce_as_trl():
     parts = [{"a/min": 0.5, "a/max": 2.0, "a/mean": 1.0}, {"a/min": 0.2, "a/max": 1.5, "a/mean": 3.0}]
     assert combine_sampling_stats(parts) == {"a/min": 0.2, "a/max": 2.0, "a/mean": 2.0}
+
+
+def test_held_out_evaluation_samples_at_the_eval_temperature(make_config, standin):
+    args = make_config(use_vllm=True, vllm_mode="colocate", max_turns=2, max_steps=1, eval_strategy="steps",
+                       eval_steps=1, eval_task_ids=["t5", "t6"], eval_temperature=0.4)
+    trainer, _ = _train_capturing(args, horizon=2)
+    assert any("eval_success_rate" in h for h in trainer.state.log_history)
+    assert set(standin.TEMPERATURES) == {1.0, 0.4}  # training at TRL's temperature, held-out tasks at 0.4
+    assert trainer.vllm_generation.temperature == 1.0

@@ -24,6 +24,8 @@ from trl.generation.vllm_generation import VLLMGeneration
 
 EVENTS: list[str] = []
 """Every engine call in order (``generate``, ``load_weights``, ``wake_up:<tags>``, ``sleep``), for tests."""
+TEMPERATURES: list[float] = []
+"""The sampling temperature of every generate call."""
 
 
 class StandInSamplingParams:
@@ -78,6 +80,7 @@ class _Sampler:
 
     def sample(self, prompts: list[list[int]], temperature: float, max_tokens: int) -> list[tuple[list[int], list[float]]]:
         self.calls += 1
+        TEMPERATURES.append(float(temperature))
         eos = self.tokenizer.eos_token_id
         out = []
         for prompt in prompts:  # one at a time: no padding, exact per-prompt log-probs
@@ -173,3 +176,4 @@ def install(patch: Any) -> None:
     patch.setattr(gt, "VLLMGeneration", StandInVLLMGeneration)
     patch.setattr(vg, "SamplingParams", StandInSamplingParams, raising=False)
     EVENTS.clear()
+    TEMPERATURES.clear()
