@@ -17,15 +17,29 @@ Because the machine may be shared, the four trainers run in interleaved rounds
 every ratio compares numbers measured side by side. Targets: our GRPO step <= 1.2x TRL's;
 SDAR and AgentOPSD steps <= 1.6x our GRPO step. Prints a table; not a test.
 
+Two more parts (``--parts``):
+
+* ``scaling`` — episodes per second of the same total batch (``--scaling-episodes``) trained by
+  2 processes with one torch thread each (``torchrun``, gloo), by 1 process with one thread,
+  and by 1 process with two threads. Target: 2 x 1 thread >= 1.6x 1 x 1 thread.
+* ``memory`` — peak resident memory added by one training step on ALFWorld-length episodes
+  (``--memory-turns`` turns, 1600-character observations), with and without
+  ``max_rows_per_pass`` (``--row-bound``); each configuration in a fresh process.
+
     python benchmarks/trainer_speed.py --model tiny --steps 3
     python benchmarks/trainer_speed.py --model default --steps 2 --rounds 1
+    python benchmarks/trainer_speed.py --parts scaling,memory
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import resource
 import statistics
+import subprocess
 from dataclasses import replace
 import sys
 import tempfile
@@ -128,23 +142,8 @@ def run_ours(model: str, credit: str, cli: argparse.Namespace) -> float:
     return median_step(timer)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="AgentGRPOTrainer vs TRL GRPOTrainer step time")
-    parser.add_argument("--model", default="tiny")
-    parser.add_argument("--steps", type=int, default=3, help="timed steps per run (after one warm-up step)")
-    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the four trainers")
-    parser.add_argument("--batch", type=int, default=8, help="episodes per step")
-    parser.add_argument("--G", type=int, default=4)
-    parser.add_argument("--tokens", type=int, default=32, help="max completion tokens")
-    parser.add_argument("--observation-chars", type=int, default=1600,
-                        help="room description before each observation (0 = one-line prompts)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--gpu", action="store_true")
-    cli = parser.parse_args()
-    if cli.threads:
-        import torch
-
-        torch.set_num_threads(cli.threads)
+def compare(cli: argparse.Namespace) -> None:
+    """Our trainer against TRL's, and the teacher's cost (the four trainers in interleaved rounds)."""
     model = resolve_model_path(cli.model)
     names = ("trl", "grpo", "sdar", "agentopsd")
     runs: dict[str, list[float]] = {name: [] for name in names}
@@ -168,6 +167,143 @@ def main() -> None:
     for name in ("sdar", "agentopsd"):
         report_ratio(f"{name} step / grpo step (teacher log-probs, {cli.model})", med[name] / med["grpo"], "<= 1.6x",
                      detail)
+
+
+# ---------------------------------------------------------------------------------- scaling and memory
+def worker(cli: argparse.Namespace) -> None:
+    """One process of a scaling or memory run (``--worker``): train, write the timings or memory."""
+    import torch
+
+    torch.set_num_threads(cli.threads or 1)
+    rank = int(os.environ.get("RANK", "0"))
+    memory = cli.worker == "memory"
+    turns = cli.memory_turns if memory else cli.scaling_turns
+    with tempfile.TemporaryDirectory() as out:
+        args = AgentGRPOConfig(**{**common(out, cli), "per_device_train_batch_size": cli.per_device,
+                                  "max_steps": 1 if memory else cli.steps + 1},
+                               model_name_or_path=resolve_model_path(cli.model), credit="grpo", max_turns=turns,
+                               action_format=None, save_trajectories=False, max_prompt_tokens=4096,
+                               max_rows_per_pass=cli.row_bound or None)
+        timer = StepTimer()
+        trainer = AgentGRPOTrainer(args=args, callbacks=[timer],
+                                   env_factory=lambda: PaddedLetterEnv(cli.observation_chars, horizon=turns))
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        if cli.gpu:
+            torch.cuda.reset_peak_memory_stats()
+        trainer.train()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rows = [h["episodes/rows"] for h in trainer.state.log_history if "episodes/rows" in h]
+        result = {"step_s": median_step(timer), "rss_before_mib": before / 1024, "rss_peak_mib": peak / 1024,
+                  "rows": rows[0] if rows else 0,
+                  "cuda_peak_mib": torch.cuda.max_memory_allocated() / 2**20 if cli.gpu else None}
+    if rank == 0:
+        Path(cli.out).write_text(json.dumps(result))
+
+
+def launch(cli: argparse.Namespace, kind: str, processes: int, threads: int, per_device: int, row_bound: int = 0
+           ) -> dict:
+    """Run a ``--worker`` in ``processes`` processes of ``threads`` torch threads each; its results."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        flags = ["--worker", kind, "--out", str(out), "--per-device", str(per_device), "--threads", str(threads),
+                 "--row-bound", str(row_bound), "--model", cli.model, "--steps", str(cli.steps), "--G", str(cli.G),
+                 "--tokens", str(cli.tokens), "--observation-chars", str(cli.observation_chars),
+                 "--scaling-turns", str(cli.scaling_turns), "--memory-turns", str(cli.memory_turns)]
+        if cli.gpu:
+            flags.append("--gpu")
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+               "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": os.pathsep.join(
+                   [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+        runner = [sys.executable] if processes == 1 else [
+            sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={processes}", "--master_addr=127.0.0.1",
+            f"--master_port={29500 + random.randint(1, 5000)}"]
+        proc = subprocess.run([*runner, __file__, *flags], env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{kind} run ({processes} x {threads}) failed:\n{proc.stderr[-3000:]}")
+        return json.loads(out.read_text())
+
+
+def scaling(cli: argparse.Namespace) -> None:
+    """Episodes per second of one total batch: 2 processes x 1 thread, 1 x 1, 1 x 2, in interleaved
+    rounds (the machine may be shared); each run's step time is the median over its rounds."""
+    total = cli.scaling_episodes
+    setups = {"1 process x 1 thread": (1, 1, total), "2 processes x 1 thread": (2, 1, total // 2),
+              "1 process x 2 threads": (1, 2, total)}
+    times: dict[str, list[float]] = {name: [] for name in setups}
+    for _ in range(cli.rounds):
+        for name, (processes, threads, per_device) in setups.items():
+            times[name].append(launch(cli, "scaling", processes, threads, per_device)["step_s"])
+    step = {name: statistics.median(t) for name, t in times.items()}
+    base = total / step["1 process x 1 thread"]
+    print(f"\nscaling: {total} episodes per step (G={cli.G}, {cli.scaling_turns} turns, {cli.tokens} tokens/turn), "
+          f"median of {cli.steps} steps after one warm-up, {cli.rounds} interleaved rounds")
+    print(f"{'run':<26}{'s/step':>10}{'episodes/s':>12}{'vs 1x1':>8}  per-round s/step")
+    for name in setups:
+        rate = total / step[name]
+        rounds = " ".join(f"{t:.3f}" for t in times[name])
+        print(f"{name:<26}{step[name]:>10.3f}{rate:>12.2f}{rate / base:>8.2f}  {rounds}")
+    detail = f"{total} episodes/step, G {cli.G}, {cli.scaling_turns} turns, {cli.model}"
+    report_ratio("2 processes x 1 thread / 1 process x 1 thread, episodes/s",
+                 step["1 process x 1 thread"] / step["2 processes x 1 thread"], ">= 1.6x", detail)
+    report_ratio("1 process x 2 threads / 1 process x 1 thread, episodes/s",
+                 step["1 process x 1 thread"] / step["1 process x 2 threads"], "-", detail)
+
+
+def memory(cli: argparse.Namespace) -> None:
+    """Peak memory added by one step on long episodes, with and without the row bound."""
+    episodes = cli.memory_episodes
+    runs = {"no bound": launch(cli, "memory", 1, cli.threads or 1, episodes),
+            f"max_rows_per_pass={cli.row_bound}": launch(cli, "memory", 1, cli.threads or 1, episodes, cli.row_bound)}
+    key = "cuda_peak_mib" if cli.gpu else "rss_peak_mib"
+    print(f"\nmemory: one step, {episodes} episodes x {cli.memory_turns} turns, {cli.observation_chars}-char "
+          f"observations ({'GPU peak allocated' if cli.gpu else 'peak RSS'}, MiB)")
+    print(f"{'run':<26}{'rows':>6}{'before':>10}{'peak':>10}{'added':>10}")
+    added = {}
+    for name, result in runs.items():
+        start = 0.0 if cli.gpu else result["rss_before_mib"]
+        added[name] = result[key] - start
+        print(f"{name:<26}{result['rows']:>6.0f}{start:>10.1f}{result[key]:>10.1f}{added[name]:>10.1f}")
+    bounded = added[f"max_rows_per_pass={cli.row_bound}"]
+    report_ratio(f"peak memory added by a step, max_rows_per_pass={cli.row_bound} / unbounded "
+                 f"({cli.memory_turns}-turn episodes)", bounded / max(added["no bound"], 1e-9), "-",
+                 f"{episodes} episodes, {runs['no bound']['rows']:.0f} rows, {cli.model}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="AgentGRPOTrainer vs TRL GRPOTrainer step time")
+    parser.add_argument("--model", default="tiny")
+    parser.add_argument("--steps", type=int, default=3, help="timed steps per run (after one warm-up step)")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the four trainers")
+    parser.add_argument("--batch", type=int, default=8, help="episodes per step")
+    parser.add_argument("--G", type=int, default=4)
+    parser.add_argument("--tokens", type=int, default=32, help="max completion tokens")
+    parser.add_argument("--observation-chars", type=int, default=1600,
+                        help="room description before each observation (0 = one-line prompts)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--gpu", action="store_true")
+    parser.add_argument("--parts", default="compare,scaling,memory", help="comma-separated: compare, scaling, memory")
+    parser.add_argument("--scaling-episodes", type=int, default=8, help="episodes per step in the scaling runs")
+    parser.add_argument("--scaling-turns", type=int, default=3, help="turns per episode in the scaling runs")
+    parser.add_argument("--memory-turns", type=int, default=30, help="turns per episode in the memory runs (ALFWorld)")
+    parser.add_argument("--memory-episodes", type=int, default=4, help="episodes of the memory runs (G of them a task)")
+    parser.add_argument("--row-bound", type=int, default=8, help="max_rows_per_pass of the bounded memory run")
+    parser.add_argument("--worker", choices=["scaling", "memory"], help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--per-device", type=int, default=8, help=argparse.SUPPRESS)
+    cli = parser.parse_args()
+    if cli.worker:
+        return worker(cli)
+    if cli.threads:
+        import torch
+
+        torch.set_num_threads(cli.threads)
+    parts = cli.parts.split(",")
+    if "compare" in parts:
+        compare(cli)
+    if "scaling" in parts:
+        scaling(cli)
+    if "memory" in parts:
+        memory(cli)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ TRL (>= 1.16) calls ``factory()`` once per concurrent rollout, then per episode
 instance's public methods as tools the model calls, and reads ``env.get_reward()`` at the end.
 The adapter maps the suite's contract onto that:
 
-* command envs (TextWorld, ALFWorld, WebShop, …) get one tool, ``act(command)``;
+* command envs (TextWorld, ALFWorld, WebShop, …) get one tool, ``act(command)`` (TRL names a tool
+  by its function's ``__name__``, so the function is called ``act``);
 * tool envs get one method per tool of their schema, each forwarding a Hermes tool call;
 * ``get_reward()`` is the episode return (sum of step rewards).
 
@@ -64,7 +65,7 @@ class SuiteEnvironment:
         return obs + ("\n[episode finished]" if self._done else "")
 
 
-def _act(self, command: str) -> str:  # noqa: ANN001 (self stays unannotated for TRL's schema)
+def act(self, command: str) -> str:  # noqa: ANN001 (self stays unannotated for TRL's schema)
     """Send one command to the environment and return what it answers.
 
     Args:
@@ -131,7 +132,7 @@ def as_environment_factory(env_id: str, **env_kwargs: Any) -> type[SuiteEnvironm
             method = _tool_method(schema)
             namespace[method.__name__] = method
     else:
-        namespace["act"] = _act
+        namespace["act"] = act  # TRL keys tools by __name__, so the function itself is named act
     safe = "".join(ch if ch.isalnum() else "_" for ch in env_id)
     return type(f"{safe}Environment", (SuiteEnvironment,), namespace)
 

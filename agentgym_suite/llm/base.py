@@ -47,6 +47,10 @@ class SamplingParams:
         seeds: one seed per prompt of a ``generate`` call (None entries: unseeded), overriding
             ``seed``. Each prompt is then sampled from its own seed alone, so its samples do not
             depend on which other prompts share the batch (see :meth:`seed_for`).
+        top_k: keep only the ``top_k`` most likely tokens (0 = off).
+        min_p: drop tokens less likely than ``min_p`` times the most likely one (0 = off).
+        repetition_penalty: penalty on tokens already in the prompt or completion (1 = off), as
+            in Hugging Face and vLLM.
     """
 
     n: int = 1
@@ -56,6 +60,9 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     seed: int | None = None
     seeds: tuple[int | None, ...] | None = None
+    top_k: int = 0
+    min_p: float = 0.0
+    repetition_penalty: float = 1.0
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -66,6 +73,12 @@ class SamplingParams:
             raise ValueError(f"SamplingParams.top_p must be in (0, 1], got {self.top_p}.")
         if self.max_new_tokens < 1:
             raise ValueError(f"SamplingParams.max_new_tokens must be >= 1, got {self.max_new_tokens}.")
+        if self.top_k < 0:
+            raise ValueError(f"SamplingParams.top_k must be >= 0 (0 = off), got {self.top_k}.")
+        if not 0 <= self.min_p < 1:
+            raise ValueError(f"SamplingParams.min_p must be in [0, 1) (0 = off), got {self.min_p}.")
+        if not self.repetition_penalty > 0:
+            raise ValueError(f"SamplingParams.repetition_penalty must be > 0 (1 = off), got {self.repetition_penalty}.")
         if isinstance(self.stop, str):
             object.__setattr__(self, "stop", (self.stop,))
         else:

@@ -1,15 +1,18 @@
-"""A logits processor that records log-probabilities and applies temperature / top-p itself.
+"""A logits processor that records log-probabilities and applies the sampling settings itself.
 
 Hugging Face ``generate`` warps logits before sampling; a trainer needs the log-probability
 of each sampled token under the *unwarped* model. :class:`RecordingProcessor` sees the raw
 logits (it is the only processor), keeps one step of log-softmax, reads the token sampled
-from it on the next call and then returns the warped scores generate samples from. Memory
-stays at one ``(batch, vocab)`` tensor instead of one per generated token.
+from it on the next call and then returns the warped scores generate samples from: the
+repetition penalty, temperature, top-k, top-p and min-p, in Hugging Face's order (the penalty,
+top-k and min-p with Hugging Face's own processors). Memory stays at one ``(batch, vocab)``
+tensor instead of one per generated token.
 """
 
 from __future__ import annotations
 
 import torch
+from transformers import MinPLogitsWarper, RepetitionPenaltyLogitsProcessor, TopKLogitsWarper
 
 
 class RecordingProcessor:
@@ -18,13 +21,20 @@ class RecordingProcessor:
     Args:
         temperature: divide logits by this before sampling (ignored when greedy).
         top_p: keep the smallest set of tokens whose probability mass reaches ``top_p``.
-        greedy: leave the scores as they are (argmax decoding).
+        greedy: leave the scores as they are (argmax decoding; the repetition penalty still applies).
+        top_k: keep the ``top_k`` most likely tokens (0 = off).
+        min_p: drop tokens less likely than ``min_p`` times the most likely one (0 = off).
+        repetition_penalty: Hugging Face's penalty on tokens already in the sequence (1 = off).
     """
 
-    def __init__(self, temperature: float, top_p: float, greedy: bool) -> None:
+    def __init__(self, temperature: float, top_p: float, greedy: bool, *, top_k: int = 0, min_p: float = 0.0,
+                 repetition_penalty: float = 1.0) -> None:
         self.temperature = temperature
         self.top_p = top_p
         self.greedy = greedy
+        self.penalty = RepetitionPenaltyLogitsProcessor(repetition_penalty) if repetition_penalty != 1.0 else None
+        self.top_k = TopKLogitsWarper(top_k) if top_k and not greedy else None
+        self.min_p = MinPLogitsWarper(min_p) if min_p and not greedy else None
         self._pending: torch.Tensor | None = None
         self.steps: list[torch.Tensor] = []
 
@@ -32,15 +42,21 @@ class RecordingProcessor:
         if self._pending is not None:
             self.collect(input_ids[:, -1])
         self._pending = torch.log_softmax(scores.float(), dim=-1)
+        if self.penalty is not None:
+            scores = self.penalty(input_ids, scores)
         if self.greedy:
             return scores
         warped = scores / self.temperature
+        if self.top_k is not None:
+            warped = self.top_k(input_ids, warped)
         if self.top_p < 1.0:
             sorted_scores, order = torch.sort(warped, descending=True, dim=-1)
             cumulative = torch.softmax(sorted_scores, dim=-1).cumsum(dim=-1)
             drop_sorted = cumulative - torch.softmax(sorted_scores, dim=-1) >= self.top_p
             drop = drop_sorted.scatter(-1, order, drop_sorted)
             warped = warped.masked_fill(drop, float("-inf"))
+        if self.min_p is not None:
+            warped = self.min_p(input_ids, warped)
         return warped
 
     def collect(self, tokens: torch.Tensor) -> None:

@@ -27,6 +27,10 @@ from agentgym_suite.llm.prefill import cache_kwarg, ragged_prefill_cache
 from agentgym_suite.llm.sampling import RecordingProcessor, SeededRows, StopStrings, row_seeds
 
 
+_SAMPLING_KEYS = {"do_sample", "temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_new_tokens",
+                  "eos_token_id", "pad_token_id"}
+"""GenerationConfig keys the backend sets itself from SamplingParams."""
+
 PREFILL_MODES = ("auto", "ragged", "padded")
 """How a batch's prompts are prefilled (see :class:`TransformersBackend`)."""
 
@@ -49,17 +53,25 @@ class TransformersBackend(TokenizerMixin):
         prefill: ``ragged`` computes each distinct prompt's cache once without padding
             (:mod:`~agentgym_suite.llm.prefill`), ``padded`` leaves the prefill to ``generate``;
             ``auto`` (default) is ragged on CPU, where prefill is compute-bound, else padded.
+        generation_kwargs: further ``GenerationConfig`` settings for every call (e.g.
+            ``no_repeat_ngram_size``, ``suppress_tokens``); sampling settings belong in
+            :class:`~agentgym_suite.llm.base.SamplingParams`. Processors they add act before the
+            log-probs are recorded.
     """
 
     supports_token_prompts = True
 
     def __init__(self, model: Any, tokenizer: Any, *, max_batch_size: int = 64, name: str | None = None,
-                 prefill: str = "auto") -> None:
+                 prefill: str = "auto", generation_kwargs: dict[str, Any] | None = None) -> None:
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}.")
         if prefill not in PREFILL_MODES:
             raise ValueError(f"prefill={prefill!r}; choose one of {PREFILL_MODES}.")
         self.prefill = prefill
+        clash = sorted(set(generation_kwargs or {}) & _SAMPLING_KEYS)
+        if clash:
+            raise ValueError(f"generation_kwargs {clash} are sampling settings; pass them in SamplingParams.")
+        self.generation_kwargs = dict(generation_kwargs or {})
         self.model = model
         self.tokenizer = tokenizer
         self.max_batch_size = max_batch_size
@@ -140,7 +152,8 @@ class TransformersBackend(TokenizerMixin):
         for i, row in enumerate(rows):
             input_ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
             attention[i, width - len(row) :] = 1
-        recorder = RecordingProcessor(params.temperature, params.top_p, params.greedy)
+        recorder = RecordingProcessor(params.temperature, params.top_p, params.greedy, top_k=params.top_k,
+                                      min_p=params.min_p, repetition_penalty=params.repetition_penalty)
         config = GenerationConfig(
             do_sample=not params.greedy,
             temperature=1.0,
@@ -149,6 +162,7 @@ class TransformersBackend(TokenizerMixin):
             max_new_tokens=params.max_new_tokens,
             eos_token_id=sorted(self.eos_token_ids),
             pad_token_id=self.pad_token_id,
+            **self.generation_kwargs,
         )
         device = self.device
         devices = [device.index or 0] if device.type == "cuda" else []

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import gymnasium as gym
 
@@ -78,6 +78,11 @@ class RolloutEngine:
             ``Turn.oracle`` (a trainer's privileged teacher text; costs one oracle call per turn).
         env_pool: where :meth:`run_groups`/:meth:`run_specs` get their envs (default: a pool of
             the engine's own with ``step_timeout``).
+        lockstep: for runs split over several processes that must make the same generation calls
+            (a trainer under ZeRO-3/FSDP or vLLM's server mode): called once per turn with whether
+            this process still has running episodes, it returns whether any process has. While any
+            has, every process keeps taking turns, and one with none left calls the policy with no
+            episodes (an empty generation call). None: a run ends when its own episodes have.
     """
 
     def __init__(
@@ -95,6 +100,7 @@ class RolloutEngine:
         record_oracle: bool = False,
         max_prompt_tokens: int | None = None,
         env_pool: EnvPool | None = None,
+        lockstep: Callable[[bool], bool] | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}.")
@@ -111,6 +117,7 @@ class RolloutEngine:
         self.max_turns = max_turns
         self.info_keys = None if info_keys is None else tuple(info_keys)
         self.record_oracle = record_oracle
+        self.lockstep = lockstep
         self.stats = RolloutStats()
 
     @property
@@ -181,7 +188,7 @@ class RolloutEngine:
         self._reset_all(live)
         for turn in range(self.max_turns):
             active = [episode for episode in live if not episode.done]
-            if not active:
+            if not (active if self.lockstep is None else self.lockstep(bool(active))):
                 break
             self._step_all(active, self._decide(active, turn), turn)
         for episode in live:

@@ -27,14 +27,18 @@ file with the reason in ``error`` and counted in ``episodes/error_rate``. An env
 an episode with an error (EnvACE's malformed tool call) has scored the agent's play; that
 episode is trained on.
 
-The number of rows per generation batch varies with episode length; it is padded with
-all-masked rows to a multiple of ``steps_per_generation`` so TRL can split it evenly. With a
-token-mean loss (``loss_type`` dapo, the default, or bnpo) padding rows change nothing.
+The number of rows per generation batch varies with episode length. Every process pads its rows
+with all-masked rows to the same count, a multiple of ``steps_per_generation`` (so TRL can split
+it evenly and every process runs the same passes); the loss is normalised so padding rows change
+nothing for any ``loss_type`` (:mod:`~agentgym_suite.trainers.memory_bound`, which also bounds
+the rows per pass with ``max_rows_per_pass``). Several processes share one global batch for
+credit and stay in lockstep (:mod:`~agentgym_suite.trainers.distributed`); ``use_vllm`` runs the
+rollouts on TRL's vLLM generator (:mod:`~agentgym_suite.trainers.vllm_rollout`); ``eval_strategy``
+plays held-out tasks during training (:mod:`~agentgym_suite.trainers.held_out_eval`).
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 from contextlib import nullcontext
@@ -46,19 +50,36 @@ import torch
 from datasets import Dataset
 from transformers import AutoTokenizer
 from trl import GRPOTrainer
-from trl.models import unwrap_model_for_generation
 
-from agentgym_suite.llm.base import SamplingParams
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.envs.rehearsal.world_model import POLICY
+from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
-from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
+from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch
 from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher
+from agentgym_suite.trainers.distributed import ProcessSync, credit_over_processes, world_model_lockstep_check
+from agentgym_suite.trainers.generation import policy_backend, rollout_sampling
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
-from agentgym_suite.trainers.metrics import episode_metrics
+from agentgym_suite.trainers.memory_bound import (
+    GLOBAL_ROWS,
+    check_loss_settings,
+    loss_over_passes,
+    padding_rows,
+    pass_token_share,
+    policy_loss_scale,
+    row_passes,
+)
+from agentgym_suite.trainers.metrics import log_generation_batch
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
+from agentgym_suite.trainers.tasks import (  # noqa: F401  (default_env_factory, resolve_model_path: public here too)
+    build_task_dataset,
+    check_group_layout,
+    check_whole_groups,
+    default_env_factory,
+    resolve_model_path,
+)
 from agentgym_suite.trainers.teacher import (
     env_response_text,
     evidence_prompts,
@@ -68,6 +89,7 @@ from agentgym_suite.trainers.teacher import (
     teacher_prompt_ids,
 )
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
+from agentgym_suite.trainers.vllm_rollout import importance_sampling_ratio
 
 
 logger = logging.getLogger(__name__)
@@ -80,71 +102,9 @@ SIMULATOR_ROLE = "simulator"
 include it trains them."""
 
 
-def resolve_model_path(name: str) -> str:
-    """``tiny`` -> the suite's tiny test model directory; anything else unchanged."""
-    if name == "tiny":
-        from agentgym_suite.llm.tiny import tiny_model_dir
-
-        return str(tiny_model_dir())
-    return name
-
-
 def episode_return(*_: Any, **__: Any) -> list[float]:
     """Placeholder reward function: the trainer scores episodes itself, so TRL never calls it."""
     raise RuntimeError("AgentGRPOTrainer scores episodes from the env; this reward function is never called.")
-
-
-def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = None) -> Callable[[], gym.Env]:
-    """A factory for the env ``args`` trains on (after ``env_mode``), failing early and clearly.
-
-    ``credit``'s ``env_defaults`` for that env fill in what ``args.env_kwargs`` leaves unset."""
-    import agentgym_suite  # noqa: F401  (registers every implemented env id)
-
-    env_id = args.train_env_id
-    if env_id not in gym.registry:
-        why = {
-            "synthetic": "env_mode=synthetic trains on SyntheticTools-v0",
-            "rehearsal": "env_mode=rehearsal trains on EnvACE-Rehearsal-v0",
-        }.get(args.env_mode, f"env_id={env_id}")
-        raise ValueError(
-            f"{why}, but {env_id!r} is not registered in this install (its module is missing). "
-            "Run `agentgym list` to see which env ids are ready, or choose env_mode=real with a ready env_id."
-        )
-    kwargs = dict(args.env_kwargs or {})
-    for key, value in (credit.env_defaults(env_id) if credit is not None else {}).items():
-        kwargs.setdefault(key, value)
-    if args.env_mode == "rehearsal":
-        kwargs.setdefault("base_env_id", args.env_id)
-    if env_id == REHEARSAL_ENV_ID:
-        kwargs.setdefault("world_model", POLICY)
-    if args.action_format and "action_format" not in kwargs and _accepts(env_id, "action_format"):
-        kwargs["action_format"] = args.action_format
-
-    def make() -> gym.Env:
-        return gym.make(env_id, max_episode_steps=args.max_turns, **kwargs)
-
-    return make
-
-
-def _accepts(env_id: str, name: str) -> bool:
-    entry = gym.spec(env_id).entry_point
-    cls = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
-    try:
-        params = inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
-
-
-def build_task_dataset(args: AgentGRPOConfig, env: gym.Env) -> Dataset:
-    """One dataset row per task: ``task_id`` and the env seed its group shares."""
-    ids = list(args.task_ids) if args.task_ids else list(env.unwrapped.task_ids())
-    if args.num_tasks is not None:
-        ids = ids[: args.num_tasks]
-    if not ids:
-        raise ValueError(f"{args.train_env_id} has no tasks to train on; check env_kwargs (split) and task_ids.")
-    seeds = [int(args.seed) * 1_000_003 + i for i in range(len(ids))]
-    return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids, "env_seed": seeds})
 
 
 class AgentGRPOTrainer(GRPOTrainer):
@@ -160,6 +120,10 @@ class AgentGRPOTrainer(GRPOTrainer):
             (SkillRise plays trials of several tasks).
         credit: a credit plug-in instance; default built from ``args.credit``/``args.credit_params``.
         callbacks: TRL/transformers callbacks (logging only).
+        eval_dataset: held-out tasks (``task_id``, ``env_seed``) for ``eval_strategy``; default from
+            ``eval_env_kwargs``/``eval_task_ids`` (see :mod:`~agentgym_suite.trainers.held_out_eval`).
+        eval_env_factory: makes a held-out env; default: ``args.train_env_id`` with
+            ``eval_env_kwargs``, or ``env_factory`` when one is given.
     """
 
     _tag_names = ["trl", "grpo", "agentgym-suite"]
@@ -173,6 +137,8 @@ class AgentGRPOTrainer(GRPOTrainer):
         env_factory: Callable[[], gym.Env] | None = None,
         credit: CreditAssigner | None = None,
         callbacks: list[Any] | None = None,
+        eval_dataset: Dataset | None = None,
+        eval_env_factory: Callable[[], gym.Env] | None = None,
         **kwargs: Any,
     ) -> None:
         if args is None:
@@ -193,6 +159,9 @@ class AgentGRPOTrainer(GRPOTrainer):
                 train_dataset = build_task_dataset(args, probe)
             finally:
                 probe.close()
+        self.eval_env_factory = eval_env_factory or env_factory or default_env_factory(args, self.credit, held_out=True)
+        if eval_dataset is None:
+            eval_dataset = held_out.default_dataset(args, self.eval_env_factory, custom_env=env_factory is not None)
         self._envs: list[gym.Env] = []
         self._credit_batch: CreditBatch | None = None
         self._captured_logps: torch.Tensor | None = None
@@ -206,9 +175,16 @@ class AgentGRPOTrainer(GRPOTrainer):
             train_dataset=train_dataset,
             processing_class=processing_class,
             callbacks=callbacks,
+            eval_dataset=eval_dataset,
             **kwargs,
         )
         self.env_id = args.train_env_id
+        self.sync = ProcessSync(self.accelerator)
+        """The processes' collectives: global credit, lockstep turns and padding, gathered metrics."""
+        check_whole_groups(args, self.train_dataset, self.sync.world_size)
+        check_loss_settings(self.loss_type, bounded=args.max_rows_per_pass is not None,
+                            entropy_bonus=self._entropy_bonus_enabled, router_aux_loss=self.aux_loss_enabled)
+        self.held_out = held_out.HeldOutEvaluation(self.eval_env_factory, self._play, self.sync)
         self.fixed_teacher: FixedTeacher | None = (
             build_fixed_teacher(self) if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
@@ -236,59 +212,46 @@ class AgentGRPOTrainer(GRPOTrainer):
 
     # ------------------------------------------------------------------ rollouts
     def _rollout(self, inputs: list[dict[str, Any]], num_generations: int) -> list[Trajectory]:
-        """Multi-turn rollouts for one generation batch (G consecutive inputs = one group), played by
-        the suite's :class:`~agentgym_suite.rollout.RolloutEngine` on the trainer's reused envs."""
-        args: AgentGRPOConfig = self.args
+        """Multi-turn rollouts for this process's share of a generation batch, played by the suite's
+        :class:`~agentgym_suite.rollout.RolloutEngine` on the trainer's reused envs.
+
+        Groups are numbered by position in the whole generation batch (G consecutive rollouts =
+        one group; this process's share starts at ``rank * len(inputs)``), so a group split
+        between processes keeps one id and its baseline sees all of its rollouts."""
         step = self.state.global_step
-        rank = self.accelerator.process_index
+        offset = self.sync.rank * len(inputs)
+        check_group_layout(inputs, num_generations, offset)
         specs = [
             EpisodeSpec(task_id=str(x["task_id"]), seed=int(x["env_seed"]),
-                        group_id=f"{step}:{rank}:{i // num_generations}", traj_id=f"{step}:{rank}:{i}")
+                        group_id=f"{step}:{(offset + i) // num_generations}", traj_id=f"{step}:{offset + i}")
             for i, x in enumerate(inputs)
         ]
         # a fresh seed per rollout, drawn from the trainer's RNG: the backend restores the global RNG
         # after generating, so unseeded rollouts would replay the same draws every step; the RNG
         # state is checkpointed, so a resumed run draws the same seeds
         seed = int(torch.randint(0, 2**31 - 1, (1,)).item())
-        params = SamplingParams(
-            n=1, temperature=float(self.temperature), top_p=float(self.top_p or 1.0),
-            max_new_tokens=int(self.max_completion_length), seed=seed,
-        )
         while len(self._envs) < len(specs):
             self._envs.append(self.env_factory())
-        envs = self._envs[: len(specs)]
+        return self._play(self._envs[: len(specs)], specs, None, seed)
 
-        def run(backend: Any) -> list[Trajectory]:
+    def _play(self, envs: list[gym.Env], specs: list[EpisodeSpec], temperature: float | None,
+              seed: int) -> list[Trajectory]:
+        """One rollout with the current policy (training, or held-out evaluation at ``temperature``)."""
+        args: AgentGRPOConfig = self.args
+        params, generation_kwargs = rollout_sampling(
+            args, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
+            repetition_penalty=self.repetition_penalty, max_new_tokens=self.max_completion_length, seed=seed)
+        if temperature is not None:  # held-out evaluation: its temperature wins over generation_kwargs
+            params = replace(params, temperature=float(temperature))
+        with policy_backend(self, generation_kwargs, temperature) as backend:
             self._attach_world_model(envs, backend)
             engine = RolloutEngine(
                 backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
                 history_length=args.history_length, info_keys=TRAINER_INFO_KEYS,
                 record_oracle=self.needs_privileged_text and args.teacher_context == "oracle",
-                max_prompt_tokens=args.max_prompt_tokens,
+                max_prompt_tokens=args.max_prompt_tokens, lockstep=self.sync.any if self.sync.distributed else None,
             )
             return engine.run(envs, specs, env_id=self.env_id)
-
-        if self.use_vllm:
-            from agentgym_suite.trainers.generation import TRLVLLMBackend
-
-            if self.state.global_step != self._last_loaded_step:
-                self.vllm_generation.sync_weights()
-                self._last_loaded_step = self.state.global_step
-            return run(TRLVLLMBackend(self.vllm_generation, self.processing_class, self.eos_token_ids))
-        from agentgym_suite.llm.transformers_backend import TransformersBackend
-
-        with unwrap_model_for_generation(
-            self.model_wrapped, self.accelerator, gather_deepspeed3_params=self.args.ds3_gather_for_generation,
-            gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
-        ) as unwrapped:
-            backend = TransformersBackend(unwrapped, self.processing_class, max_batch_size=max(len(specs), 1),
-                                          name="policy")
-            was_training = unwrapped.training
-            unwrapped.eval()
-            try:
-                return run(backend)
-            finally:
-                unwrapped.train(was_training)
 
     def _attach_world_model(self, envs: list[gym.Env], backend: Any) -> None:
         """Rehearsal envs made with ``world_model: policy`` get the policy's backend as world model.
@@ -304,6 +267,7 @@ class AgentGRPOTrainer(GRPOTrainer):
             world = getattr(inner, "world_model", None)
             if id(inner) not in self._policy_world and not (world is not None and world.spec == POLICY):
                 continue
+            world_model_lockstep_check(self.sync, backend, self.use_vllm, self._dist)
             inner.set_world_model(backend)
             if not self._policy_world and SIMULATOR_ROLE not in self.credit.roles:
                 logger.warning("the policy answers the rehearsal env's tool calls, but credit=%s does not train the "
@@ -338,7 +302,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         real = len(rows)
         chunks = args.steps_per_generation if mode == "train" else 1
         pad_id = int(self.processing_class.pad_token_id)
-        n_pad = (-real) % chunks if real else chunks
+        n_pad = padding_rows(real, self.sync.max(real), chunks)  # the same row count on every process
         rows_ids = [r.prompt_ids[-args.max_prompt_tokens:] for r in rows] + [[pad_id]] * n_pad
         comp_ids = [r.completion_ids or [pad_id] for r in rows] + [[pad_id]] * n_pad
         width_p = max(len(p) for p in rows_ids)
@@ -357,9 +321,11 @@ class AgentGRPOTrainer(GRPOTrainer):
         input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
         attention_mask = torch.cat([prompt_mask, completion_mask], dim=1)
         logits_to_keep = completion_ids.size(1)
-        batch_size = args.per_device_train_batch_size if mode == "train" else args.per_device_eval_batch_size
+        batch_size = args.max_rows_per_pass or (
+            args.per_device_train_batch_size if mode == "train" else args.per_device_eval_batch_size)
         generate_every = args.steps_per_generation * self.num_iterations
-        need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs
+        correct_vllm = self.use_vllm and self.vllm_importance_sampling_correction
+        need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs or correct_vllm
         old_logps = ref_logps = teacher_logps = None
         evidence: dict[str, torch.Tensor | None] = {}
         with torch.no_grad():
@@ -372,16 +338,13 @@ class AgentGRPOTrainer(GRPOTrainer):
             if self.credit.needs_full_logits:
                 evidence = self._evidence_logits(rows, n_pad, pad_id, completion_ids, batch_size)
 
-        credit_batch = self._credit_batch_for(rows, n_pad, loss_mask, old_logps, teacher_logps, **evidence)
-        out = self.credit.advantages(credit_batch)
-        advantages = torch.where(loss_mask.bool(), out.advantages.to(device), torch.zeros_like(out.advantages).to(device))
+        credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, **evidence)
+        credit = credit_over_processes(self.credit, credit_batch, self.sync)
+        advantages = torch.zeros(loss_mask.shape, dtype=torch.float32, device=device)
+        advantages[:real] = credit.advantages.to(device)
+        advantages = torch.where(loss_mask.bool(), advantages, torch.zeros_like(advantages))
         self._credit_batch = credit_batch
-
-        for key, value in {**episode_metrics(episodes, rows), **out.metrics}.items():
-            self._metrics[mode][key].append(float(value))
-        self._metrics[mode]["reward"].append(float(torch.tensor([e.episode_return for e in episodes]).mean()) if episodes else 0.0)
-        if mode == "train" and args.save_trajectories:
-            self._trajectory_log().write_step(self.state.global_step + 1, episodes)
+        log_generation_batch(self, mode, episodes, rows, credit.metrics, advantages[:real], loss_mask[:real])
 
         output: dict[str, Any] = {
             "prompt_ids": prompt_ids,
@@ -390,7 +353,8 @@ class AgentGRPOTrainer(GRPOTrainer):
             "completion_mask": completion_mask,
             "advantages": advantages,
             "num_items_in_batch": self.accelerator.gather(loss_mask.sum()).sum(),
-            "row_index": torch.arange(real + n_pad, device=device),
+            GLOBAL_ROWS: torch.tensor(credit.total_rows, device=device),
+            "row_index": torch.cat([torch.arange(real), torch.full((n_pad,), -1)]).to(device),  # -1: padding
         }
         if args.row_layout == "trajectory":
             output["tool_mask"] = env_mask
@@ -400,6 +364,9 @@ class AgentGRPOTrainer(GRPOTrainer):
             output["ref_per_token_logps"] = ref_logps
         if self.use_vllm:
             output["sampling_per_token_logps"] = sampling_logps
+        if correct_vllm:
+            output["importance_sampling_ratio"] = importance_sampling_ratio(self, mode, old_logps, sampling_logps,
+                                                                            loss_mask)
         return output
 
     def _keep_row(self, row: Row) -> int:
@@ -505,28 +472,28 @@ class AgentGRPOTrainer(GRPOTrainer):
             return env_response_text(first.observation)
         return skill_text(row.family, args.skills_dir)
 
-    def _credit_batch_for(self, rows: list[Row], n_pad: int, mask: torch.Tensor, old: torch.Tensor | None,
+    def _credit_batch_for(self, rows: list[Row], mask: torch.Tensor, old: torch.Tensor | None,
                           teacher: torch.Tensor | None, **logits: torch.Tensor | None) -> CreditBatch:
+        """The credit batch of the real rows (the first ``len(rows)`` of the padded tensors)."""
         role = self.credit.primary_role
-        pad_keys = [f"pad:{i}" for i in range(n_pad)]
-        roles = [r.role if r.role != "agent" else role for r in rows] + [role] * n_pad
+        n = len(rows)
+        cut = lambda t: None if t is None else t[:n].detach()  # noqa: E731
         return CreditBatch(
-            group_ids=[r.group for r in rows] + pad_keys,
-            traj_ids=[r.traj for r in rows] + pad_keys,
-            turn_idx=[r.turn_idx for r in rows] + [0] * n_pad,
-            roles=roles,
-            returns=torch.tensor([r.ret for r in rows] + [0.0] * n_pad, dtype=torch.float32, device=mask.device),
-            invalid=torch.tensor([r.invalid for r in rows] + [False] * n_pad, dtype=torch.bool, device=mask.device),
-            completion_mask=mask.detach(),
-            old_logprobs=None if old is None else old.detach().float(),
-            teacher_logprobs=None if teacher is None else teacher.detach().float(),
-            step_rewards=torch.tensor([r.step_reward for r in rows] + [0.0] * n_pad, dtype=torch.float32,
-                                      device=mask.device),
-            anchor_keys=[r.anchor for r in rows] + pad_keys,
-            task_ids=[r.episode.task_id for r in rows] + pad_keys,
-            positions=[r.position for r in rows] + [0] * n_pad,
+            group_ids=[r.group for r in rows],
+            traj_ids=[r.traj for r in rows],
+            turn_idx=[r.turn_idx for r in rows],
+            roles=[r.role if r.role != "agent" else role for r in rows],
+            returns=torch.tensor([r.ret for r in rows], dtype=torch.float32, device=mask.device),
+            invalid=torch.tensor([r.invalid for r in rows], dtype=torch.bool, device=mask.device),
+            completion_mask=mask[:n].detach(),
+            old_logprobs=None if old is None else old[:n].detach().float(),
+            teacher_logprobs=None if teacher is None else teacher[:n].detach().float(),
+            step_rewards=torch.tensor([r.step_reward for r in rows], dtype=torch.float32, device=mask.device),
+            anchor_keys=[r.anchor for r in rows],
+            task_ids=[r.episode.task_id for r in rows],
+            positions=[r.position for r in rows],
             step=int(self.state.global_step),
-            **logits,
+            **{k: cut(v) for k, v in logits.items()},
         )
 
     def _trajectory_log(self) -> TrajectoryLog:
@@ -547,30 +514,73 @@ class AgentGRPOTrainer(GRPOTrainer):
             self._captured_logps = result[0]
         return result
 
+    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                     num_items_in_batch: Any = None) -> torch.Tensor:
+        """TRL's loss, in passes of at most ``max_rows_per_pass`` rows: every pass but the last is
+        back-propagated here, the last by the trainer; the returned value is the whole loss."""
+        passes = row_passes(inputs, self.args.max_rows_per_pass)
+        return loss_over_passes(passes, lambda part: super(AgentGRPOTrainer, self).compute_loss(
+            model, part, return_outputs, num_items_in_batch), self.accelerator, model)
+
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+        mode = "train" if self.model.training else "eval"
+        scale = policy_loss_scale(self.loss_type, inputs, processes=self.sync.world_size,
+                                  steps_per_generation=self.args.steps_per_generation if mode == "train" else 1)
         if not self.credit.has_aux_loss or self._credit_batch is None:
-            return super()._compute_loss(model, inputs)
+            return super()._compute_loss(model, inputs) * scale
         self._capture = True
         try:
-            loss = super()._compute_loss(model, inputs)
+            loss = super()._compute_loss(model, inputs) * scale
         finally:
             self._capture = False
-        logps = self._captured_logps
-        self._captured_logps = None
-        sub = self._credit_batch.select(inputs["row_index"])
+        logps, self._captured_logps = self._captured_logps, None
+        return loss + self._aux_loss(model, inputs, logps, mode).to(loss.device)
+
+    def _aux_loss(self, model: Any, inputs: dict[str, Any], logps: torch.Tensor, mode: str) -> torch.Tensor:
+        """The plug-in's auxiliary loss on the pass's real rows, weighted by the pass's share of its
+        micro-batch's tokens. A pass of padding rows only still runs the same forward passes."""
+        index = inputs["row_index"]
+        real = (index >= 0).nonzero(as_tuple=True)[0]
+        if real.numel() == 0:
+            if not self.credit.needs_full_logits:
+                return logps.sum() * 0.0
+            first = {k: inputs[k][:1] for k in ("prompt_ids", "prompt_mask", "completion_ids")}
+            return self._student_logits(model, first, None).sum() * 0.0
+        sub = self._credit_batch.select(index[real])
         student = None
         if self.credit.needs_full_logits:  # the logits are gathered here, so the plug-in sees one vocabulary
-            student = self._student_logits(model, inputs, sub.vocab_index).float()
+            rows = {k: inputs[k][real] for k in ("prompt_ids", "prompt_mask", "completion_ids")}
+            student = self._student_logits(model, rows, sub.vocab_index).float()
             sub = replace(sub, vocab_index=None)
-        aux = self.credit.aux_loss(sub, logps.float(), student)
+        aux = self.credit.aux_loss(sub, logps[real].float(), student)
         if aux is None:
-            return loss
-        mode = "train" if self.model.training else "eval"
+            return logps.sum() * 0.0
         normalizer = self.current_gradient_accumulation_steps if mode == "train" else 1.0
         for key, value in aux.metrics.items():
             self._metrics[mode][key].append(float(value))
         self._metrics[mode][f"credit/{self.credit.name}/aux_loss"].append(float(aux.loss.detach()))
-        return loss + aux.loss.to(loss.device) / normalizer
+        return aux.loss * pass_token_share(inputs) / normalizer
+
+    # ------------------------------------------------------------------ logging and evaluation
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:  # type: ignore[override]
+        """TRL's logging, with every metric averaged over all processes (not rank 0's values only)."""
+        mode = "train" if self.model.training else "eval"
+        if self.sync.distributed:
+            means = self.sync.mean_metrics(self._metrics[mode])
+            self._metrics[mode].clear()
+            self._metrics[mode].update({key: [value] for key, value in means.items()})
+        super().log(logs, start_time)
+
+    def evaluate(self, eval_dataset: Any = None, ignore_keys: list[str] | None = None,
+                 metric_key_prefix: str = "eval") -> dict[str, float]:
+        """Play the held-out tasks with the current policy and log their success as
+        ``<metric_key_prefix>_success_rate`` (see :mod:`~agentgym_suite.trainers.held_out_eval`).
+        The training batch, the stored credit batch and the training metrics are not touched."""
+        dataset = eval_dataset if eval_dataset is not None else self.eval_dataset
+        if isinstance(dataset, dict):
+            return {k: v for name, part in dataset.items()
+                    for k, v in self.evaluate(part, ignore_keys, f"{metric_key_prefix}_{name}").items()}
+        return held_out.evaluate(self, dataset, metric_key_prefix)
 
 
 _TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")

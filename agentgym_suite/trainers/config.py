@@ -22,8 +22,6 @@ PROMPT_FORMATS = ("single", "chat")
 TEACHER_SOURCES = ("skills", "oracle", "env_response")
 SYNTHETIC_ENV_ID = "SyntheticTools-v0"
 REHEARSAL_ENV_ID = "EnvACE-Rehearsal-v0"
-TOKEN_MEAN_LOSSES = ("dapo", "bnpo", "dr_grpo", "cispo", "vespo")
-"""TRL loss types whose normalisation ignores rows with an all-zero mask (padding rows)."""
 
 
 def _as_dict(name: str, value: Any) -> dict[str, Any]:
@@ -52,7 +50,7 @@ class AgentGRPOConfig(GRPOConfig):
     See ``configs/`` for complete examples (a CPU smoke run and the papers' setups).
     """
 
-    _VALID_DICT_FIELDS = GRPOConfig._VALID_DICT_FIELDS + ["env_kwargs", "credit_params"]
+    _VALID_DICT_FIELDS = GRPOConfig._VALID_DICT_FIELDS + ["env_kwargs", "credit_params", "eval_env_kwargs"]
 
     model_name_or_path: str = field(
         default="tiny",
@@ -166,10 +164,47 @@ class AgentGRPOConfig(GRPOConfig):
         default=True,
         metadata={"help": "Append every step's trajectories to <output_dir>/trajectories/step_XXXXXX.jsonl."},
     )
+    max_rows_per_pass: int | None = field(
+        default=None,
+        metadata={
+            "help": "Most rows in one forward/backward pass, however long the episodes are: a micro-batch is cut "
+            "into passes of at most this many rows and their gradients accumulate inside the step; the no-gradient "
+            "log-prob passes use the same bound. None: one pass per micro-batch (rows = this process's rows / "
+            "steps_per_generation, which grows with episode length)."
+        },
+    )
+    optimizer_steps_per_generation: int | None = field(
+        default=None,
+        metadata={
+            "help": "Optimizer updates per generation batch (verl-agent's mini-batches): the generation batch is "
+            "split into this many updates of gradient_accumulation_steps = steps_per_generation / this micro-"
+            "batches each. None: one update per generation batch (TRL's default)."
+        },
+    )
+    eval_env_kwargs: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={
+            "help": "Held-out tasks for evaluation during training (eval_strategy/eval_steps): env kwargs merged over "
+            "env_kwargs, e.g. {split: valid_unseen}. The eval success rate is logged as eval_success_rate."
+        },
+    )
+    eval_task_ids: list[str] | None = field(
+        default=None,
+        metadata={"help": "Evaluate on these held-out task ids only; default: every task of the eval split."},
+    )
+    eval_num_tasks: int | None = field(
+        default=None,
+        metadata={"help": "Evaluate on the first eval_num_tasks held-out tasks; None = all."},
+    )
+    eval_temperature: float = field(
+        default=0.4,
+        metadata={"help": "Sampling temperature of held-out evaluation (0.4 in the papers; 0 = greedy)."},
+    )
     def __post_init__(self) -> None:
         """Validate the agent fields, then let TRL validate its own."""
         self.env_kwargs = _as_dict("env_kwargs", self.env_kwargs)
         self.credit_params = _as_dict("credit_params", self.credit_params)
+        self.eval_env_kwargs = _as_dict("eval_env_kwargs", self.eval_env_kwargs)
         _choice("env_mode", self.env_mode, ENV_MODES)
         _choice("row_layout", self.row_layout, ROW_LAYOUTS)
         _choice("prompt_format", self.prompt_format, PROMPT_FORMATS)
@@ -198,12 +233,29 @@ class AgentGRPOConfig(GRPOConfig):
             raise ValueError(f"max_prompt_tokens must be >= 16 (got {self.max_prompt_tokens}).")
         if self.num_tasks is not None and self.num_tasks < 1:
             raise ValueError(f"num_tasks must be >= 1 or null (got {self.num_tasks}).")
+        if self.eval_num_tasks is not None and self.eval_num_tasks < 1:
+            raise ValueError(f"eval_num_tasks must be >= 1 or null (got {self.eval_num_tasks}).")
+        if not (self.eval_temperature >= 0):
+            raise ValueError(f"eval_temperature must be >= 0 (got {self.eval_temperature}); 0.4 as the papers, 0 = greedy.")
+        if self.max_rows_per_pass is not None and self.max_rows_per_pass < 1:
+            raise ValueError(f"max_rows_per_pass must be >= 1 or null (got {self.max_rows_per_pass}).")
+        if self.num_generations_eval is None:
+            self.num_generations_eval = 1  # episodes per held-out task (evaluation plays no GRPO groups)
         from agentgym_suite.trainers.credit import credit_assigner_class
 
         credit_assigner_class(self.credit)  # an unknown name or a broken import path fails here, clearly
         super().__post_init__()
         if self.num_iterations < 1:
             raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")
+        if self.optimizer_steps_per_generation is not None:
+            updates = self.optimizer_steps_per_generation
+            if updates < 1 or self.steps_per_generation % updates:
+                raise ValueError(
+                    f"optimizer_steps_per_generation={updates} must be >= 1 and divide steps_per_generation="
+                    f"{self.steps_per_generation} (the generation batch of {self.generation_batch_size} episodes is cut "
+                    "into that many micro-batches per process); change one of them, or generation_batch_size."
+                )
+            self.gradient_accumulation_steps = self.steps_per_generation // updates
 
     @property
     def train_env_id(self) -> str:

@@ -1,4 +1,5 @@
-"""Generation backends over the trainer's live policy.
+"""Generation backends over the trainer's live policy (:func:`policy_backend` picks one per
+rollout) and the sampling settings of the transformers path (:func:`rollout_sampling`).
 
 The rollout needs a token-level backend (``generate_from_ids``, ``render_prompt``,
 ``encode``, ``decode``) that samples from the weights being trained:
@@ -6,26 +7,89 @@ The rollout needs a token-level backend (``generate_from_ids``, ``render_prompt`
 * :class:`~agentgym_suite.llm.transformers_backend.TransformersBackend` over the unwrapped
   model (default; also under DeepSpeed ZeRO-3 / FSDP via TRL's ``unwrap_model_for_generation``);
 * :class:`TRLVLLMBackend` over TRL's own vLLM generator (``use_vllm=True``, colocate or
-  server mode), which keeps TRL's weight sync.
+  server mode), which keeps TRL's weight sync (see :mod:`~agentgym_suite.trainers.vllm_rollout`).
+
+In server mode (and colocate mode with tensor parallelism) every ``generate`` call gathers the
+prompts of all processes and hands each its slice by position, which needs the same number of
+prompts everywhere: :class:`TRLVLLMBackend` pads each call to the largest count over processes
+with one-token prompts (and makes the call with no prompts of its own), then checks that the
+prompt ids that come back are the ones it sent.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
-from agentgym_suite.llm.base import Sample, SamplingParams
+import torch
+
+from agentgym_suite.llm.base import BackendError, Sample, SamplingParams
+from agentgym_suite.rollout.episodes import describe_error
+from agentgym_suite.trainers.distributed import LockstepBackend
+from agentgym_suite.trainers.vllm_rollout import vllm_rollout
+
+
+@contextmanager
+def policy_backend(trainer: Any, generation_kwargs: dict[str, Any], temperature: float | None) -> Iterator[Any]:
+    """The generation backend over the weights ``trainer`` (an ``AgentGRPOTrainer``) trains, for one
+    rollout: TRL's vLLM generator (weights pushed once, engine awake throughout; ``temperature``
+    overrides TRL's for this rollout), or the transformers model unwrapped as TRL does (ZeRO-3
+    gathering, FSDP1 ``summon_full_params``), in lockstep over processes."""
+    if trainer.use_vllm:
+        with vllm_rollout(trainer.vllm_generation, push_weights=trainer.state.global_step != trainer._last_loaded_step,
+                          temperature=temperature):
+            trainer._last_loaded_step = trainer.state.global_step
+            yield TRLVLLMBackend(trainer.vllm_generation, trainer.processing_class, trainer.eos_token_ids,
+                                 sync=trainer.sync)
+        return
+    from trl.models import unwrap_model_for_generation
+
+    from agentgym_suite.llm.transformers_backend import TransformersBackend
+
+    args = trainer.args
+    with unwrap_model_for_generation(
+        trainer.model_wrapped, trainer.accelerator, gather_deepspeed3_params=args.ds3_gather_for_generation,
+        gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
+    ) as unwrapped, torch.no_grad(), trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False):
+        backend: Any = TransformersBackend(unwrapped, trainer.processing_class, max_batch_size=1 << 20, name="policy",
+                                           generation_kwargs=generation_kwargs)
+        if trainer.sync.distributed:
+            backend = LockstepBackend(backend, int(trainer.processing_class.pad_token_id))
+        was_training = unwrapped.training
+        unwrapped.eval()
+        try:
+            yield backend
+        finally:
+            unwrapped.train(was_training)
 
 
 class TRLVLLMBackend:
-    """Token backend over ``GRPOTrainer.vllm_generation`` (sampling settings come from TRL's config)."""
+    """Token backend over ``GRPOTrainer.vllm_generation`` (sampling settings come from TRL's config).
+
+    Args:
+        vllm_generation: TRL's ``VLLMGeneration``.
+        tokenizer: the trainer's tokenizer.
+        eos_token_ids: ids that end a completion (``finish_reason`` ``stop``).
+        sync: the trainer's :class:`~agentgym_suite.trainers.distributed.ProcessSync`; with several
+            processes every call is padded to the same prompt count where vLLM gathers prompts,
+            and a failing call returns error samples instead of raising (no per-prompt retries on
+            one process alone).
+    """
 
     supports_token_prompts = True
 
-    def __init__(self, vllm_generation: Any, tokenizer: Any, eos_token_ids: Sequence[int]) -> None:
+    def __init__(self, vllm_generation: Any, tokenizer: Any, eos_token_ids: Sequence[int], sync: Any = None) -> None:
         self.vllm_generation = vllm_generation
         self.tokenizer = tokenizer
         self.eos_token_ids = set(int(t) for t in eos_token_ids)
         self.name = "trl-vllm"
+        self.sync = sync
+        self.pad_token_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
+        distributed = bool(sync is not None and sync.distributed)
+        self.gathers_prompts = distributed and (
+            vllm_generation.mode == "server" or int(getattr(vllm_generation, "tensor_parallel_size", 1) or 1) > 1)
+        self.errors_as_samples = distributed
+        self.calls = 0
 
     def render_prompt(self, prompt: Any, tools: Any = None, *, add_generation_prompt: bool = True) -> str:
         """Strings as-is; message lists through the tokenizer's chat template."""
@@ -53,21 +117,67 @@ class TRLVLLMBackend:
         return self.generate_from_ids(ids, params)
 
     def generate_from_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Sample]]:
-        """One vLLM call for all prompts; ``params.n`` samples each."""
-        _, completion_ids, logprobs, _ = self.vllm_generation.generate(
-            prompts=[list(p) for p in prompt_ids], images=None, num_generations=params.n
+        """One vLLM call for all prompts; ``params.n`` samples each (each prompt is sent ``n`` times)."""
+        rows = [list(p) for p in prompt_ids for _ in range(params.n)]
+        width = self.sync.max(len(rows)) if self.gathers_prompts else len(rows)
+        if width == 0:
+            return []
+        if not self.errors_as_samples:
+            return self._generate(rows, width, params.n)
+        try:
+            return self._generate(rows, width, params.n)
+        except Exception as exc:  # every prompt of the call fails; the other processes made the same call
+            error = describe_error(exc)
+            return [[Sample(text="", finish_reason="error", has_token_ids=False, error=error)] * params.n
+                    for _ in prompt_ids]
+
+    def _generate(self, rows: list[list[int]], width: int, n: int) -> list[list[Sample]]:
+        prompts = rows + [[self.pad_token_id]] * (width - len(rows))
+        self.calls += 1
+        sent_ids, completion_ids, logprobs, _ = self.vllm_generation.generate(
+            prompts=prompts, images=None, num_generations=1
         )
-        out: list[list[Sample]] = []
-        for i, prompt in enumerate(prompt_ids):
-            group = []
-            for j in range(params.n):
-                k = i * params.n + j
-                ids = list(completion_ids[k])
-                reason = "stop" if ids and ids[-1] in self.eos_token_ids else "length"
-                group.append(Sample(
-                    text=self.decode(ids), prompt_ids=list(prompt), completion_ids=ids,
-                    logprobs=[float("nan") if lp[0] is None else float(lp[0]) for lp in logprobs[k]],
-                    finish_reason=reason,
-                ))
-            out.append(group)
-        return out
+        if logprobs is None:
+            raise BackendError("vLLM returned no log-probs; the trainer needs the sampled tokens' log-probs (logprobs=0).")
+        for k, prompt in enumerate(rows):
+            if sent_ids is not None and list(sent_ids[k]) != prompt:
+                raise BackendError(
+                    f"vLLM answered prompt {k} with the completion of another prompt; every process must send the "
+                    "same number of prompts per call (see TRLVLLMBackend)."
+                )
+        samples = [self._sample(rows[k], completion_ids[k], logprobs[k]) for k in range(len(rows))]
+        return [samples[i : i + n] for i in range(0, len(samples), n)]
+
+    def _sample(self, prompt: list[int], completion: Sequence[int], logprobs: Sequence[Sequence[Any]]) -> Sample:
+        ids = list(completion)
+        reason = "stop" if ids and ids[-1] in self.eos_token_ids else "length"
+        return Sample(
+            text=self.decode(ids), prompt_ids=list(prompt), completion_ids=ids,
+            logprobs=[float("nan") if lp[0] is None else float(lp[0]) for lp in logprobs], finish_reason=reason,
+        )
+
+
+SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_new_tokens")
+"""``generation_kwargs`` keys that are sampling settings (the rest go to ``GenerationConfig``)."""
+
+
+def rollout_sampling(args: Any, *, temperature: float, top_p: float | None, top_k: int | None, min_p: float | None,
+                     repetition_penalty: float | None, max_new_tokens: int, seed: int | None
+                     ) -> tuple[SamplingParams, dict[str, Any]]:
+    """The transformers path's sampling settings from TRL's (``temperature``, ``top_p``, ``top_k``,
+    ``min_p``, ``repetition_penalty``, ``generation_kwargs``), and the rest of ``generation_kwargs``
+    for the backend's ``GenerationConfig``. As in TRL, ``generation_kwargs`` win over the fields;
+    ``do_sample: false`` means greedy decoding."""
+    extra = dict(getattr(args, "generation_kwargs", None) or {})
+    values: dict[str, Any] = {"temperature": temperature, "top_p": top_p, "top_k": top_k, "min_p": min_p,
+                              "repetition_penalty": repetition_penalty, "max_new_tokens": max_new_tokens}
+    values.update({k: extra.pop(k) for k in SAMPLING_KEYS if k in extra})
+    if extra.pop("do_sample", True) is False:
+        values["temperature"] = 0.0
+    params = SamplingParams(
+        n=1, temperature=float(values["temperature"]), top_p=float(values["top_p"] or 1.0),
+        top_k=int(values["top_k"] or 0), min_p=float(values["min_p"] or 0.0),
+        repetition_penalty=float(values["repetition_penalty"] or 1.0), max_new_tokens=int(values["max_new_tokens"]),
+        seed=seed,
+    )
+    return params, extra

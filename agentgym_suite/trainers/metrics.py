@@ -1,30 +1,94 @@
-"""Episode-level training metrics, logged through TRL's ``_metrics`` (``report_to``)."""
+"""Episode-level training metrics over every process's episodes, and the completions table.
+
+Metrics are logged through TRL's ``_metrics`` (``report_to``). With several processes each
+process's episodes are summarised into small records and gathered (one collective), so the
+numbers describe the whole generation batch on every process, not rank 0's share.
+"""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections import deque
+from typing import Any, Sequence
 
 from agentgym_suite.rollout.records import Trajectory
 from agentgym_suite.trainers.rows import Row
 
 
-def episode_metrics(trajectories: Sequence[Trajectory], rows: Sequence[Row]) -> dict[str, float]:
-    """Success rate, return, turns, invalid-action rate and row counts of one generation batch."""
-    if not trajectories:
-        return {"episodes/count": 0.0}
-    n = len(trajectories)
-    turns = [t.num_turns for t in trajectories]
-    total_turns = max(sum(turns), 1)
+def episode_record(traj: Trajectory) -> dict[str, float]:
+    """What the metrics need of one episode (small and picklable)."""
     return {
-        "episodes/success_rate": sum(t.won for t in trajectories) / n,
-        "episodes/return_mean": sum(t.episode_return for t in trajectories) / n,
-        "episodes/score_mean": sum(t.score for t in trajectories) / n,
-        "episodes/turns_mean": sum(turns) / n,
-        "episodes/invalid_action_rate": sum(t.invalid_count for t in trajectories) / total_turns,
-        "episodes/truncated_rate": sum(t.truncated for t in trajectories) / n,
-        "episodes/error_rate": sum(t.error is not None for t in trajectories) / n,
-        "episodes/rows": float(len(rows)),
-        "episodes/simulator_rows": float(sum(r.role == "simulator" for r in rows)),
-        "episodes/simulator_generations": float(
-            sum(len(turn.simulator_generations) for t in trajectories for turn in t.turns)),
+        "won": float(traj.won), "return": float(traj.episode_return), "score": float(traj.score),
+        "turns": float(traj.num_turns), "invalid": float(traj.invalid_count), "truncated": float(traj.truncated),
+        "error": float(traj.error is not None),
+        "simulator_generations": float(sum(len(turn.simulator_generations) for turn in traj.turns)),
     }
+
+
+def batch_record(trajectories: Sequence[Trajectory], rows: Sequence[Row]) -> dict[str, Any]:
+    """One process's share of a generation batch: its episodes' records and its row counts."""
+    return {"episodes": [episode_record(t) for t in trajectories], "rows": len(rows),
+            "simulator_rows": sum(r.role == "simulator" for r in rows)}
+
+
+def episode_metrics_of(parts: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Success rate, return, turns, invalid-action rate and row counts of the gathered batch records."""
+    episodes = [e for part in parts for e in part["episodes"]]
+    if not episodes:
+        return {"episodes/count": 0.0}
+    n = len(episodes)
+    total = lambda key: sum(e[key] for e in episodes)  # noqa: E731
+    return {
+        "episodes/success_rate": total("won") / n,
+        "episodes/return_mean": total("return") / n,
+        "episodes/score_mean": total("score") / n,
+        "episodes/turns_mean": total("turns") / n,
+        "episodes/invalid_action_rate": total("invalid") / max(total("turns"), 1.0),
+        "episodes/truncated_rate": total("truncated") / n,
+        "episodes/error_rate": total("error") / n,
+        "episodes/rows": float(sum(part["rows"] for part in parts)),
+        "episodes/simulator_rows": float(sum(part["simulator_rows"] for part in parts)),
+        "episodes/simulator_generations": total("simulator_generations"),
+    }
+
+
+def episode_metrics(trajectories: Sequence[Trajectory], rows: Sequence[Row]) -> dict[str, float]:
+    """:func:`episode_metrics_of` for one process's batch."""
+    return episode_metrics_of([batch_record(trajectories, rows)])
+
+
+def completion_records(rows: Sequence[Row], advantages: Sequence[float]) -> list[dict[str, Any]]:
+    """One completions-table line per trained row: its prompt and completion text, the episode
+    return and the row's advantage (the mean over its trained tokens)."""
+    return [
+        {"prompt": r.turns[0].prompt_text if r.turns else "",
+         "completion": "".join(t.completion_text for t in r.turns) if r.turns else "",
+         "return": float(r.ret), "advantage": float(a)}
+        for r, a in zip(rows, advantages)
+    ]
+
+
+def log_generation_batch(trainer: Any, mode: str, episodes: Sequence[Trajectory], rows: Sequence[Row],
+                         credit_metrics: dict[str, float], advantages: Any, mask: Any) -> None:
+    """Metrics of the whole generation batch (every process's episodes) into ``trainer._metrics``,
+    the step's trajectory file, and with ``log_completions`` the completions table TRL writes on
+    the main process (one line per trained row of every process)."""
+    parts = trainer.sync.gather(batch_record(episodes, rows))
+    returns = [e["return"] for part in parts for e in part["episodes"]]
+    for key, value in {**episode_metrics_of(parts), **credit_metrics}.items():
+        trainer._metrics[mode][key].append(float(value))
+    trainer._metrics[mode]["reward"].append(sum(returns) / len(returns) if returns else 0.0)
+    if mode == "train" and trainer.args.save_trajectories:
+        trainer._trajectory_log().write_step(trainer.state.global_step + 1, episodes)
+    if not trainer.log_completions:
+        return
+    row_advantages = ((advantages * mask).sum(1) / mask.sum(1).clamp(min=1)).tolist()
+    table = [line for part in trainer.sync.gather(completion_records(rows, row_advantages)) for line in part]
+    logs, reward_name = trainer._logs, trainer.reward_func_names[0]
+    # one table per generation batch, as many lines as it has rows (TRL's columns hold one line per episode)
+    logs["prompt"], logs["completion"], logs["advantages"] = deque(), deque(), deque()
+    logs["rewards"][reward_name] = deque()
+    for line in table:
+        logs["prompt"].append(line["prompt"])
+        logs["completion"].append(line["completion"])
+        logs["rewards"][reward_name].append(line["return"])
+        logs["advantages"].append(line["advantage"])

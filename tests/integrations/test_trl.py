@@ -78,3 +78,38 @@ def test_one_plain_trl_step_on_the_tiny_model(tmp_path):
     assert trainer.state.global_step == 1
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     assert losses and all(math.isfinite(x) for x in losses)
+
+
+def test_a_scripted_policy_calling_act_gets_the_reward(tmp_path):
+    # TRL keys an environment's tools by the function's __name__: the model calls `act` as the adapter documents,
+    # TRL's own tool loop runs it, and TRL scores the episode with the env's get_reward
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    from agentgym_suite.llm.tiny import tiny_model_dir
+
+    model = str(tiny_model_dir())
+    tokenizer = with_hermes_response_parsing(AutoTokenizer.from_pretrained(model))
+    factory = as_environment_factory(TEST_ID, horizon=2)
+    assert factory.act.__name__ == "act"
+    dataset = Dataset.from_dict({"prompt": [[{"role": "user", "content": "Play."}]] * 2, "task_id": ["t0", "t1"]})
+    args = GRPOConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=2, num_generations=2,
+                      max_completion_length=64, max_tool_calling_iterations=2, bf16=False, use_cpu=True,
+                      gradient_checkpointing=False, report_to="none", logging_steps=1, learning_rate=1e-2)
+    trainer = GRPOTrainer(model=model, args=args, train_dataset=dataset, environment_factory=factory,
+                          processing_class=tokenizer)
+    call = '<tool_call>\n{"name": "act", "arguments": {"command": "say aeiou"}}\n</tool_call><|im_end|>'
+    script = {0: call}
+    turns: list[int] = []
+
+    def scripted(prompt_ids, *_args, **_kwargs):  # first call: the tool call; after the tool's answer: stop
+        text = script.get(len(turns), "done<|im_end|>")
+        turns.append(len(prompt_ids))
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        return [list(ids) for _ in prompt_ids], None
+
+    trainer._generate_single_turn = scripted
+    trainer.train()
+    rewards = [h[k] for h in trainer.state.log_history for k in h if k.startswith("rewards/") and k.endswith("/mean")]
+    assert rewards == [1.0]

@@ -118,7 +118,7 @@ def _steps(out: Path, max_steps: int) -> dict[int, list[dict]]:
         lines = (out / "trajectories" / f"step_{step:06d}.jsonl").read_text(encoding="utf-8").splitlines()
         records = [json.loads(line) for line in lines]  # a torn or doubled line fails here
         assert len(records) == BATCH, f"step {step} holds {len(records)} episodes, expected {BATCH}"
-        assert sorted(r["traj"] for r in records) == [f"{step - 1}:0:{i}" for i in range(BATCH)]
+        assert sorted(r["traj"] for r in records) == [f"{step - 1}:{i}" for i in range(BATCH)]  # step:position
         assert all(r["step"] == step and r["error"] is None and r["turns"] for r in records)
         steps[step] = records
     return steps

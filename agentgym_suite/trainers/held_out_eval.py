@@ -1,0 +1,187 @@
+"""Evaluation during training: held-out tasks played by the rollout engine, success logged.
+
+With ``eval_strategy`` (``steps``/``epoch``) and ``eval_steps``, the trainer's ``evaluate``
+plays every held-out task ``num_generations_eval`` times (default once) with the current
+policy at ``eval_temperature`` (0.4, as the papers), through the same rollout engine and
+generation backend as training, and logs the results into the run's own log
+(``trainer.state.log_history`` and every ``report_to`` backend):
+
+* ``eval_success_rate`` — share of held-out episodes won, the stable name to read learning
+  curves from (:func:`held_out_curve` gives ``[(step, success rate), ...]`` from
+  ``trainer.state.log_history``);
+* ``eval_return_mean``, ``eval_score_mean``, ``eval_turns_mean``, ``eval_error_rate``,
+  ``eval_episodes``.
+
+Nothing of the training batch is touched: no rows are built, the credit plug-in is not called,
+and TRL's buffered generation batch and stored credit batch stay as they were. Held-out tasks
+come from ``eval_env_kwargs`` (a split of the same env, e.g. ``{split: valid_unseen}``) and/or
+``eval_task_ids``/``eval_num_tasks``, or from an ``eval_dataset`` with ``task_id`` and
+``env_seed`` columns. With several processes each plays a share and the results are gathered.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Callable, Sequence
+
+import gymnasium as gym
+from datasets import Dataset
+
+from agentgym_suite.rollout import EpisodeSpec, Trajectory
+from agentgym_suite.trainers.trajectory_log import TrajectoryLog
+
+METRICS = ("success_rate", "return_mean", "score_mean", "turns_mean", "error_rate", "episodes")
+"""Metrics an evaluation logs, each as ``<prefix>_<name>`` (prefix ``eval``)."""
+
+EVAL_SEED_OFFSET = 7_919
+"""Held-out episodes sample with seed ``args.seed * EVAL_SEED_OFFSET + step``: fixed per step, and
+drawn from no generator that training uses, so evaluating does not change later rollouts."""
+
+
+def needs_held_out(args: Any) -> bool:
+    """True when the config evaluates during training."""
+    return str(getattr(args.eval_strategy, "value", args.eval_strategy)) != "no"
+
+
+def held_out_dataset(args: Any, env: gym.Env) -> Dataset:
+    """One row per held-out task (``task_id``, ``env_seed``), from ``eval_task_ids`` or the env's own
+    task list (the eval split), cut to ``eval_num_tasks``."""
+    ids = list(args.eval_task_ids) if args.eval_task_ids else list(env.unwrapped.task_ids())
+    if args.eval_num_tasks is not None:
+        ids = ids[: args.eval_num_tasks]
+    if not ids:
+        raise ValueError("evaluation during training has no held-out tasks; check eval_env_kwargs (split) and "
+                         "eval_task_ids.")
+    seeds = [int(args.seed) * 1_000_003 + 500_009 + i for i in range(len(ids))]
+    return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids, "env_seed": seeds})
+
+
+def default_dataset(args: Any, env_factory: Callable[[], gym.Env], *, custom_env: bool) -> Dataset | None:
+    """The held-out dataset when the config evaluates during training (None otherwise), from a
+    probe env of ``env_factory``; raises when nothing says which tasks are held out."""
+    if not needs_held_out(args):
+        return None
+    require_held_out_source(args, custom_env)
+    probe = env_factory()
+    try:
+        return held_out_dataset(args, probe)
+    finally:
+        probe.close()
+
+
+def require_held_out_source(args: Any, custom_env: bool) -> None:
+    """Raise when evaluation is on but nothing says which tasks are held out."""
+    if args.eval_env_kwargs or args.eval_task_ids:
+        return
+    where = "the env factory you passed" if custom_env else f"{args.train_env_id}"
+    raise ValueError(
+        f"eval_strategy={args.eval_strategy!s} evaluates held-out tasks, but none are named: set eval_env_kwargs to a "
+        f"held-out split of {where} (e.g. {{split: valid_unseen}}), or eval_task_ids, or pass eval_dataset."
+    )
+
+
+def process_share(dataset: Dataset, episodes_per_task: int, *, rank: int, world: int, per_call: int,
+                  step: int) -> list[list[EpisodeSpec]]:
+    """This process's held-out episodes in rollouts of at most ``per_call``; every process gets the
+    same number of rollouts (some possibly empty), so they stay in step."""
+    specs = [
+        EpisodeSpec(task_id=str(row["task_id"]), seed=int(row["env_seed"]), group_id=f"eval{step}:{t}",
+                    traj_id=f"eval{step}:{t}.{k}", attempt=k)
+        for t, row in enumerate(dataset)
+        for k in range(episodes_per_task)
+    ]
+    mine = specs[rank::world]
+    rollouts = math.ceil(math.ceil(len(specs) / world) / max(per_call, 1))
+    return [mine[i * per_call : (i + 1) * per_call] for i in range(rollouts)]
+
+
+def episode_record(traj: Trajectory) -> dict[str, Any]:
+    """What the summary needs of one episode (small and picklable, for gathering)."""
+    return {"won": bool(traj.won), "return": float(traj.episode_return), "score": float(traj.score),
+            "turns": int(traj.num_turns), "error": traj.error is not None}
+
+
+def summarize(records: Sequence[dict[str, Any]], prefix: str = "eval") -> dict[str, float]:
+    """The metrics of :data:`METRICS` over the records, named ``<prefix>_<metric>``."""
+    n = len(records)
+    if n == 0:
+        return {f"{prefix}_episodes": 0.0}
+    mean = lambda key: sum(float(r[key]) for r in records) / n  # noqa: E731
+    return {
+        f"{prefix}_success_rate": mean("won"),
+        f"{prefix}_return_mean": mean("return"),
+        f"{prefix}_score_mean": mean("score"),
+        f"{prefix}_turns_mean": mean("turns"),
+        f"{prefix}_error_rate": mean("error"),
+        f"{prefix}_episodes": float(n),
+    }
+
+
+class HeldOutEvaluation:
+    """Plays the held-out tasks for a trainer and returns the logged metrics.
+
+    Args:
+        env_factory: makes one held-out env.
+        play: ``play(envs, specs, temperature, seed) -> trajectories``, the trainer's rollout with
+            its current policy (the same engine and backend as training).
+        sync: the trainer's :class:`~agentgym_suite.trainers.distributed.ProcessSync`.
+    """
+
+    def __init__(self, env_factory: Callable[[], gym.Env], play: Callable[..., list[Trajectory]], sync: Any) -> None:
+        self.env_factory = env_factory
+        self.play = play
+        self.sync = sync
+        self.envs: list[gym.Env] = []
+
+    def run(self, dataset: Dataset, *, episodes_per_task: int, per_call: int, temperature: float, seed: int,
+            step: int, prefix: str = "eval") -> tuple[dict[str, float], list[Trajectory]]:
+        """Metrics over every process's held-out episodes, and this process's trajectories."""
+        missing = {"task_id", "env_seed"} - set(dataset.column_names)
+        if missing:
+            raise ValueError(f"the eval dataset needs columns task_id and env_seed; missing {sorted(missing)}.")
+        rollouts = process_share(dataset, episodes_per_task, rank=self.sync.rank, world=self.sync.world_size,
+                                 per_call=per_call, step=step)
+        played: list[Trajectory] = []
+        for specs in rollouts:
+            while len(self.envs) < len(specs):
+                self.envs.append(self.env_factory())
+            played += self.play(self.envs[: len(specs)], specs, temperature, seed)
+        records = [r for part in self.sync.gather([episode_record(t) for t in played]) for r in part]
+        return summarize(records, prefix), played
+
+    def close(self) -> None:
+        """Close the held-out envs."""
+        for env in self.envs:
+            env.close()
+        self.envs = []
+
+
+def evaluate(trainer: Any, dataset: Dataset, prefix: str = "eval") -> dict[str, float]:
+    """``trainer.evaluate``: play ``dataset``'s held-out tasks with the trainer's current policy, write
+    their trajectories (``<output_dir>/eval_trajectories/``), log the metrics as an eval record of
+    the run's log and tell the callbacks. Nothing of the training batch is touched."""
+    if dataset is None:
+        raise ValueError("evaluation needs held-out tasks: set eval_env_kwargs or eval_task_ids, or pass eval_dataset.")
+    args = trainer.args
+    step = trainer.state.global_step
+    metrics, played = trainer.held_out.run(
+        dataset, episodes_per_task=int(trainer.num_generations_eval), per_call=args.per_device_eval_batch_size,
+        temperature=args.eval_temperature, seed=int(args.seed) * EVAL_SEED_OFFSET + step, step=step, prefix=prefix)
+    if args.save_trajectories:
+        TrajectoryLog(os.path.join(args.output_dir, "eval_trajectories"), rank=trainer.sync.rank).write_step(step, played)
+    was_training = trainer.model.training
+    trainer.model.eval()  # TRL's log() takes the mode from the model: an eval record, training metrics kept
+    try:
+        trainer.log(dict(metrics))
+    finally:
+        trainer.model.train(was_training)
+    trainer.control = trainer.callback_handler.on_evaluate(args, trainer.state, trainer.control, metrics)
+    return metrics
+
+
+def held_out_curve(log_history: Sequence[dict[str, Any]], prefix: str = "eval") -> list[tuple[int, float]]:
+    """``(step, success rate)`` of every held-out evaluation in a run's log
+    (``trainer.state.log_history``, or the ``log_history`` of a checkpoint's ``trainer_state.json``)."""
+    key = f"{prefix}_success_rate"
+    return [(int(h["step"]), float(h[key])) for h in log_history if key in h and "step" in h]

@@ -1,0 +1,117 @@
+"""The env and the tasks a training run plays: the model path, the env factory, the task datasets,
+and the check that one generation batch can be filled with whole groups."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import gymnasium as gym
+from datasets import Dataset
+
+from agentgym_suite.envs.rehearsal.world_model import POLICY
+from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
+from agentgym_suite.trainers.credit import CreditAssigner
+
+
+def resolve_model_path(name: str) -> str:
+    """``tiny`` -> the suite's tiny test model directory; anything else unchanged."""
+    if name == "tiny":
+        from agentgym_suite.llm.tiny import tiny_model_dir
+
+        return str(tiny_model_dir())
+    return name
+
+
+def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = None, *,
+                        held_out: bool = False) -> Callable[[], gym.Env]:
+    """A factory for the env ``args`` trains on (after ``env_mode``), failing early and clearly;
+    ``held_out`` makes the evaluation env (``eval_env_kwargs`` merged over ``env_kwargs``).
+
+    ``credit``'s ``env_defaults`` for that env fill in what the kwargs leave unset."""
+    import agentgym_suite  # noqa: F401  (registers every implemented env id)
+
+    env_id = args.train_env_id
+    if env_id not in gym.registry:
+        why = {
+            "synthetic": "env_mode=synthetic trains on SyntheticTools-v0",
+            "rehearsal": "env_mode=rehearsal trains on EnvACE-Rehearsal-v0",
+        }.get(args.env_mode, f"env_id={env_id}")
+        raise ValueError(
+            f"{why}, but {env_id!r} is not registered in this install (its module is missing). "
+            "Run `agentgym list` to see which env ids are ready, or choose env_mode=real with a ready env_id."
+        )
+    kwargs = {**(args.env_kwargs or {}), **((args.eval_env_kwargs or {}) if held_out else {})}
+    for key, value in (credit.env_defaults(env_id) if credit is not None else {}).items():
+        kwargs.setdefault(key, value)
+    if args.env_mode == "rehearsal":
+        kwargs.setdefault("base_env_id", args.env_id)
+    if env_id == REHEARSAL_ENV_ID:
+        kwargs.setdefault("world_model", POLICY)
+    if args.action_format and "action_format" not in kwargs and _accepts(env_id, "action_format"):
+        kwargs["action_format"] = args.action_format
+
+    def make() -> gym.Env:
+        return gym.make(env_id, max_episode_steps=args.max_turns, **kwargs)
+
+    return make
+
+
+def _accepts(env_id: str, name: str) -> bool:
+    entry = gym.spec(env_id).entry_point
+    cls = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def build_task_dataset(args: AgentGRPOConfig, env: gym.Env) -> Dataset:
+    """One dataset row per task: ``task_id`` and the env seed its group shares."""
+    ids = list(args.task_ids) if args.task_ids else list(env.unwrapped.task_ids())
+    if args.num_tasks is not None:
+        ids = ids[: args.num_tasks]
+    if not ids:
+        raise ValueError(f"{args.train_env_id} has no tasks to train on; check env_kwargs (split) and task_ids.")
+    seeds = [int(args.seed) * 1_000_003 + i for i in range(len(ids))]
+    return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids, "env_seed": seeds})
+
+
+def check_whole_groups(args: AgentGRPOConfig, dataset: Any, processes: int) -> None:
+    """Raise unless one generation batch can be filled with whole groups of distinct tasks.
+
+    TRL's sampler fills a generation batch of ``generation_batch_size`` rollouts with
+    ``generation_batch_size / G`` distinct tasks, G rollouts each, and drops a batch it cannot
+    fill, so a train set with fewer tasks than that would train on nothing. (A streamed dataset
+    has no length and is not checked.)
+    """
+    try:
+        tasks = len(dataset)
+    except TypeError:
+        return
+    group = int(args.num_generations)
+    per_batch = int(args.generation_batch_size) // group
+    if tasks >= per_batch:
+        return
+    raise ValueError(
+        f"one generation batch plays {per_batch} distinct tasks x G={group} rollouts (generation_batch_size "
+        f"{args.generation_batch_size} = per_device_train_batch_size {args.per_device_train_batch_size} x {processes} "
+        f"processes x steps_per_generation {args.steps_per_generation}), but the train set has {tasks} tasks. Lower "
+        "per_device_train_batch_size, steps_per_generation (gradient_accumulation_steps) or generation_batch_size, "
+        "raise group_size, or train on more tasks (num_tasks, task_ids, env_kwargs split)."
+    )
+
+
+def check_group_layout(inputs: list[dict[str, Any]], group: int, offset: int) -> None:
+    """Raise when rollouts of one group (consecutive positions ``offset + i``, G at a time) were
+    given different tasks or seeds: the generation batch is not laid out in whole groups."""
+    for i in range(1, len(inputs)):
+        same_group = (offset + i) // group == (offset + i - 1) // group
+        if same_group and (inputs[i]["task_id"], inputs[i]["env_seed"]) != (inputs[i - 1]["task_id"],
+                                                                            inputs[i - 1]["env_seed"]):
+            raise ValueError(
+                f"rollouts {offset + i - 1} and {offset + i} belong to one group of G={group} but play different tasks "
+                f"({inputs[i - 1]['task_id']!r}, {inputs[i]['task_id']!r}); keep TRL's RepeatSampler and accelerate's "
+                "default batch dispatch (no split_batches/dispatch_batches in accelerator_config)."
+            )

