@@ -5,12 +5,14 @@ worker process (never in the process that made the pool, ``home_pid``), the firs
 ``kill_task`` at turn ``at_turn`` or later SIGKILLs the worker, and ``stop_task`` SIGSTOPs it (a
 worker that hangs so hard that no thread inside it can answer). ``once`` names a file: the
 fault happens only while it does not exist, so a replacement worker plays the task normally.
+The command ``sleep`` takes ``sleep_s`` seconds (a step slow enough to kill a worker during it).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +32,10 @@ class WorkerFaultEnv(TextEnv):
     prompt_description = "a counting game"
 
     def __init__(self, *, home_pid: int = 0, kill_task: str | None = None, stop_task: str | None = None,
-                 at_turn: int = 2, once: str | None = None, n_tasks: int = 6, **kwargs: Any) -> None:
+                 at_turn: int = 2, once: str | None = None, n_tasks: int = 6, sleep_s: float = 30.0,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.home_pid, self.kill_task, self.stop_task = home_pid, kill_task, stop_task
+        self.home_pid, self.kill_task, self.stop_task, self.sleep_s = home_pid, kill_task, stop_task, sleep_s
         self.at_turn, self.once, self.n_tasks = at_turn, once, n_tasks
         self._left = 0
 
@@ -44,10 +47,12 @@ class WorkerFaultEnv(TextEnv):
 
     def _load_task(self, task_id: str) -> TaskStart:
         self._left = int(task_id[1:].split("-")[0])
-        return TaskStart(f"Say go {self._left} times ({task_id}).", "say go", admissible_actions=["go", "wait"])
+        return TaskStart(f"Say go {self._left} times ({task_id}).", "say go", admissible_actions=["go", "wait", "sleep"])
 
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         self._fault()
+        if command == "sleep":
+            time.sleep(self.sleep_s)
         if command == "go":
             self._left -= 1
         done = self._left <= 0
