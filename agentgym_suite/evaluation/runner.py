@@ -132,6 +132,7 @@ def evaluate(
     step_timeout: float | None = None,
     rehearsal: dict[str, Any] | None = None,
     batch_size: int = 1,
+    env_workers: Any = None,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
 
@@ -158,6 +159,10 @@ def evaluate(
             seed of its first episode (see :mod:`~agentgym_suite.rollout.policies`).
         step_timeout: seconds one ``env.step`` may take; a slower step ends the episode
             truncated with the reason in ``error`` and the env is replaced (None: no limit).
+        env_workers: where the envs run: ``1`` inline, ``N`` worker processes, ``ray`` (see
+            :func:`~agentgym_suite.rollout.workers.parse_env_workers`); None: the env's default for
+            ``batch_size`` live envs. Results are the same whichever; an episode whose worker
+            died is recorded with the reason (``--retry-failed`` runs it again).
     """
     step_timeout = check_timeout(step_timeout)
     if batch_size < 1:
@@ -177,7 +182,7 @@ def evaluate(
         config["rehearsal"] = dict(rehearsal)
     _check_config(out, config)
     kwargs = env_kwargs_for(env_kwargs, max_turns)
-    pool = EnvPool(step_timeout)
+    pool = EnvPool(step_timeout, workers=env_workers, live_envs=batch_size)
     try:
         env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)

@@ -33,6 +33,7 @@ token-mean loss (``loss_type`` dapo, the default, or bnpo) padding rows change n
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import os
@@ -47,7 +48,7 @@ from trl import GRPOTrainer
 from trl.models import unwrap_model_for_generation
 
 from agentgym_suite.llm.base import SamplingParams
-from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
+from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
@@ -112,10 +113,8 @@ def default_env_factory(args: AgentGRPOConfig) -> Callable[[], gym.Env]:
     if args.action_format and "action_format" not in kwargs and _accepts(env_id, "action_format"):
         kwargs["action_format"] = args.action_format
 
-    def make() -> gym.Env:
-        return gym.make(env_id, max_episode_steps=args.max_turns, **kwargs)
-
-    return make
+    # a partial, not a closure over args: env worker processes and Ray actors receive it pickled
+    return functools.partial(gym.make, env_id, max_episode_steps=args.max_turns, **kwargs)
 
 
 def _accepts(env_id: str, name: str) -> bool:
@@ -185,7 +184,9 @@ class AgentGRPOTrainer(GRPOTrainer):
                 train_dataset = build_task_dataset(args, probe)
             finally:
                 probe.close()
-        self._envs: list[gym.Env] = []
+        self._envs: list[Any] = []
+        """The envs of the last rollout (``gymnasium.Env`` objects inline, handles when they live in workers)."""
+        self._env_pool = EnvPool(workers=args.env_workers)
         self._credit_batch: CreditBatch | None = None
         self._captured_logps: torch.Tensor | None = None
         self._capture = False
@@ -216,7 +217,10 @@ class AgentGRPOTrainer(GRPOTrainer):
             resume_from_checkpoint = last_complete_checkpoint(self.args.output_dir)
             if resume_from_checkpoint is None:
                 logger.warning("no complete checkpoint in %s; training starts from step 0.", self.args.output_dir)
-        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+        try:
+            return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+        finally:
+            self._env_pool.close()  # the envs and their worker processes; a later rollout makes new ones
 
     # ------------------------------------------------------------------ data
     def _set_signature_columns_if_needed(self) -> None:
@@ -243,9 +247,9 @@ class AgentGRPOTrainer(GRPOTrainer):
             n=1, temperature=float(self.temperature), top_p=float(self.top_p or 1.0),
             max_new_tokens=int(self.max_completion_length), seed=seed,
         )
-        while len(self._envs) < len(specs):
-            self._envs.append(self.env_factory())
-        envs = self._envs[: len(specs)]
+        # envs are reused across rollouts; those whose episode failed on the env side, or whose worker
+        # died, are replaced here (where they run: args.env_workers)
+        envs = self._envs = self._env_pool.get_made(self.env_factory, len(specs), env_id=self.env_id)
 
         def run(backend: Any) -> list[Trajectory]:
             self._attach_world_model(envs, backend)
@@ -255,7 +259,9 @@ class AgentGRPOTrainer(GRPOTrainer):
                 record_oracle=self.needs_privileged_text and args.teacher_context == "oracle",
                 max_prompt_tokens=args.max_prompt_tokens,
             )
-            return engine.run(envs, specs, env_id=self.env_id)
+            trajectories = engine.run(envs, specs, env_id=self.env_id)
+            self._env_pool.distrust(envs, trajectories)
+            return trajectories
 
         if self.use_vllm:
             from agentgym_suite.trainers.generation import TRLVLLMBackend
@@ -287,6 +293,8 @@ class AgentGRPOTrainer(GRPOTrainer):
         because the backend object is rebuilt each time (under ZeRO-3 the gathered weights differ).
         """
         for env in envs:
+            if not isinstance(env, gym.Env):  # an env in a worker never has the policy as world model
+                continue
             inner = env.unwrapped
             if not callable(getattr(inner, "set_world_model", None)):
                 continue

@@ -1,10 +1,11 @@
 """A small env that misbehaves inside env worker processes, and a look at the processes left.
 
-``WorkerFault-v0`` (:class:`WorkerFaultEnv`): task ``tN`` is won by saying ``go`` N times. In a
-worker process (never in the process that made the pool, ``home_pid``), the first step of
-``kill_task`` at turn ``at_turn`` or later SIGKILLs the worker, and ``stop_task`` SIGSTOPs it (a
-worker that hangs so hard that no thread inside it can answer). ``once`` names a file: the
-fault happens only while it does not exist, so a replacement worker plays the task normally.
+``WorkerFault-v0`` (:class:`WorkerFaultEnv`): task ``tN-i`` is won by saying ``go`` N times. In a
+worker process (never in the process that made the pool, ``home_pid``), a step at turn
+``at_turn`` or later of a task whose id starts with ``kill_task`` SIGKILLs the worker, and one
+of ``stop_task`` SIGSTOPs it (a worker that hangs so hard that no thread inside it can answer).
+``once`` names a file: only the env that creates it faults, so the fault happens once per test
+and a replacement worker plays the task normally.
 The command ``sleep`` takes ``sleep_s`` seconds (a step slow enough to kill a worker during it).
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -29,6 +29,7 @@ class WorkerFaultEnv(TextEnv):
     """See the module docstring."""
 
     benchmark = "fake"
+    default_action_format = "plain"
     prompt_description = "a counting game"
 
     def __init__(self, *, home_pid: int = 0, kill_task: str | None = None, stop_task: str | None = None,
@@ -62,13 +63,19 @@ class WorkerFaultEnv(TextEnv):
     def _fault(self) -> None:
         if os.getpid() == self.home_pid or self.turn < self.at_turn:
             return
-        if self.once is not None and Path(self.once).exists():
-            return
         for task, sig in ((self.kill_task, signal.SIGKILL), (self.stop_task, signal.SIGSTOP)):
-            if task is not None and self.task_id == task:
-                if self.once is not None:
-                    Path(self.once).write_text("done", encoding="utf-8")
+            if task is not None and str(self.task_id).startswith(task) and self._first():
                 os.kill(os.getpid(), sig)
+
+    def _first(self) -> bool:
+        """True for the one env that creates the ``once`` file (always True without one)."""
+        if self.once is None:
+            return True
+        try:
+            os.close(os.open(self.once, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return False
+        return True
 
 
 def register_worker_fakes() -> str:
