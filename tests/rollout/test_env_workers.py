@@ -154,6 +154,22 @@ def test_a_killed_worker_ends_only_its_own_episodes_and_is_replaced(tmp_path: Pa
     assert not (live_descendants() - before), "worker processes were left behind"
 
 
+def test_a_worker_that_died_between_runs_is_replaced_before_the_next(tmp_path: Path) -> None:
+    engine = RolloutEngine(GoAgent(), max_turns=6, env_workers=2)
+    try:
+        tasks = ["t1-0", "t2-1", "t3-2", "t1-3"]
+        assert all(t.won for t in engine.run_specs(FAULT_ID, _specs(tasks)))
+        executor = engine.env_pool.executor
+        victim = executor.workers[1].pid
+        os.kill(victim, 9)
+        executor.workers[1].handle[0].join(5)  # dead before the next run starts
+        again = engine.run_specs(FAULT_ID, _specs(tasks))
+        assert all(t.won and t.error is None for t in again)  # no episode was lost to the dead worker
+        assert executor.workers[1].generation == 2 and executor.workers[1].pid != victim
+    finally:
+        engine.close()
+
+
 def test_a_hung_worker_is_killed_after_the_step_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentgym_suite.rollout.workers import remote
 

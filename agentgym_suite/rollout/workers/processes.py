@@ -67,6 +67,13 @@ class ProcessWorkers(RemoteWorkers):
         """Process ids of the running workers."""
         return [w.pid for w in self.workers if w.running and w.pid is not None]
 
+    def _exit_reason(self, worker: Worker) -> str | None:
+        process = worker.handle[0]
+        if process.is_alive():
+            return None
+        process.join(0.5)
+        return exit_reason(process.exitcode)
+
     def _start(self, worker: Worker) -> None:
         parent, child = self._ctx.Pipe()
         process = self._ctx.Process(target=serve, args=(child, self.step_timeout), daemon=True,

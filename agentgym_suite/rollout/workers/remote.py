@@ -177,6 +177,10 @@ class RemoteWorkers(EnvExecutor):
     def _shutdown(self, workers: list[Worker], wait: float) -> None:
         """Ask ``workers`` to close their envs, wait up to ``wait`` seconds, then kill what is left."""
 
+    def _exit_reason(self, worker: Worker) -> str | None:
+        """How ``worker`` ended, when the transport can tell without asking it (None: running, or unknown)."""
+        return None
+
     def _default_count(self, n: int) -> int:
         """How many workers to use when none was given and ``n`` envs are made first."""
         return max(1, n)
@@ -223,6 +227,8 @@ class RemoteWorkers(EnvExecutor):
         if self._closed or not isinstance(env, RemoteEnv) or env.executor is not self:
             return False
         worker = self.workers[env.worker]
+        if worker.running and (ended := self._exit_reason(worker)) is not None:
+            self._died(worker, ended, None)  # died between calls: its envs are replaced before they are used
         return worker.running and worker.generation == env.generation and env.key in worker.keys
 
     def discard(self, envs: Sequence[Any]) -> None:
@@ -328,13 +334,14 @@ class RemoteWorkers(EnvExecutor):
                 answers[index] = cloudpickle.loads(reply)
         return answers
 
-    def _died(self, worker: Worker, reason: str, op: str) -> EnvWorkerDied:
+    def _died(self, worker: Worker, reason: str, op: str | None) -> EnvWorkerDied:
         lost = len(worker.keys)
         worker.dead = reason
         worker.keys.clear()
         self._kill(worker)  # whatever it started goes with it
+        when = f" during {op}" if op else ""
         return EnvWorkerDied(
-            f"{worker.label()} {reason} during {op}; the {lost} env(s) it held are lost and are made again in a "
+            f"{worker.label()} {reason}{when}; the {lost} env(s) it held are lost and are made again in a "
             "fresh worker before the next rollout.",
             worker=worker.index, pid=worker.pid, reason=reason,
         )
