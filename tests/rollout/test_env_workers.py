@@ -213,6 +213,20 @@ def test_calls_on_envs_of_a_dead_worker_fail_with_the_reason() -> None:
         pool.close()
 
 
+def test_a_worker_that_dies_while_making_envs_is_replaced_once(tmp_path: Path) -> None:
+    import functools
+
+    from .worker_fakes import make_or_die
+
+    pool = EnvPool(workers=2)
+    try:
+        envs = pool.get_made(functools.partial(make_or_die, str(tmp_path / "died"), os.getpid()), 4, env_id=FAULT_ID)
+        assert len(envs) == 4 and all(pool.executor.usable(env) for env in envs)
+        assert (tmp_path / "died").exists() and max(w.generation for w in pool.executor.workers) == 2
+    finally:
+        pool.close()
+
+
 def test_making_an_env_that_fails_raises_its_error() -> None:
     pool = EnvPool(workers=2)
     try:

@@ -187,10 +187,18 @@ class RemoteWorkers(EnvExecutor):
 
     # ------------------------------------------------------------------ EnvExecutor
     def make(self, factory: Callable[[], gym.Env], n: int) -> list[Any]:
+        """``n`` envs on the least loaded workers; a worker that dies while making them is started
+        afresh and asked once more (a second death, or an env whose factory raises, raises)."""
         if self._closed:
             raise RuntimeError(f"this {self.kind} executor was closed; make a new one.")
         if not self.workers:
             self.workers = [Worker(i) for i in range(self.count or self._default_count(n))]
+        try:
+            return self._make(factory, n)
+        except EnvWorkerDied:
+            return self._make(factory, n)
+
+    def _make(self, factory: Callable[[], gym.Env], n: int) -> list[Any]:
         self._restart_dead()
         payload = cloudpickle.dumps(factory)
         placed: dict[int, list[int]] = {}
