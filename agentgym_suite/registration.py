@@ -31,6 +31,10 @@ class EnvEntry:
     data_source: str = ""
     """``module:attribute`` of the benchmark's :class:`DataSource`; empty when the env uses no data."""
     kwargs: dict = field(default_factory=dict)
+    env_workers: str = "inline"
+    """Where rollouts play this env when ``env_workers`` is unset: ``inline`` (in the rolling-out
+    process), or ``processes`` (one worker process per CPU core, at most one per env, whenever
+    more than one env is live): for backends whose steps cost real time (a planner, a JVM)."""
 
 
 ENV_ENTRIES: tuple[EnvEntry, ...] = (
@@ -39,10 +43,12 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              requires=("textworld",), data_source="agentgym_suite.envs.textworld.data_source:SOURCE"),
     EnvEntry("ALFWorld-v0", "agentgym_suite.envs.alfworld.env:ALFWorldEnv", 50,
              "ALFWorld household tasks on the real PDDL text engine",
-             requires=("alfworld", "textworld"), data_source="agentgym_suite.envs.alfworld.data_source:SOURCE"),
+             requires=("alfworld", "textworld"), data_source="agentgym_suite.envs.alfworld.data_source:SOURCE",
+             env_workers="processes"),
     EnvEntry("ScienceWorld-v0", "agentgym_suite.envs.scienceworld.env:ScienceWorldEnv", 100,
              "ScienceWorld's 30 elementary-science tasks (Java simulator)",
-             requires=("scienceworld",), data_source="agentgym_suite.envs.scienceworld.data_source:SOURCE"),
+             requires=("scienceworld",), data_source="agentgym_suite.envs.scienceworld.data_source:SOURCE",
+             env_workers="processes"),
     EnvEntry("WebShop-v0", "agentgym_suite.envs.webshop:WebShopEnv", 15,
              "WebShop online shopping with BM25 product search",
              data_source="agentgym_suite.envs.webshop.data_source:SOURCE"),

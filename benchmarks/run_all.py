@@ -1,6 +1,6 @@
 """Run every benchmark script and write ``benchmarks/RESULTS.md``: one table of ratios side by
 side (env overhead, vector scaling, batched rollout, trainer vs plain TRL, teacher cost,
-rehearsal vs real), the machine it ran on, and each script's full output.
+rehearsal vs real, env worker processes vs inline), the machine it ran on, and each script's full output.
 
     python benchmarks/run_all.py [--only NAME ...] [--out benchmarks/RESULTS.md]
 
@@ -31,6 +31,7 @@ SCRIPTS: dict[str, list[str]] = {
     "rollout_speed": ["rollout_speed.py"],
     "trainer_speed": ["trainer_speed.py", "--steps", "2"],
     "rehearsal_speed": ["rehearsal_speed.py", "--episodes", "2"],
+    "env_workers": ["env_workers.py", "--rounds", "3", "--train"],
 }
 """Benchmark name -> script and arguments (sized to finish in minutes on 2 cores)."""
 

@@ -1,10 +1,19 @@
-"""Vector envs: sync and async, several episodes with auto-reset."""
+"""Vector envs: sync and async, several episodes with auto-reset, and async workers that die."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
+import numpy as np
 import pytest
 
 from agentgym_suite import make_vec
+from agentgym_suite.core.processes import EnvWorkerDied
+from rollout.worker_fakes import live_descendants, register_worker_fakes
+
+FAULT_ID = register_worker_fakes()
 
 
 @pytest.mark.parametrize("asynchronous", [False, True])
@@ -51,3 +60,66 @@ def test_every_kind_of_env_runs_in_async_workers(env_id: str) -> None:
         assert "action_valid" in infos
     finally:
         envs.close()
+
+
+# ---------------------------------------------------------------------------- dead workers
+def _killed(envs, index: int) -> None:
+    os.kill(envs.processes[index].pid, signal.SIGKILL)
+    envs.processes[index].join(5)
+
+
+def _close_quickly(envs) -> None:
+    started = time.monotonic()
+    envs.close()
+    assert time.monotonic() - started < 10
+
+
+def test_a_worker_killed_mid_step_is_named_and_can_be_replaced() -> None:
+    before = live_descendants()
+    envs = make_vec(FAULT_ID, 2, asynchronous=True, sleep_s=30)
+    try:
+        envs.reset(seed=0)
+        envs.step_async(("go", "sleep"))
+        time.sleep(0.5)
+        _killed(envs, 1)
+        with pytest.raises(EnvWorkerDied, match=r"sub-env 1 \(worker 1, pid \d+\) was killed by SIGKILL") as caught:
+            envs.step_wait()
+        assert caught.value.env_indices == (1,) and caught.value.worker == 1
+        for _ in range(2):  # every later call says the same, never AlreadyPendingCallError
+            with pytest.raises(EnvWorkerDied, match="restart_worker"):
+                envs.step(("go", "go"))
+        envs.restart_worker(1)
+        obs, _ = envs.reset(seed=1, options={"reset_mask": np.array([False, True])})
+        assert "Say go" in obs[1]
+        _, rewards, terminated, _, _ = envs.step(("go", "go"))
+        assert len(rewards) == 2
+    finally:
+        _close_quickly(envs)
+    assert not (live_descendants() - before), "worker processes were left behind"
+
+
+@pytest.mark.parametrize("env_id", ["TextWorld-v0", "Tau2-v0"])
+def test_a_worker_killed_between_steps_is_named_and_close_returns_at_once(env_id: str) -> None:
+    before = live_descendants()
+    envs = make_vec(env_id, 2, asynchronous=True, max_episode_steps=5)
+    try:
+        envs.reset(seed=0)
+        _killed(envs, 0)
+        with pytest.raises(EnvWorkerDied, match=r"sub-env 0 \(worker 0, pid \d+\) was killed by SIGKILL"):
+            envs.step(("look", "look"))
+        with pytest.raises(EnvWorkerDied, match="sub-env 0"):
+            envs.call("task_ids")
+        obs, _ = envs.reset(seed=0)  # a full reset restarts the dead worker
+        assert len(obs) == 2 and all(obs)
+        _killed(envs, 1)
+    finally:
+        _close_quickly(envs)
+    assert not (live_descendants() - before)
+
+
+def test_a_worker_killed_during_close_does_not_block_it() -> None:
+    envs = make_vec(FAULT_ID, 2, asynchronous=True, sleep_s=60)
+    envs.reset(seed=0)
+    envs.step_async(("sleep", "sleep"))  # both busy for a minute: close must not wait for them
+    _close_quickly(envs)
+    assert not any(p.is_alive() for p in envs.processes)

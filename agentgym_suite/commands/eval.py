@@ -93,6 +93,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "field, for servers whose chat template drops tools; the model's <tool_call> text is parsed")
     parser.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
                         help="end an episode truncated when one env step takes longer (default: no limit)")
+    parser.add_argument("--env-workers", default=None, metavar="N|ray",
+                        help="where envs run: 1 = in this process, N >= 2 = N worker processes, ray = Ray actors "
+                             "(default: the env's own; ALFWorld and ScienceWorld use processes when --batch-size > 1)")
     parser.add_argument("--rehearsal-budget", type=int, default=0, metavar="N",
                         help="test-time private rehearsal: N imagined attempts per task before the real one (default 0: off)")
     parser.add_argument("--rehearsal-mode", choices=("parallel", "sequential"), default="parallel",
@@ -257,6 +260,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the evaluation and print its summary."""
     from agentgym_suite.evaluation.report import print_summary
     from agentgym_suite.evaluation.runner import evaluate
+    from agentgym_suite.rollout.workers import parse_env_workers
 
     show_warnings()
     try:
@@ -274,6 +278,10 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {value}.")
         if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
             raise ValueError(f"--step-timeout must be a positive number of seconds (e.g. 30), got {args.step_timeout}.")
+        try:
+            parse_env_workers(args.env_workers)
+        except ValueError as exc:
+            raise ValueError(f"--env-workers: {exc}") from None
         options: dict[str, Any] = dict(
             episodes=args.episodes,
             k=args.k,
@@ -283,6 +291,7 @@ def run(args: argparse.Namespace) -> int:
             retry_failed=args.retry_failed,
             step_timeout=args.step_timeout,
             batch_size=args.batch_size,
+            env_workers=args.env_workers,
             progress=not args.no_progress,
             agent_options={"temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
                            "max_context_tokens": args.max_context_tokens},

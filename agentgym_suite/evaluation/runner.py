@@ -169,6 +169,7 @@ def evaluate(
     rehearsal: dict[str, Any] | None = None,
     batch_size: int = 1,
     backend_options: dict[str, Any] | None = None,
+    env_workers: Any = None,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
 
@@ -199,6 +200,10 @@ def evaluate(
             ``send_seed``, ``send_logprobs``, ``api_key_env``, ``headers``, ``tools_in_prompt``.
         step_timeout: seconds one ``env.step`` may take; a slower step ends the episode
             truncated with the reason in ``error`` and the env is replaced (None: no limit).
+        env_workers: where the envs run: ``1`` inline, ``N`` worker processes, ``ray`` (see
+            :func:`~agentgym_suite.rollout.workers.parse_env_workers`); None: the env's default for
+            ``batch_size`` live envs. Results are the same whichever; an episode whose worker
+            died is recorded with the reason (``--retry-failed`` runs it again).
     """
     step_timeout = check_timeout(step_timeout)
     if batch_size < 1:
@@ -221,7 +226,7 @@ def evaluate(
         config["agent_settings"] = settings
     _check_config(out, config)
     kwargs = env_kwargs_for(env_kwargs, max_turns)
-    pool = EnvPool(step_timeout)
+    pool = EnvPool(step_timeout, workers=env_workers, live_envs=batch_size)
     try:
         env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)

@@ -10,6 +10,9 @@ seed. An env that raises, a policy that fails, a generation that comes back malf
 A run has three phases, each in one place: :meth:`RolloutEngine._reset_all` resets every env,
 :meth:`RolloutEngine._decide` makes the turn's one policy call, and :meth:`RolloutEngine._step_all`
 steps every env that got an action (``_reset_envs``/``_step_envs`` are the only calls into envs).
+Those two send a turn's calls to the envs' executor in one batch (:mod:`~agentgym_suite.rollout.workers`):
+inline envs are stepped one after another, envs in worker processes or Ray actors in parallel,
+with the same results; a worker that dies ends only the episodes it held (stage ``reset``/``step``).
 
 Usage::
 
@@ -34,6 +37,7 @@ from agentgym_suite.rollout.episodes import MAX_ERROR_CHARS, Decision, EpisodeSp
 from agentgym_suite.rollout.policies import make_policy
 from agentgym_suite.rollout.prompting import PROMPT_MODES
 from agentgym_suite.rollout.records import INFO_SUBSET, Trajectory, TrajectoryWriter, info_subset
+from agentgym_suite.rollout.workers import reset_envs, step_envs
 
 __all__ = ["EpisodeSpec", "RolloutEngine", "RolloutStats"]
 
@@ -77,7 +81,10 @@ class RolloutEngine:
         record_oracle: record ``env.unwrapped.oracle()`` at every prompt state in
             ``Turn.oracle`` (a trainer's privileged teacher text; costs one oracle call per turn).
         env_pool: where :meth:`run_groups`/:meth:`run_specs` get their envs (default: a pool of
-            the engine's own with ``step_timeout``).
+            the engine's own with ``step_timeout`` and ``env_workers``).
+        env_workers: where the engine's own pool runs its envs: ``1`` inline, ``N`` worker
+            processes, ``ray`` (see :func:`~agentgym_suite.rollout.workers.parse_env_workers`);
+            None: the env's default.
         lockstep: for runs split over several processes that must make the same generation calls
             (a trainer under ZeRO-3/FSDP or vLLM's server mode): called once per turn with whether
             this process still has running episodes, it returns whether any process has. While any
@@ -101,14 +108,15 @@ class RolloutEngine:
         max_prompt_tokens: int | None = None,
         env_pool: EnvPool | None = None,
         lockstep: Callable[[bool], bool] | None = None,
+        env_workers: Any = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {max_turns}.")
         if mode not in PROMPT_MODES:
             raise ValueError(f"mode={mode!r}; choose one of {PROMPT_MODES}.")
-        if env_pool is not None and step_timeout is not None:
-            raise ValueError("pass step_timeout to the EnvPool given as env_pool, not to the engine.")
-        self.env_pool = env_pool if env_pool is not None else EnvPool(step_timeout)
+        if env_pool is not None and (step_timeout is not None or env_workers is not None):
+            raise ValueError("pass step_timeout and env_workers to the EnvPool given as env_pool, not to the engine.")
+        self.env_pool = env_pool if env_pool is not None else EnvPool(step_timeout, workers=env_workers)
         given = {"mode": mode, "sampling": sampling, "history_length": history_length, "system_prompt": system_prompt,
                  "observation_role": observation_role, "max_prompt_tokens": max_prompt_tokens}
         backend_settings = given if callable(getattr(policy, "generate", None)) else {
@@ -207,7 +215,7 @@ class RolloutEngine:
         return trajectories
 
     def close(self) -> None:
-        """Close the envs of :attr:`env_pool`."""
+        """Close the envs (and env workers) of :attr:`env_pool`."""
         self.env_pool.close()
 
     # ------------------------------------------------------------------ the three phases
@@ -218,7 +226,7 @@ class RolloutEngine:
             if isinstance(result, BaseException):
                 self._fail(episode, Failure("reset", describe_error(result)))
                 continue
-            observation, info = result
+            observation, info, episode.oracle = result
             trajectory = episode.trajectory
             trajectory.task_id = str(info.get("task_id") or trajectory.task_id)
             trajectory.initial_observation = str(observation)
@@ -253,7 +261,7 @@ class RolloutEngine:
             record.role = str(episode.info.get("role", "agent"))
             record.position = int(episode.info.get("position", 0) or 0)
             record.state = episode.state
-            record.oracle = self._oracle(episode.env) if self.record_oracle else None
+            record.oracle = episode.oracle if self.record_oracle else None
             episode.trajectory.turns.append(record)
             self.stats.turns += 1
             self.stats.completion_tokens += record.completion_tokens or 0
@@ -266,25 +274,15 @@ class RolloutEngine:
                 self._take_step(episode, decision, *result)
 
     # ------------------------------------------------------------------ env calls
-    def _reset_envs(self, calls: list[tuple[gym.Env, int | None, dict[str, Any] | None]]) -> list[Any]:
-        """``env.reset`` for each call: ``(observation, info)``, or the exception it raised."""
-        results: list[Any] = []
-        for env, seed, options in calls:
-            try:
-                results.append(env.reset(seed=seed, options=options))
-            except Exception as exc:  # a broken env is data, not a crash of the batch
-                results.append(exc)
-        return results
+    def _reset_envs(self, calls: list[tuple[Any, int | None, dict[str, Any] | None]]) -> list[Any]:
+        """``env.reset`` for each call, all sent at once: ``(observation, info, oracle)`` (the oracle
+        when :attr:`record_oracle`), or the exception the call raised."""
+        return reset_envs([(env, seed, options, self.record_oracle) for env, seed, options in calls])
 
-    def _step_envs(self, calls: list[tuple[gym.Env, Any]]) -> list[Any]:
-        """``env.step`` for each call: the 5-tuple, or the exception it raised."""
-        results: list[Any] = []
-        for env, action in calls:
-            try:
-                results.append(env.step(action))
-            except Exception as exc:  # a broken env is data, not a crash of the batch
-                results.append(exc)
-        return results
+    def _step_envs(self, calls: list[tuple[Any, Any]]) -> list[Any]:
+        """``env.step`` for each call, all sent at once: the 5-tuple plus the oracle of the new state
+        (when :attr:`record_oracle`), or the exception the call raised."""
+        return step_envs([(env, action, self.record_oracle) for env, action in calls])
 
     # ------------------------------------------------------------------ bookkeeping
     def _episode(self, env: gym.Env, spec: EpisodeSpec, env_id: str) -> LiveEpisode:
@@ -298,8 +296,9 @@ class RolloutEngine:
         episode.state = str(info.get("raw_observation", observation))
 
     def _take_step(self, episode: LiveEpisode, decision: Decision, observation: Any, reward: Any, terminated: Any,
-                   truncated: Any, info: dict[str, Any]) -> None:
+                   truncated: Any, info: dict[str, Any], oracle: list[str] | None = None) -> None:
         trajectory, record = episode.trajectory, decision.turn
+        episode.oracle = oracle
         record.reward = float(reward)
         record.action_valid = bool(info.get("action_valid", True))
         record.observation = observation
@@ -322,12 +321,6 @@ class RolloutEngine:
             self.policy.observe(episode, decision)
         except Exception as exc:
             self._fail(episode, Failure("tokenise", describe_error(exc)))
-
-    def _oracle(self, env: gym.Env) -> list[str] | None:
-        try:
-            return [str(a) for a in env.unwrapped.oracle()]  # type: ignore[attr-defined]
-        except Exception:  # an env without an oracle gives no privileged text
-            return None
 
     def _fail(self, episode: LiveEpisode, failure: Failure) -> None:
         episode.trajectory.error, episode.trajectory.error_stage = failure.message, failure.stage

@@ -51,6 +51,8 @@ class LiveEpisode:
     done: bool = False
     context: Any = None
     """The policy's own per-episode state (prompt history, token sequence)."""
+    oracle: list[str] | None = None
+    """``env.unwrapped.oracle()`` at that state, when the engine records oracles."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,14 @@ class Decision:
 
 
 def describe_error(exc: BaseException) -> str:
-    """``"ExceptionType: message"`` followed by the innermost traceback frames, cut to a readable size."""
+    """``"ExceptionType: message"`` followed by the innermost traceback frames, cut to a readable size.
+
+    An exception raised in an env worker carries this text from where it was raised
+    (``remote_description``, see :func:`~agentgym_suite.rollout.workers.calls.portable_error`).
+    """
+    remote = getattr(exc, "remote_description", None)
+    if isinstance(remote, str):
+        return remote[:MAX_ERROR_CHARS]
     frames = traceback.format_exception(type(exc), exc, exc.__traceback__)
     text = f"{type(exc).__name__}: {exc}\n" + "".join(frames[-3:])
     return text[:MAX_ERROR_CHARS]

@@ -51,7 +51,7 @@ from datasets import Dataset
 from transformers import AutoTokenizer
 from trl import GRPOTrainer
 
-from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
+from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers import held_out_eval as held_out
@@ -162,7 +162,9 @@ class AgentGRPOTrainer(GRPOTrainer):
         self.eval_env_factory = eval_env_factory or env_factory or default_env_factory(args, self.credit, held_out=True)
         if eval_dataset is None:
             eval_dataset = held_out.default_dataset(args, self.eval_env_factory, custom_env=env_factory is not None)
-        self._envs: list[gym.Env] = []
+        self._envs: list[Any] = []
+        """The envs of the last rollout (``gymnasium.Env`` objects inline, handles when they live in workers)."""
+        self._env_pool = EnvPool(workers=args.env_workers)
         self._credit_batch: CreditBatch | None = None
         self._captured_logps: torch.Tensor | None = None
         self._capture = False
@@ -203,7 +205,10 @@ class AgentGRPOTrainer(GRPOTrainer):
             resume_from_checkpoint = last_complete_checkpoint(self.args.output_dir)
             if resume_from_checkpoint is None:
                 logger.warning("no complete checkpoint in %s; training starts from step 0.", self.args.output_dir)
-        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+        try:
+            return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+        finally:
+            self._env_pool.close()  # the envs and their worker processes; a later rollout makes new ones
 
     # ------------------------------------------------------------------ data
     def _set_signature_columns_if_needed(self) -> None:
@@ -230,9 +235,12 @@ class AgentGRPOTrainer(GRPOTrainer):
         # after generating, so unseeded rollouts would replay the same draws every step; the RNG
         # state is checkpointed, so a resumed run draws the same seeds
         seed = int(torch.randint(0, 2**31 - 1, (1,)).item())
-        while len(self._envs) < len(specs):
-            self._envs.append(self.env_factory())
-        return self._play(self._envs[: len(specs)], specs, None, seed)
+        # envs are reused across rollouts; those whose episode failed on the env side, or whose worker
+        # died, are replaced here (where they run: args.env_workers)
+        envs = self._envs = self._env_pool.get_made(self.env_factory, len(specs), env_id=self.env_id)
+        trajectories = self._play(envs, specs, None, seed)
+        self._env_pool.distrust(envs, trajectories)
+        return trajectories
 
     def _play(self, envs: list[gym.Env], specs: list[EpisodeSpec], temperature: float | None,
               seed: int) -> list[Trajectory]:
@@ -261,6 +269,8 @@ class AgentGRPOTrainer(GRPOTrainer):
         because the backend object is rebuilt each time (under ZeRO-3 the gathered weights differ).
         """
         for env in envs:
+            if not isinstance(env, gym.Env):  # an env in a worker never has the policy as world model
+                continue
             inner = env.unwrapped
             if not callable(getattr(inner, "set_world_model", None)):
                 continue

@@ -200,6 +200,15 @@ class AgentGRPOConfig(GRPOConfig):
         default=0.4,
         metadata={"help": "Sampling temperature of held-out evaluation (0.4 in the papers; 0 = greedy)."},
     )
+    env_workers: str | None = field(
+        default=None,
+        metadata={
+            "help": "Where rollouts step their envs: 1 = in the training process, N >= 2 = N worker processes, "
+            "ray = Ray actors on the cluster ray.init reaches (ray:N for N actors). Unset: the env's default "
+            "(ALFWorld and ScienceWorld: one process per CPU core when more than one env is live). Trajectories "
+            "are the same whichever; a worker that dies ends only its episodes, which are recorded, not trained on."
+        },
+    )
     def __post_init__(self) -> None:
         """Validate the agent fields, then let TRL validate its own."""
         self.env_kwargs = _as_dict("env_kwargs", self.env_kwargs)
@@ -241,6 +250,7 @@ class AgentGRPOConfig(GRPOConfig):
             raise ValueError(f"max_rows_per_pass must be >= 1 or null (got {self.max_rows_per_pass}).")
         if self.num_generations_eval is None:
             self.num_generations_eval = 1  # episodes per held-out task (evaluation plays no GRPO groups)
+        _check_env_workers(self)
         from agentgym_suite.trainers.credit import credit_assigner_class
 
         credit_assigner_class(self.credit)  # an unknown name or a broken import path fails here, clearly
@@ -265,6 +275,23 @@ class AgentGRPOConfig(GRPOConfig):
         if self.env_mode == "rehearsal":
             return REHEARSAL_ENV_ID
         return self.env_id
+
+
+def _check_env_workers(config: AgentGRPOConfig) -> None:
+    """Validate ``env_workers`` (kept as its canonical text) and refuse workers for a rehearsal env
+    whose world model is the policy being trained: that env must live in the training process."""
+    from agentgym_suite.rollout.workers import parse_env_workers
+
+    workers = parse_env_workers(config.env_workers)
+    config.env_workers = None if workers is None else str(workers)
+    world_model = (config.env_kwargs or {}).get("world_model", "policy")  # type: ignore[union-attr]
+    if workers is not None and workers.kind != "inline" and config.train_env_id == REHEARSAL_ENV_ID \
+            and world_model in (None, "policy"):
+        raise ValueError(
+            f"env_workers={config.env_workers!r}: the rehearsal env's world model is the policy being trained, "
+            "which lives in the training process, so its envs must too. Set env_workers: 1, or give the rehearsal "
+            "env a world model of its own in env_kwargs (world_model: <backend spec>)."
+        )
 
 
 def _choice(name: str, value: Any, options: tuple[str, ...]) -> None:

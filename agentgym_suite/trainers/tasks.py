@@ -3,6 +3,7 @@ and the check that one generation batch can be filled with whole groups."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable
 
@@ -51,10 +52,8 @@ def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = N
     if args.action_format and "action_format" not in kwargs and _accepts(env_id, "action_format"):
         kwargs["action_format"] = args.action_format
 
-    def make() -> gym.Env:
-        return gym.make(env_id, max_episode_steps=args.max_turns, **kwargs)
-
-    return make
+    # a partial, not a closure over args: env worker processes and Ray actors receive it pickled
+    return functools.partial(gym.make, env_id, max_episode_steps=args.max_turns, **kwargs)
 
 
 def _accepts(env_id: str, name: str) -> bool:

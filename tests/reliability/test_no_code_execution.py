@@ -30,6 +30,13 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the data_source module of an EnvEntry: registered in code (ENV_ENTRIES or register_entry), never model text",
     ("envs/tau2/data.py", "pickle.loads"):
         "deep copies of databases this process pickled itself from the JSON data files (pickle.dumps in load_domain)",
+    ("rollout/workers/calls.py", "pickle.loads"):
+        "a round trip of an exception this process just pickled itself, to test that it can cross a process boundary",
+    ("rollout/workers/host.py", "cloudpickle.loads"):
+        "requests (env factories, actions) from the pool that started this worker, over its private pipe or Ray "
+        "actor call; model text travels inside them as plain strings and is never unpickled as code",
+    ("rollout/workers/remote.py", "cloudpickle.loads"):
+        "answers from env workers this pool started itself (their private pipes or Ray actors)",
 }
 """Audited exceptions; each value says why the call never sees model output."""
 

@@ -1,0 +1,130 @@
+"""``ray``: the envs as Ray actors, on whatever cluster ``ray.init`` reaches.
+
+Each actor is an :class:`~agentgym_suite.rollout.workers.host.EnvHost` holding a share of the
+envs, so env-heavy runs spread over a cluster's CPU nodes while the GPUs train. Ray places the
+actors, ships the env factories (cloudpickle) and reports actors that die; this module only
+maps the pool's requests onto actor calls. Needs the optional extra ``agentgym-suite[ray]``,
+and ``agentgym_suite`` (with the envs' own packages and data) installed on every node.
+
+When Ray is not initialised yet, the executor calls ``ray.init(address=...)`` with ``address``
+(default: the ``RAY_ADDRESS`` environment variable, else a local Ray instance).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from agentgym_suite.core.errors import missing_backend
+from agentgym_suite.rollout.workers.host import EnvHost
+from agentgym_suite.rollout.workers.remote import RemoteWorkers, Worker, WorkerGone, seconds_left
+
+ACTOR_START_TIMEOUT_S = 300.0
+"""How long an env actor may wait for a place on the cluster before the pool gives up."""
+
+
+class EnvHostActor(EnvHost):
+    """The body of an env actor: an :class:`EnvHost` that also reports its process id."""
+
+    def pid(self) -> int:
+        """The actor's process id (for messages about it)."""
+        return os.getpid()
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise missing_backend("ray", "ray") from None
+    return ray
+
+
+class RayWorkers(RemoteWorkers):
+    """Envs in Ray actors (see the module docstring and
+    :class:`~agentgym_suite.rollout.workers.remote.RemoteWorkers`).
+
+    Args:
+        count: number of actors (None: one per CPU the cluster has, at most one per env).
+        step_timeout: seconds one ``env.step`` may take.
+        num_cpus: CPUs each actor reserves on the cluster.
+        address: passed to ``ray.init`` when Ray is not initialised yet.
+    """
+
+    kind = "ray"
+    noun = "Ray actors"
+
+    def __init__(self, count: int | None = None, step_timeout: float | None = None, *, num_cpus: float = 1.0,
+                 address: str | None = None) -> None:
+        super().__init__(count, step_timeout)
+        ray = _ray()
+        if not ray.is_initialized():
+            address = address or os.environ.get("RAY_ADDRESS") or None
+            local = {} if address else {"include_dashboard": False}  # settings of a new local instance only
+            ray.init(address=address, log_to_driver=False, **local)
+        self.num_cpus = num_cpus
+        self._actor_class = ray.remote(EnvHostActor)
+
+    def _default_count(self, n: int) -> int:
+        cpus = float(_ray().cluster_resources().get("CPU", 1.0))
+        return max(1, min(n, int(cpus // self.num_cpus) or 1))
+
+    def _start(self, worker: Worker) -> None:
+        ray = _ray()
+        actor = self._actor_class.options(num_cpus=self.num_cpus, max_restarts=0).remote(self.step_timeout)
+        worker.handle = actor
+        try:
+            worker.pid = ray.get(actor.pid.remote(), timeout=ACTOR_START_TIMEOUT_S)
+        except Exception as exc:
+            ray.kill(actor, no_restart=True)
+            worker.handle = None
+            raise RuntimeError(
+                f"env actor {worker.index} did not start within {ACTOR_START_TIMEOUT_S:g} s ({type(exc).__name__}): "
+                f"the cluster may lack a free CPU for it (each env actor reserves num_cpus={self.num_cpus}); "
+                "use fewer actors (env_workers 'ray:N') or add nodes."
+            ) from exc
+
+    def _send(self, worker: Worker, message: bytes) -> Any:
+        return worker.handle.handle_bytes.remote(message)
+
+    def _gather(self, tickets: dict[int, Any], timeouts: dict[int, float | None]) -> dict[int, bytes | WorkerGone]:
+        ray = _ray()
+        now = time.monotonic()
+        deadlines = {i: None if timeouts.get(i) is None else now + float(timeouts[i]) for i in tickets}  # type: ignore[arg-type]
+        by_ref = {ref: index for index, ref in tickets.items()}
+        answers: dict[int, bytes | WorkerGone] = {}
+        while by_ref:
+            waits = [d for ref, i in by_ref.items() if (d := deadlines[i]) is not None]
+            timeout = seconds_left(min(waits)) if waits else None
+            ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=timeout)
+            for ref in ready:
+                index = by_ref.pop(ref)
+                try:
+                    answers[index] = ray.get(ref)
+                except Exception as exc:  # RayActorError and kin: the actor (or its node) died
+                    answers[index] = WorkerGone(f"died ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
+            for ref, index in list(by_ref.items()):
+                if deadlines[index] is not None and seconds_left(deadlines[index]) == 0:
+                    del by_ref[ref]
+                    answers[index] = WorkerGone(f"did not answer within {timeouts[index]:g} s and was killed")
+        return answers
+
+    def _kill(self, worker: Worker) -> None:
+        if worker.handle is not None:
+            try:
+                _ray().kill(worker.handle, no_restart=True)
+            except Exception:  # already gone
+                pass
+
+    def _shutdown(self, workers: list[Worker], wait_s: float) -> None:
+        import cloudpickle
+
+        ray = _ray()
+        refs = [w.handle.handle_bytes.remote(cloudpickle.dumps(("close", None))) for w in workers if w.dead is None]
+        if refs:
+            try:
+                ray.wait(refs, num_returns=len(refs), timeout=wait_s)
+            except Exception:  # a dead actor: killed below anyway
+                pass
+        for worker in workers:
+            self._kill(worker)

@@ -1,0 +1,84 @@
+"""The trainer's ``env_workers``: validated in the config, the same trajectories inline and in
+worker processes, and a worker SIGKILLed mid-rollout."""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from agentgym_suite.trainers import AgentGRPOTrainer
+from agentgym_suite.trainers.trajectory_log import read_step
+from rollout.worker_fakes import WorkerFaultEnv, live_descendants
+from trainers.conftest import tiny_config
+from trainers.fake_env import make_letter_env
+
+TIMING = ("wall_s", "policy_s")
+
+
+def _episodes(run: Path, step: int) -> list[dict]:
+    rows = read_step(run / "trajectories" / f"step_{step:06d}.jsonl")
+    return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
+
+
+@pytest.mark.parametrize("value, canonical", [(None, None), (1, "1"), ("3", "3"), ("ray", "ray"), ("inline", "1")])
+def test_config_keeps_env_workers_canonical(tmp_path: Path, value, canonical) -> None:
+    assert tiny_config(str(tmp_path), env_workers=value).env_workers == canonical
+
+
+def test_config_rejects_bad_env_workers(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="N >= 2"):
+        tiny_config(str(tmp_path), env_workers="0")
+    with pytest.raises(ValueError, match="world model is the policy"):
+        tiny_config(str(tmp_path), env_workers=2, env_mode="rehearsal", env_id="SyntheticTools-v0")
+    # a rehearsal env with a world model of its own may live in workers
+    assert tiny_config(str(tmp_path), env_workers=2, env_mode="rehearsal", env_id="SyntheticTools-v0",
+                       env_kwargs={"world_model": "tiny"}).env_workers == "2"
+
+
+def test_worker_processes_train_on_the_same_trajectories(tmp_path: Path) -> None:
+    runs = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}"
+        trainer = AgentGRPOTrainer(args=tiny_config(str(out), env_workers=workers, max_steps=1),
+                                   env_factory=functools.partial(make_letter_env, horizon=2))
+        trainer.train()
+        runs[workers] = _episodes(out, 1)
+        assert trainer._env_pool.executor is None  # closed at the end of train()
+    assert runs["1"] and runs["2"] == runs["1"]
+
+
+def test_a_worker_killed_mid_rollout_ends_only_its_episodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = live_descendants()
+    factory = functools.partial(WorkerFaultEnv, home_pid=os.getpid(), kill_task="t2-1", once=str(tmp_path / "killed"))
+    config = tiny_config(str(tmp_path / "run"), env_workers=2, task_ids=["t1-0", "t2-1"], env_id="WorkerFault-v0")
+    trainer = AgentGRPOTrainer(args=config, env_factory=factory)
+    closes: list[float] = []
+    close = trainer._env_pool.close
+
+    def timed_close() -> None:
+        started = time.monotonic()
+        close()
+        closes.append(time.monotonic() - started)
+
+    monkeypatch.setattr(trainer._env_pool, "close", timed_close)
+    trainer.train()
+    assert trainer.state.global_step == 2
+
+    first = _episodes(tmp_path / "run", 1)
+    assert len(first) == 4 and len({e["traj"] for e in first}) == 4  # nothing lost or duplicated
+    broken = [e for e in first if e["error"]]
+    # each worker held one env of each group; the killed worker's two live episodes broke
+    assert len(broken) == 2 and len({e["group"] for e in broken}) == 2
+    assert all(e["error_stage"] == "step" and e["error"].startswith("EnvWorkerDied: env worker ") for e in broken)
+    assert all("was killed by SIGKILL during step" in e["error"] for e in broken)
+    trained = {t for t in trainer._credit_batch.traj_ids if not str(t).startswith("pad:")}
+    assert not trained & {e["traj"] for e in broken}  # recorded, not trained on
+
+    second = _episodes(tmp_path / "run", 2)
+    assert len(second) == 4 and not any(e["error"] for e in second)  # the worker was replaced
+    assert closes and max(closes) < 10
+    assert not (live_descendants() - before), "worker processes were left behind"
