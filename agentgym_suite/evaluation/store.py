@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentgym_suite.rollout.records import Trajectory
+from agentgym_suite.rollout.records import Trajectory, jsonl_line
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
 RETRIED_FILE = "trajectories.retried.jsonl"
@@ -112,7 +112,7 @@ class TrajectoryStore:
     def append(self, record: Trajectory) -> None:
         """Append one record as a line and force it to disk."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        line = _line(record)
+        line = jsonl_line(record)
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
@@ -122,7 +122,7 @@ class TrajectoryStore:
         """Append the crashed records about to be run again to ``trajectories.retried.jsonl``."""
         with (self.out_dir / RETRIED_FILE).open("a", encoding="utf-8") as handle:
             for record in records:
-                handle.write(_line(record))
+                handle.write(jsonl_line(record))
             handle.flush()
             os.fsync(handle.fileno())
 
@@ -135,11 +135,9 @@ class TrajectoryStore:
         tmp = self.path.with_name(self.path.name + ".tmp")
         with tmp.open("w", encoding="utf-8") as handle:
             for record in records:
-                handle.write(_line(record))
+                handle.write(jsonl_line(record))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.path)
 
 
-def _line(record: Trajectory) -> str:
-    return json.dumps(record.to_dict(), ensure_ascii=False, default=str) + "\n"

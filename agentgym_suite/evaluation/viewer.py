@@ -188,5 +188,6 @@ def write_viewer(run_dir: str | Path, out: str | Path | None = None) -> Path:
             summary = {}
     target = Path(out) if out is not None else run_dir / VIEW_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_html(records, summary), encoding="utf-8")
+    # text UTF-8 cannot encode (a lone surrogate in a model reply) is shown as its escape, not a crash
+    target.write_text(render_html(records, summary), encoding="utf-8", errors="backslashreplace")
     return target

@@ -310,6 +310,19 @@ def info_subset(info: dict[str, Any], keys: Iterable[str] | None = INFO_SUBSET) 
     return out
 
 
+def jsonl_line(trajectory: Trajectory) -> str:
+    """One JSONL line for ``trajectory``: readable UTF-8 JSON, or, when the record holds text that UTF-8
+    cannot encode (a lone surrogate a model or server sent), the same JSON with ``\\u`` escapes, which
+    reads back to the identical strings. The record is kept either way, never dropped."""
+    data = trajectory.to_dict()
+    line = json.dumps(data, ensure_ascii=False, default=str)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(data, ensure_ascii=True, default=str)
+    return line + "\n"
+
+
 class TrajectoryWriter:
     """Append trajectories to a JSONL file, one line each, flushed as soon as written.
 
@@ -325,7 +338,7 @@ class TrajectoryWriter:
         """Append one trajectory and flush."""
         if self._file is None:
             raise ValueError(f"TrajectoryWriter for {self.path} is closed; open a new one to append.")
-        self._file.write(json.dumps(trajectory.to_dict(), ensure_ascii=False, default=str) + "\n")
+        self._file.write(jsonl_line(trajectory))
         self._file.flush()
 
     def close(self) -> None:

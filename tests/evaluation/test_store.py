@@ -103,6 +103,17 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     assert loaded["t1#2"] == original
 
 
+def test_a_record_with_unencodable_text_is_stored_and_shown(tmp_path: Path) -> None:
+    from agentgym_suite.evaluation.viewer import write_viewer
+
+    store = TrajectoryStore(tmp_path)
+    record = Trajectory("t", turns=[Turn(0, "", "go \ud800 north", observation="o")], attempt=0)
+    store.append(record)
+    loaded, _ = store.load()
+    assert loaded[record.key].turns[0].completion_text == "go \ud800 north"
+    assert "go \\ud800 north" in write_viewer(tmp_path).read_text(encoding="utf-8")
+
+
 def test_cut_last_line_is_dropped_and_file_repaired(tmp_path: Path) -> None:
     store = TrajectoryStore(tmp_path)
     for i in range(3):

@@ -35,6 +35,20 @@ def test_jsonl_round_trip_appends_and_flushes(tmp_path):
     assert json.loads(path.read_text().splitlines()[0])["turn_spans"] == [[2, 4], [5, 7]]
 
 
+def test_text_utf8_cannot_encode_is_kept_exactly(tmp_path):
+    """A lone surrogate (JSON allows ``\\ud800`` in a server's reply) must not make the writer raise or
+    lose the episode: the line falls back to ASCII escapes and reads back to the same strings."""
+    odd = _trajectory(1)
+    odd.turns[0].completion_text = "go \ud800 north"
+    path = tmp_path / "rollouts.jsonl"
+    with TrajectoryWriter(path) as writer:
+        writer.write(_trajectory(2))
+        writer.write(odd)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and "\\ud800" in lines[1]
+    assert read_trajectories(path) == [_trajectory(2), odd]
+
+
 def test_older_lines_are_read_with_the_failure_stage_split_off(tmp_path):
     old = _trajectory(0).to_dict()
     for key in ("error_stage", "attempt", "wall_s", "policy_s", "completion_tokens", "key", "version"):
