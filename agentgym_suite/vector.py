@@ -55,7 +55,6 @@ def make_vec(
     import agentgym_suite  # noqa: F401  (registers the ids inside worker processes too)
 
     def factory() -> gym.Env:
-        import agentgym_suite  # noqa: F401
 
         return gym.make(env_id, **kwargs)
 

@@ -162,7 +162,6 @@ class AnyTextIsAnAction(gym.Wrapper):
 
 
 def make_mapped(env_id: str, max_turns: int) -> gym.Env:
-    import agentgym_suite  # noqa: F401
 
     return AnyTextIsAnAction(gym.make(env_id, max_episode_steps=max_turns, action_format="plain"))
 

@@ -30,7 +30,7 @@ def test_memory_comparison_runs_each_backend_on_the_same_subtasks(tmp_path: Path
         assert row["users"] == 2 and row["subtasks"] == 4 and row["unscorable_episodes"] == 2  # U2002/1 has rubrics only
         assert row["avg@k"] == row["pass@k"] == row["pass^k"] == 1.0  # the oracle wins every scorable subtask
         assert set(row["by_user"]) == {"U1001", "U2002"}
-    tasks = [{(line := json.loads(x))["task_id"] for x in (out / f"memory-{m}" / "trajectories.jsonl").read_text().splitlines()}
+    tasks = [{json.loads(x)["task_id"] for x in (out / f"memory-{m}" / "trajectories.jsonl").read_text().splitlines()}
              for m in ("none", "full")]
     assert tasks[0] == tasks[1] == {"U1001/0", "U1001/1", "U1001/3", "U2002/0", "U2002/1"}
     assert json.loads((out / "comparison.json").read_text())["rows"][0]["memory"] == "none"

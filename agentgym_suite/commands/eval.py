@@ -156,7 +156,7 @@ def _parse_kwargs(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise ValueError(f"--env-kwargs is not valid JSON ({exc}); pass an object such as '{{\"split\": \"test\"}}'.")
+        raise ValueError(f"--env-kwargs is not valid JSON ({exc}); pass an object such as '{{\"split\": \"test\"}}'.") from None
     if not isinstance(value, dict):
         raise ValueError("--env-kwargs must be a JSON object such as '{\"split\": \"test\"}'.")
     return value

@@ -79,9 +79,10 @@ class StepTimeout(gym.Wrapper):
 
     def __init__(self, env: gym.Env, seconds: float, *, reset_seconds: float | None = None) -> None:
         super().__init__(env)
-        self.seconds = check_timeout(seconds, "seconds")
-        if self.seconds is None:
+        limit = check_timeout(seconds, "seconds")
+        if limit is None:
             raise ValueError("seconds must be a positive number of seconds; to run without a limit, do not wrap the env.")
+        self.seconds: float = limit
         self.reset_seconds = check_timeout(reset_seconds, "reset_seconds")
         self.broken: str | None = None
         """Why the inner env can no longer be used (None while it is healthy)."""

@@ -69,7 +69,7 @@ class SimulatorGeneration:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SimulatorGeneration":
+    def from_dict(cls, data: dict[str, Any]) -> SimulatorGeneration:
         """Rebuild a generation from :meth:`to_dict` output; unknown keys are ignored.
 
         Raises:

@@ -68,7 +68,7 @@ class TextEnv(gym.Env[str, str]):
         render_mode: ``ansi`` (``render()`` returns the last observation) or ``human`` (prints it).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"]}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"]}  # an instance attribute in gymnasium.Env
     benchmark: ClassVar[str] = ""
     default_action_format: ClassVar[str] = "plain"
     fixture_replaces_data: ClassVar[bool] = False

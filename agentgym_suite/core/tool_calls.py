@@ -60,7 +60,7 @@ def _limit_problem(value: Any) -> str:
 
 def _long_number_problem(text: str) -> JSONLimitError:
     limit = sys.get_int_max_str_digits()
-    found = re.search(r"\d{%d,}" % (limit + 1), text) if limit else None
+    found = re.search(rf"\d{{{limit + 1},}}", text) if limit else None
     return JSONLimitError(f"a number has more than {limit} digits", text, found.start() if found else 0)
 
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, Union, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 from agentgym_suite.core.errors import AgentGymError
 
 Message = dict[str, Any]
-Prompt = Union[str, list[Message]]
+Prompt = str | list[Message]
 """A raw text prompt, or a list of chat messages (``{"role": ..., "content": ...}``)."""
 Tools = list[dict[str, Any]]
 

@@ -95,7 +95,7 @@ class TransformersBackend(TokenizerMixin):
         dtype: torch.dtype | str | None = None,
         max_batch_size: int = 64,
         **model_kwargs: Any,
-    ) -> "TransformersBackend":
+    ) -> TransformersBackend:
         """Load a model directory or hub id (``HF_HUB_OFFLINE=1`` is respected).
 
         ``dtype`` defaults to float32 on CPU and bfloat16 on GPU.

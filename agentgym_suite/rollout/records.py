@@ -219,7 +219,7 @@ class Trajectory:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Trajectory":
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
         """Rebuild a trajectory from :meth:`to_dict` output, or from a line of an older file (see the
         module docstring); unknown keys are ignored.
 
@@ -347,7 +347,7 @@ class TrajectoryWriter:
             self._file.close()
             self._file = None
 
-    def __enter__(self) -> "TrajectoryWriter":
+    def __enter__(self) -> TrajectoryWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

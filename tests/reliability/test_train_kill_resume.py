@@ -71,7 +71,7 @@ def _checkpoints(out: Path) -> list[int]:
     return sorted(int(p.name.split("-")[1]) for p in out.glob("checkpoint-*") if p.is_dir()) if out.is_dir() else []
 
 
-def _kill_when(proc: subprocess.Popen, ready: "callable[[], bool]", delay: float) -> bool:
+def _kill_when(proc: subprocess.Popen, ready: callable[[], bool], delay: float) -> bool:
     """SIGKILL ``proc`` ``delay`` seconds after ``ready()``; False when it exited first."""
     while proc.poll() is None and not ready():
         time.sleep(0.002)
@@ -95,9 +95,9 @@ def _killed_then_resumed(config: Path, out: Path, kills: list[str], rng: random.
         proc = subprocess.Popen(_command(config, resume=bool(landed)), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, env=_env(), cwd=ROOT)
         if how == "mid_save":
-            hit = _kill_when(proc, lambda: (out / f"checkpoint-{target}").is_dir() and target not in saved, 0.0)
+            hit = _kill_when(proc, lambda target=target, saved=saved: (out / f"checkpoint-{target}").is_dir() and target not in saved, 0.0)
         else:
-            def written() -> bool:
+            def written(step_file: Path = step_file, started: float = started) -> bool:
                 return step_file.is_file() and step_file.stat().st_mtime >= started
             hit = _kill_when(proc, written, rng.uniform(0.0, 4.0))
         stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""

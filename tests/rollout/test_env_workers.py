@@ -118,7 +118,7 @@ def test_a_remote_env_answers_attributes_and_methods() -> None:
         assert "Say go 2 times" in observation and env.unwrapped.oracle() == ["go", "go"]
         assert env.step("go")[1] == 0.0 and env.step("go")[2] is True
         with pytest.raises(AttributeError):
-            env.unwrapped.no_such_attribute
+            _ = env.unwrapped.no_such_attribute
     finally:
         pool.close()
 

@@ -76,7 +76,7 @@ class BackendSession:
         self._adopt(instances, allowed)
 
     @classmethod
-    def from_instances(cls, instances: dict[str, Any], allowed: Iterable[str]) -> "BackendSession":
+    def from_instances(cls, instances: dict[str, Any], allowed: Iterable[str]) -> BackendSession:
         """A session over backend instances built and loaded elsewhere (web search, memory)."""
         session = cls.__new__(cls)
         session._adopt(instances, allowed)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -116,14 +116,14 @@ def upstream_id(category: str, entry_id: str) -> str:
     return entry_id
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_questions(category: str) -> dict[str, dict[str, Any]]:
     """Test entries of ``category`` by id, in file order (agentic ids renamed as bfcl-eval does)."""
     path = data_root() / f"BFCL_v4_{_FILE_STEM[check_category(category)]}.json"
     return {upstream_id(category, entry["id"]): entry for entry in _read_jsonl(path)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_answer_records(category: str) -> dict[str, dict[str, Any]]:
     """Whole possible-answer records of ``category`` by id (web search keeps its hop sources there)."""
     path = data_root() / "possible_answer" / f"BFCL_v4_{_FILE_STEM[check_category(category)]}.json"
@@ -137,7 +137,7 @@ def load_answers(category: str) -> dict[str, Any]:
     return {key: record["ground_truth"] for key, record in load_answer_records(category).items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_memory_prereqs(category: str, scenario: str) -> tuple[dict[str, Any], ...]:
     """The conversations that fill a memory backend before a scenario's questions, in order,
     with bfcl-eval's ids (``memory_kv_prereq_0-customer-0`` ...)."""
@@ -151,7 +151,7 @@ def load_memory_prereqs(category: str, scenario: str) -> tuple[dict[str, Any], .
     return tuple(entries)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_func_docs(class_name: str) -> tuple[dict[str, Any], ...]:
     """Function docs (BFCL format) of one multi-turn backend class."""
     if class_name not in FUNC_DOC_FILES:

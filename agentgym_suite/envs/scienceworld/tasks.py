@@ -10,7 +10,7 @@ three contiguous ranges, train first, then dev, then test. Keeping the table in 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence, Union
+from typing import Sequence
 
 from agentgym_suite.core.errors import UnknownTaskError
 
@@ -101,7 +101,7 @@ SIMPLIFICATIONS = ("teleportAction", "selfWateringFlowerPots", "openContainers",
 """The simulator's simplifications; ``easy`` turns on all of them that a task allows."""
 ELECTRICAL_TASKS = frozenset(t.name for t in TASKS if t.name.startswith(("power-component", "test-conductivity")))
 
-TaskSpec = Union[str, int, Sequence[Union[str, int]]]
+TaskSpec = str | int | Sequence[str | int]
 
 
 def find_task(key: str | int) -> SciWorldTask:

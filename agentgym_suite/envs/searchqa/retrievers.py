@@ -38,7 +38,7 @@ class Passage:
         return f'"{self.title}"\n{self.text}'
 
     @classmethod
-    def from_contents(cls, contents: str, score: float | None = None) -> "Passage":
+    def from_contents(cls, contents: str, score: float | None = None) -> Passage:
         """Split Search-R1 ``contents`` into title (quotes removed) and text."""
         head, _, body = contents.partition("\n")
         return cls(head.strip().strip('"'), body.strip(), score)

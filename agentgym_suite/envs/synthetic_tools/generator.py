@@ -199,7 +199,7 @@ def generate_world(seed: int, index: int, knobs: Knobs) -> World:
             theme.qty_field: int(rng.integers(0, 50)),
             "owner": None,
         }
-    people = [(f, l) for f in FIRST_NAMES for l in LAST_NAMES]
+    people = [(first, last) for first in FIRST_NAMES for last in LAST_NAMES]
     for i in rng.choice(len(people), size=knobs.num_owners, replace=False):
         key = f"{theme.owner_prefix}-{int(rng.integers(1000, 9999))}"
         while key in db["owners"]:

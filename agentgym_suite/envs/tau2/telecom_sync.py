@@ -51,7 +51,7 @@ class SyncedTools(DomainTools):
             self.on_change()
 
 
-def pair(agent: "TelecomTools", device: "TelecomDeviceTools") -> None:
+def pair(agent: TelecomTools, device: TelecomDeviceTools) -> None:
     """Link the two toolkits of one episode and synchronise them now."""
 
     def run() -> None:
@@ -61,7 +61,7 @@ def pair(agent: "TelecomTools", device: "TelecomDeviceTools") -> None:
     run()
 
 
-def sync(agent: "TelecomTools", device: "TelecomDeviceTools") -> None:
+def sync(agent: TelecomTools, device: TelecomDeviceTools) -> None:
     """Copy the account's state into the phone's surroundings; settle a paid payment request.
 
     Does nothing until the phone knows its owner's number (``set_user_info``).

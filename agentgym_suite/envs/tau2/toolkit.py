@@ -84,7 +84,7 @@ class DomainTools:
             raise ValueError(f"{type(self).__name__} has no function {name!r}")
         return getattr(self, name)(**arguments)
 
-    def attach(self, user: "DomainTools | None") -> None:
+    def attach(self, user: DomainTools | None) -> None:
         """Link to the episode's user-side toolkit; domains whose two sides share state override this."""
 
     @staticmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ def check_domain(domain: str) -> str:
     return domain
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(path: str) -> tuple[dict[str, Any], ...]:
     return tuple(json.loads(Path(path).read_text(encoding="utf-8")))
 

@@ -163,7 +163,7 @@ def test_share_below_one_where_the_evidence_does_not_explain_the_correction() ->
     rr, vv = r @ r, v @ v
     alpha = [rr / (rr + k * k * vv) if np.isfinite(k) else 0.0 for k in ks]
     share = [np.sqrt(rr / (rr + k * k * vv)) if np.isfinite(k) else 0.0 for k in ks]
-    for k, neg, a, sh in zip(ks, negs, alpha, share):
+    for neg, a, sh in zip(negs, alpha, share):
         ref = np_vad(STUDENT, POS, neg, 0.1, one_sided=False)  # the step-by-step formula agrees
         assert ref["alpha"] == pytest.approx(a, abs=1e-9) and ref["share"] == pytest.approx(sh, abs=1e-9)
     assert alpha[0] == pytest.approx(1.0) and share[0] == pytest.approx(1.0)  # u = r: all explained
