@@ -3,7 +3,7 @@
 The asynchronous kind is :class:`WorkerAsyncVectorEnv`, Gymnasium's ``AsyncVectorEnv`` with three
 additions for workers that die (killed by the OOM killer, a crashing native library, a user):
 
-* a call that finds a worker dead raises :class:`~agentgym_suite.core.processes.EnvWorkerDied`
+* a call that finds a worker dead raises :class:`~agentgym_suite.core.process_groups.EnvWorkerDied`
   naming the worker, its process and the sub-env index, mid-step as well as between steps, and
   leaves the vector env usable (no ``AlreadyPendingCallError`` afterwards);
 * :meth:`WorkerAsyncVectorEnv.restart_worker` starts a fresh worker for a sub-env, and a full
@@ -24,7 +24,7 @@ from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState, _async_worker
 from gymnasium.vector.utils import CloudpickleWrapper
 
-from agentgym_suite.core.processes import CLOSE_WAIT_S, EnvWorkerDied, exit_reason, kill_group, lead_own_group
+from agentgym_suite.core.process_groups import CLOSE_WAIT_S, EnvWorkerDied, exit_reason, kill_group, lead_own_group
 
 
 def make_vec(
@@ -246,7 +246,7 @@ class WorkerAsyncVectorEnv(AsyncVectorEnv):
         super()._raise_if_errors(successes)
 
     def close_extras(self, timeout: float | None = None, terminate: bool = False) -> None:
-        """Close within :data:`~agentgym_suite.core.processes.CLOSE_WAIT_S` seconds: finish a
+        """Close within :data:`~agentgym_suite.core.process_groups.CLOSE_WAIT_S` seconds: finish a
         pending call if its workers answer in time, ask live workers to close their envs, then
         kill whatever is still running, with its process group."""
         wait_s = CLOSE_WAIT_S if timeout is None else min(float(timeout), CLOSE_WAIT_S)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agentgym_suite import make_vec
-from agentgym_suite.core.processes import EnvWorkerDied
+from agentgym_suite.core.process_groups import EnvWorkerDied
 from rollout.worker_fakes import live_descendants, register_worker_fakes
 
 FAULT_ID = register_worker_fakes()

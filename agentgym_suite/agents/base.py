@@ -11,7 +11,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
-from agentgym_suite.core.errors import AgentGymError
+from agentgym_suite.core.errors import BatchActionError  # noqa: F401  (part of the Agent protocol: act_batch raises it)
 
 
 @runtime_checkable
@@ -71,22 +71,6 @@ class BatchedAgent(Protocol):
     def keep_slots(self, indices: Sequence[int]) -> None:
         """Keep only the envs at ``indices`` (the others' episodes ended)."""
         ...
-
-
-class BatchActionError(AgentGymError, RuntimeError):
-    """A batched call that could not act in some envs.
-
-    Attributes:
-        actions: one action per env of the call, None where it failed.
-        errors: one exception per env, None where the action is good.
-    """
-
-    def __init__(self, actions: Sequence[Any], errors: Sequence[BaseException | None]) -> None:
-        self.actions = list(actions)
-        self.errors = list(errors)
-        failed = [e for e in self.errors if e is not None]
-        first = f": {type(failed[0]).__name__}: {failed[0]}" if failed else ""
-        super().__init__(f"{len(failed)} of {len(self.errors)} envs got no action{first}")
 
 
 class RandomAgent:

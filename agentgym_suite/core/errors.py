@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 
 class AgentGymError(Exception):
     """Base class of every error the suite raises on purpose."""
@@ -24,6 +26,25 @@ class BackendNotInstalledError(AgentGymError, ImportError):
 
 class NoNetworkError(AgentGymError, ConnectionError):
     """A download was asked for but the upstream host cannot be reached."""
+
+
+class BatchActionError(AgentGymError, RuntimeError):
+    """A batched agent call (``Agent.act_batch``) that could not act in some envs.
+
+    It lives here, below both the agents and the rollout engine, because agents raise it and the
+    engine's agent policy catches it (failing only the envs without an action).
+
+    Attributes:
+        actions: one action per env of the call, None where it failed.
+        errors: one exception per env, None where the action is good.
+    """
+
+    def __init__(self, actions: Sequence[Any], errors: Sequence[BaseException | None]) -> None:
+        self.actions = list(actions)
+        self.errors = list(errors)
+        failed = [e for e in self.errors if e is not None]
+        first = f": {type(failed[0]).__name__}: {failed[0]}" if failed else ""
+        super().__init__(f"{len(failed)} of {len(self.errors)} envs got no action{first}")
 
 
 def missing_backend(package: str, extra: str) -> BackendNotInstalledError:

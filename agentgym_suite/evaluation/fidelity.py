@@ -196,7 +196,7 @@ def run_fidelity(
     """
     from agentgym_suite.envs.rehearsal import RehearsalEnv
     from agentgym_suite.evaluation.agent_specs import make_agent
-    from agentgym_suite.evaluation.tasks import select_tasks
+    from agentgym_suite.evaluation.task_selection import select_tasks
 
     if isinstance(world_model, str) and world_model != "real":
         from agentgym_suite.llm import load_backend

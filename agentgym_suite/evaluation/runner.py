@@ -38,7 +38,7 @@ from agentgym_suite.core.guards import check_timeout
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
 from agentgym_suite.evaluation.metrics import crash_kind, summarize
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, LoadReport, TrajectoryStore
-from agentgym_suite.evaluation.tasks import EpisodePlan, plan_episodes, select_tasks
+from agentgym_suite.evaluation.task_selection import EpisodePlan, plan_episodes, select_tasks
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import episode_key
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from agentgym_suite.agents.base import BatchActionError
+from agentgym_suite.core.errors import BatchActionError
 from agentgym_suite.llm.base import Backend, Sample, SamplingParams
 from agentgym_suite.rollout.chat_tokens import TokenConversation
 from agentgym_suite.rollout.episodes import Decision, EpisodeSpec, Failure, LiveEpisode, describe_error
@@ -384,7 +384,7 @@ class AgentPolicy:
 
     A one-at-a-time agent plays one episode per run. A batched agent plays all of a run's
     episodes; when some end, ``keep_slots`` drops them before the next ``act_batch`` call. A
-    call that raises :class:`~agentgym_suite.agents.base.BatchActionError` fails only the
+    call that raises :class:`~agentgym_suite.core.errors.BatchActionError` fails only the
     episodes it names; any other failing call fails every episode it served. Each episode's
     ``context`` is its :class:`~agentgym_suite.rollout.request_log.RequestLog`.
     """

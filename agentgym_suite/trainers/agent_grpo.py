@@ -71,9 +71,9 @@ from agentgym_suite.trainers.memory_bound import (
     policy_loss_scale,
     row_passes,
 )
-from agentgym_suite.trainers.metrics import log_generation_batch
+from agentgym_suite.trainers.episode_metrics import log_generation_batch
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
-from agentgym_suite.trainers.tasks import (  # noqa: F401  (default_env_factory, resolve_model_path: public here too)
+from agentgym_suite.trainers.training_tasks import (  # noqa: F401  (default_env_factory, resolve_model_path: public here too)
     build_task_dataset,
     check_group_layout,
     check_whole_groups,

@@ -11,10 +11,20 @@ import pytest
 from gymnasium.envs.registration import load_env_creator
 
 import agentgym_suite  # noqa: F401  (registers the env ids)
+from agentgym_suite.core.tool_env import ToolEnv
 from agentgym_suite.registration import ENV_ENTRIES, missing_requirements
 
-TOOL_ENV_IDS = ("BFCL-v0", "Tau2-v0", "VitaBench-v0", "FinMCP-v0", "SyntheticTools-v0", "EnvACE-Rehearsal-v0")
-"""The envs whose action is an assistant message with tool calls."""
+
+def _is_tool_env(entry_point: str) -> bool:
+    try:
+        return issubclass(load_env_creator(entry_point), ToolEnv)
+    except (ImportError, AttributeError):  # an env whose package is missing is skipped anyway
+        return False
+
+
+TOOL_ENV_IDS = tuple(e.id for e in ENV_ENTRIES if _is_tool_env(e.entry_point))
+"""The registered envs whose action is an assistant message with tool calls (subclasses of
+``ToolEnv``), read from the registry so that a new tool env is fuzzed as one with no edit here."""
 GOES_ON = {"EnvACE-Rehearsal-v0": {"end_on_tool_error": False}, "SearchQA-v0": {"max_turns": 12}}
 """Kwargs that leave room to play the oracle after hostile actions. EnvACE ends an episode at
 the first malformed call by design; SearchQA's budget of 4 turns counts every action, refused

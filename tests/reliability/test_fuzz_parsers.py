@@ -4,7 +4,8 @@
   clean command; well-formed actions round-trip;
 * ``parse_tool_calls``: absurdly deep JSON nesting is an error result, not a RecursionError;
 * WebShop's ``search[..]`` / ``click[..]`` commands on the real page engine;
-* the rehearsal ``<execution_result>`` contract: never raises, formats round-trip.
+* the rehearsal ``<execution_result>`` contract: never raises, formats round-trip;
+* the τ² and VitaBench judge-reply readers: a reply they cannot read is no verdict, never a crash.
 """
 
 from __future__ import annotations
@@ -147,3 +148,34 @@ def test_execution_result_round_trips(value: object, thinking: str | None) -> No
 def test_deep_execution_result_is_invalid_not_a_crash() -> None:
     parsed = contract.parse_execution_result("<execution_result>\n" + "[" * 100_000 + "\n</execution_result>")
     assert not parsed.valid and "not valid JSON" in parsed.reason
+
+
+# ---------------------------------------------------------------------------- judge replies
+JUDGE_HOSTILE = ["[" * 100_000 + "]" * 100_000, '{"results": ' + "[" * 100_000 + "]" * 100_000 + "}",
+                 '[{"state": ' + "9" * (4300 + 700) + "}]", '{"results": [{"metExpectation": ' + "7" * 5000 + "}]}",
+                 "\x00" * 50, "\ud800", "```json\n" + "{" * 50_000 + "\n```"]
+
+
+@pytest.mark.parametrize("reply", JUDGE_HOSTILE, ids=range(len(JUDGE_HOSTILE)))
+def test_unreadable_judge_replies_are_no_verdict_not_a_crash(reply: str) -> None:
+    """A judge model's reply is model output: nesting too deep for the JSON parser or a number over
+    the digit limit reads as "no verdict" (the caller then marks the episode unjudged)."""
+    from agentgym_suite.envs.tau2.nl_judge import parse_verdicts
+    from agentgym_suite.envs.vitabench.rubric_judge import format_window, parse_states
+
+    assert parse_states(reply) is None
+    assert parse_verdicts(reply, 1) is None
+    call = {"function": {"name": "order", "arguments": reply}}
+    assert "order(" in format_window([{"role": "assistant", "content": "", "tool_calls": [call]}], 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(reply=RAW)
+def test_judge_reply_parsers_never_raise(reply: str) -> None:
+    from agentgym_suite.envs.tau2.nl_judge import parse_verdicts
+    from agentgym_suite.envs.vitabench.rubric_judge import parse_states
+
+    states = parse_states(reply)
+    assert states is None or all(isinstance(s, dict) for s in states)
+    verdicts = parse_verdicts(reply, 2)
+    assert verdicts is None or (len(verdicts) == 2 and all(isinstance(v, bool) for v in verdicts))

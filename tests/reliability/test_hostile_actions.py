@@ -26,6 +26,9 @@ from reliability.registered import (
 
 TOOL_ENVS = env_params(TOOL_ENV_IDS)
 DIGITS = sys.get_int_max_str_digits()
+STEP_LIMIT = 100
+"""Gymnasium's step limit in these tests: a refused action counts as a step, and an env registered
+with a short limit must not be truncated by the hostile actions before its oracle plays."""
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +42,8 @@ def make(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], g
     def get(env_id: str) -> gym.Env:
         skip_unless_usable(env_id)
         if env_id not in made:
-            made[env_id] = gym.make(env_id, **cheap_kwargs(env_id, root), **GOES_ON.get(env_id, {}))
+            made[env_id] = gym.make(env_id, max_episode_steps=STEP_LIMIT, **cheap_kwargs(env_id, root),
+                                    **GOES_ON.get(env_id, {}))
         return made[env_id]
 
     yield get

@@ -4,8 +4,10 @@ and every turn left out is marked in the record."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from agentgym_suite.cli import main
 from agentgym_suite.evaluation.runner import evaluate
 from agentgym_suite.evaluation.store import read_records
 from agentgym_suite.evaluation.viewer import render_html
@@ -67,6 +69,19 @@ def test_max_context_tokens_trims_when_the_server_reports_no_window(tmp_path: Pa
         records = _run(url, tmp_path / "flag", max_context_tokens=window)
     assert all(e.status == 200 for e in state.exchanges)
     _check_trimmed(records, full, window)
+
+
+def test_the_max_context_tokens_flag_reaches_the_client(tmp_path: Path) -> None:
+    window, full = _window(tmp_path)
+    with stub_server(faults={}, box_action="look") as (url, state):
+        code = main(["eval", HANG_ID, "--agent", f"openai:stub@{url}", "--out", str(tmp_path / "cli"), "--no-progress",
+                     "--episodes", "2", "--max-turns", str(TURNS), "--prompt-format", "chat", "--temperature", "0",
+                     "--max-new-tokens", str(NEW_TOKENS), "--max-context-tokens", str(window)])
+    assert code == 0 and state.invalid == []
+    records, _ = read_records(tmp_path / "cli" / "trajectories.jsonl")
+    _check_trimmed(records, full, window)
+    settings = json.loads((tmp_path / "cli" / "config.json").read_text(encoding="utf-8"))["agent_settings"]
+    assert settings["max_context_tokens"] == window
 
 
 def test_a_context_length_error_is_trimmed_and_sent_again(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import gymnasium as gym
 import pytest
 
-from agentgym_suite.core.processes import EnvWorkerDied
+from agentgym_suite.core.process_groups import EnvWorkerDied
 from agentgym_suite.llm import SamplingParams, load_backend
 from agentgym_suite.registration import entry
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine

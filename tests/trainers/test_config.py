@@ -76,3 +76,19 @@ def test_unknown_credit_parameter_is_rejected():
 
     with pytest.raises(ValueError, match="unknown parameter"):
         build_credit(make(credit="sdar", credit_params={"gamma_typo": 1}, per_device_train_batch_size=8))
+
+
+def test_an_unset_simulated_user_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    """Tau2 and VitaBench play the scripted test double when no user is set: training on it says so."""
+    import logging
+
+    caplog.set_level(logging.WARNING, logger="agentgym_suite")
+    default_env_factory(make(env_id="Tau2-v0", per_device_train_batch_size=8))
+    default_env_factory(make(env_id="VitaBench-v0", per_device_train_batch_size=8), held_out=True)
+    warned = [r.getMessage() for r in caplog.records if "scripted test double" in r.getMessage()]
+    assert len(warned) == 2 and "Tau2-v0" in warned[0] and "rewards" in warned[0] and "held-out numbers" in warned[1]
+    assert all("env_kwargs.user: llm:<backend spec>" in w for w in warned)
+    caplog.clear()
+    for env_id, kwargs in (("Tau2-v0", {"user": "scripted"}), ("Tau2-v0", {"user": "llm:tiny"}), ("TextWorld-v0", {})):
+        default_env_factory(make(env_id=env_id, env_kwargs=kwargs, per_device_train_batch_size=8))
+    assert not [r for r in caplog.records if "scripted test double" in r.getMessage()]

@@ -38,7 +38,7 @@ def parse_verdicts(reply: str, n: int) -> list[bool] | None:
         return None
     try:
         results = json.loads(match.group(0)).get("results")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # RecursionError: a reply nested too deep to read
         return None
     if not isinstance(results, list) or len(results) != n:
         return None

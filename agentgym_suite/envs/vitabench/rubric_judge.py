@@ -62,7 +62,7 @@ def format_window(window: list[dict[str, Any]], first_index: int) -> str:
             if isinstance(arguments, str):
                 try:
                     arguments = json.loads(arguments)
-                except ValueError:
+                except (ValueError, RecursionError):  # not JSON, a number over the digit limit, absurd nesting
                     pass
             args = ", ".join(f"{k}={v!r}" for k, v in arguments.items()) if isinstance(arguments, dict) else str(arguments)
             calls.append(f"{function.get('name', 'unknown_tool')}({args})")
@@ -92,7 +92,7 @@ def parse_states(reply: str) -> list[dict[str, Any]] | None:
     for candidate in candidates:
         try:
             data = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # a judge reply nested too deep for the parser is unreadable
             continue
         if isinstance(data, dict):
             data = [data]

@@ -57,11 +57,6 @@ def default_path() -> Path:
     return next((folder / name for name in FILE_NAMES if (folder / name).exists()), folder / FILE_NAMES[-1])
 
 
-def has_sequences() -> bool:
-    """True when an official 2.0 task file is present."""
-    return default_path().exists()
-
-
 def _problem(where: str, what: str) -> SequenceFormatError:
     return SequenceFormatError(f"{where}: {what}. Expected the official VitaBench 2.0 format (see agentgym_suite.envs.vitabench.sequences).")
 
@@ -134,5 +129,5 @@ def sequence_of(tasks: dict[str, dict[str, Any]], task: dict[str, Any]) -> list[
     return [tasks[f"{task['sequence_id']}/{i}"] for i in range(int(task["index"]) + 1)]
 
 
-__all__ = ["FILE_NAMES", "PLAYABLE_DOMAINS", "SequenceFormatError", "data_folder", "default_path", "has_sequences",
+__all__ = ["FILE_NAMES", "PLAYABLE_DOMAINS", "SequenceFormatError", "data_folder", "default_path",
            "load_sequences", "parse_sequences", "playable", "sequence_of"]

@@ -8,11 +8,11 @@
 
 The ``env_workers`` setting picks one (:func:`parse_env_workers`, :func:`resolve_env_workers`;
 unset takes the env's default from its registration entry). A worker that dies or hangs fails
-only the calls it was sent (:class:`~agentgym_suite.core.processes.EnvWorkerDied`) and is
+only the calls it was sent (:class:`~agentgym_suite.core.process_groups.EnvWorkerDied`) and is
 replaced the next time envs are made.
 """
 
-from agentgym_suite.core.processes import EnvWorkerDied
+from agentgym_suite.core.process_groups import EnvWorkerDied
 from agentgym_suite.rollout.workers.base import INLINE, EnvExecutor, InlineEnvs, executor_of, reset_envs, step_envs
 from agentgym_suite.rollout.workers.remote import RemoteEnv, RemoteWorkers
 from agentgym_suite.rollout.workers.settings import (

@@ -22,7 +22,7 @@ from typing import Any
 
 import cloudpickle
 
-from agentgym_suite.core.processes import exit_reason, kill_group, lead_own_group, stop_processes
+from agentgym_suite.core.process_groups import exit_reason, kill_group, lead_own_group, stop_processes
 from agentgym_suite.rollout.workers.host import EnvHost
 from agentgym_suite.rollout.workers.remote import RemoteWorkers, Worker, WorkerGone, seconds_left
 

@@ -5,7 +5,7 @@ Each worker holds a share of the envs (placed on the least loaded worker, so a g
 spread out). A batch of resets or steps is sent to every worker involved at once, then gathered;
 each worker plays its share one env after another. A worker that dies, or does not answer within
 its deadline (``step_timeout`` per step it was sent plus :data:`ANSWER_GRACE_S`; it is then
-killed), fails the calls it was sent with :class:`~agentgym_suite.core.processes.EnvWorkerDied`
+killed), fails the calls it was sent with :class:`~agentgym_suite.core.process_groups.EnvWorkerDied`
 and loses every env it held: those envs are no longer :meth:`~RemoteWorkers.usable`, and the
 worker is started afresh the next time envs are made (:class:`~agentgym_suite.rollout.EnvPool`
 does that before every run). Calls on envs of other workers are untouched.
@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import cloudpickle
 import gymnasium as gym
 
-from agentgym_suite.core.processes import CLOSE_WAIT_S, EnvWorkerDied
+from agentgym_suite.core.process_groups import CLOSE_WAIT_S, EnvWorkerDied
 from agentgym_suite.rollout.workers.base import EnvExecutor, ResetCall, StepCall
 
 ANSWER_GRACE_S = 10.0

@@ -51,11 +51,6 @@ def episode_metrics_of(parts: Sequence[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def episode_metrics(trajectories: Sequence[Trajectory], rows: Sequence[Row]) -> dict[str, float]:
-    """:func:`episode_metrics_of` for one process's batch."""
-    return episode_metrics_of([batch_record(trajectories, rows)])
-
-
 def completion_records(rows: Sequence[Row], advantages: Sequence[float]) -> list[dict[str, Any]]:
     """One completions-table line per trained row: its prompt and completion text, the episode
     return and the row's advantage (the mean over its trained tokens)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -13,6 +14,8 @@ from datasets import Dataset
 from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner
+
+logger = logging.getLogger(__name__)
 
 
 def resolve_model_path(name: str) -> str:
@@ -51,17 +54,34 @@ def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = N
         kwargs.setdefault("world_model", POLICY)
     if args.action_format and "action_format" not in kwargs and _accepts(env_id, "action_format"):
         kwargs["action_format"] = args.action_format
+    if kwargs.get("user") is None and kwargs.get("user_generate") is None and _declares(env_id, "user"):
+        # an env with a simulated user plays the scripted test double when none is set (see its docs)
+        logger.warning("%s plays its simulated user with the scripted test double (env_kwargs sets no user), so its "
+                       "%s are not the benchmark's; set env_kwargs.user: llm:<backend spec> for the benchmark's LLM "
+                       "user, or user: scripted to say that the double is meant.", env_id,
+                       "held-out numbers" if held_out else "rewards")
 
     # a partial, not a closure over args: env worker processes and Ray actors receive it pickled
     return functools.partial(gym.make, env_id, max_episode_steps=args.max_turns, **kwargs)
 
 
-def _accepts(env_id: str, name: str) -> bool:
+def _parameters(env_id: str) -> dict[str, inspect.Parameter] | None:
     entry = gym.spec(env_id).entry_point
     cls = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
     try:
-        params = inspect.signature(cls).parameters
+        return dict(inspect.signature(cls).parameters)
     except (TypeError, ValueError):
+        return None
+
+
+def _declares(env_id: str, name: str) -> bool:
+    """True when the env's constructor names ``name`` itself (not only through ``**kwargs``)."""
+    return name in (_parameters(env_id) or {})
+
+
+def _accepts(env_id: str, name: str) -> bool:
+    params = _parameters(env_id)
+    if params is None:
         return False
     return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
 
