@@ -21,6 +21,7 @@ default, and a subclass overrides the ones its benchmark has data for:
 * :attr:`ToolEnv.execution_free` - the success check reads only the calls made;
 * :meth:`ToolEnv.rehearsed_score` - that check recomputed from calls no handler ran;
 * :meth:`ToolEnv.success_criteria` - the data's own success criteria, in words;
+* :meth:`ToolEnv.checklists` - per-turn checklists of the task (EnvACE's training reward);
 * :attr:`ToolEnv.tool_index` - the tools offered now, by name;
 * :attr:`ToolEnv.call_runner` - replaces validation and execution of each call.
 """
@@ -170,6 +171,16 @@ class ToolEnv(TextEnv):
         """The current task's success criteria in words, from the benchmark's data; default none.
 
         A judge grades a transcript against them (the rehearsal env's ``judge`` reward mode).
+        """
+        return []
+
+    def checklists(self) -> list[list[list[dict[str, Any]]]]:
+        """The current task's checklists: ``[checklist][user turn][standard]``; default none.
+
+        A standard is the EnvACE checklist format (question, focus_on, pass_condition,
+        failure_examples, evidence, weight, required_for_next_turn), optionally with a machine
+        ``check``; the rehearsal env's ``checklist`` reward mode scores them per turn
+        (:mod:`agentgym_suite.envs.rehearsal.checklist`).
         """
         return []
 
