@@ -379,7 +379,8 @@ class RehearsalEnv(ToolEnv):
                     "this task's checklist has standards without a machine check: pass judge=<backend spec> "
                     "(a fixed judge model such as 'hf:Qwen/Qwen3-8B', never the policy being trained)."
                 )
-            self._checklist_judge = ChecklistJudge(self._judge_spec)
+            spec = self._judge_spec
+            self._checklist_judge = spec if isinstance(spec, ChecklistJudge) else ChecklistJudge(spec)
 
     def _score_turn(self, turn: int) -> TurnScore:
         seed = int(self.np_random.integers(2**31 - 1))
