@@ -18,6 +18,8 @@ Public hooks for envs that wrap a tool env (the rehearsal env, fidelity checks);
 default, and a subclass overrides the ones its benchmark has data for:
 
 * :meth:`ToolEnv.recorded_examples` - real (name, arguments, result) examples of the task;
+* :meth:`ToolEnv.training_tasks` / :meth:`ToolEnv.evaluation_tasks` - the tasks whose real
+  executions may ground a world model, and the tasks an evaluation plays (never the same);
 * :attr:`ToolEnv.execution_free` - the success check reads only the calls made;
 * :meth:`ToolEnv.rehearsed_score` - that check recomputed from calls no handler ran;
 * :meth:`ToolEnv.success_criteria` - the data's own success criteria, in words;
@@ -99,6 +101,10 @@ class ToolEnv(TextEnv):
     """
 
     default_action_format: ClassVar[str] = "message"
+    examples_are_training_data: ClassVar[bool] = False
+    """True when :meth:`recorded_examples` of a task come from training data (a generated
+    world's gold run, a training set's recording), so a world model may be grounded on the
+    task's own examples. False for benchmarks: their examples come from :meth:`training_tasks`."""
 
     def __init__(self, *, end_on_tool_error: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("action_format", MessageFormat())
@@ -148,6 +154,27 @@ class ToolEnv(TextEnv):
         where the benchmark records real calls (replayed outputs, a gold run on a copy).
         """
         return []
+
+    def training_tasks(self) -> tuple[dict[str, Any], list[str]]:
+        """(make-kwargs overrides, task ids) of this benchmark's training split.
+
+        A world model is grounded on the real executions of these tasks (oracle runs; see
+        :mod:`agentgym_suite.envs.rehearsal.grounding`). Default: no overrides and a fixed,
+        hashed 20 % holdout of :meth:`task_ids` (for benchmarks that publish no training
+        split); an env with a published split overrides this.
+        """
+        from agentgym_suite.envs.rehearsal.grounding import holdout
+
+        return {}, holdout(self.task_ids())
+
+    def evaluation_tasks(self) -> list[str]:
+        """The task ids an evaluation plays: :meth:`task_ids` without the grounding holdout
+        (when :meth:`training_tasks` draws from the same split)."""
+        overrides, grounding = self.training_tasks()
+        if overrides:
+            return self.task_ids()
+        held = set(grounding)
+        return [t for t in self.task_ids() if t not in held]
 
     @property
     def execution_free(self) -> bool:

@@ -228,7 +228,14 @@ def test_finmcp_base_reward_without_execution(tmp_path: Path) -> None:
     env = RehearsalEnv(base_env="FinMCP-v0", base_env_kwargs=_finmcp_kwargs(tmp_path), world_model=_table_world({}))
     assert env.reward_mode == "base"
     env.reset(options={"task_id": "202"})
-    assert "BatchGetStrategyRiskInfo" in json.dumps(env._examples)  # recordings become the simulator's examples
+    bank = env.example_bank()
+    assert set(bank.tasks) <= set(env.base.training_tasks()[1])
+    own = [{k: e[k] for k in ("name", "arguments", "result")} for e in bank.examples if e["task"] == "202"]
+    assert not any(e in env._examples for e in own)  # never the task being played
+    grounded = RehearsalEnv(base_env="FinMCP-v0", base_env_kwargs=_finmcp_kwargs(tmp_path), world_model=_table_world({}),
+                            grounding="task")
+    grounded.reset(options={"task_id": "202"})
+    assert "BatchGetStrategyRiskInfo" in json.dumps(grounded._examples)  # opt-in: the task's own recordings
     for action in env.oracle():
         _, reward, terminated, _, info = env.step(action)
         if terminated:

@@ -36,6 +36,8 @@ class ChecklistToolsEnv(ToolEnv):
     """
 
     benchmark: ClassVar[str] = "envace_checklist"
+    examples_are_training_data: ClassVar[bool] = True
+    """A training world: its tasks' recorded examples are training data."""
     fixture_replaces_data = True
 
     def __init__(self, *, data_path: str | Path | None = None, judge: Any = None, **kwargs: Any) -> None:

@@ -57,10 +57,12 @@ from agentgym_suite.core.tool_calls import (
 from agentgym_suite.core.tool_env import ToolEnv, ToolRecord
 from agentgym_suite.envs.rehearsal.checklist import ChecklistJudge, TurnScore, episode_score, score_turn, validate_checklists
 from agentgym_suite.envs.rehearsal.contract import ends_episode, is_error_result
+from agentgym_suite.envs.rehearsal.grounding import ExampleBank, cached_bank, collect_examples
 from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, conversation_lines
 from agentgym_suite.envs.rehearsal.rewards import (
     REWARD_MODES,
     Call,
+    canonical,
     gold_call_score,
     gold_calls_from_oracle,
     judge_score,
@@ -69,6 +71,7 @@ from agentgym_suite.envs.rehearsal.rewards import (
 from agentgym_suite.envs.rehearsal.world_model import REAL, Simulation, WorldModel
 
 DEFAULT_BASE_ENV = "SyntheticTools-v0"
+GROUNDINGS = ("auto", "task", "training", "none")
 PROTOCOL_ERROR = (
     "the episode ended with reward 0: a tool call was malformed or got an error_tool_call result, "
     "and end_on_tool_error is set"
@@ -124,8 +127,13 @@ class RehearsalEnv(ToolEnv):
             transcript (callable: ``(transcript, criteria) -> list[bool] | float``).
         end_on_tool_error: a malformed call or an error result ends the episode with reward 0
             (EnvACE's rule; default True).
-        use_recorded_examples: show the task's recorded examples to the simulator (default
-            True; test-time rehearsal turns this off so gold results do not leak).
+        grounding: where the simulator's recorded examples come from (see
+            :mod:`agentgym_suite.envs.rehearsal.grounding`): ``auto`` (default: ``task`` for
+            training worlds, ``training`` for benchmarks), ``task`` (the task's own
+            ``recorded_examples``), ``training`` (oracle runs on the base env's training split,
+            ``ToolEnv.training_tasks``; never the task being played), ``none``, or an
+            :class:`~agentgym_suite.envs.rehearsal.grounding.ExampleBank`.
+        use_recorded_examples: False is ``grounding="none"`` (older name).
         sampling: simulator sampling (``SamplingParams`` or a dict of its fields).
         max_prompt_chars: longest simulator user prompt.
         action_format: ignored (the whole assistant message is the action in tool envs).
@@ -144,6 +152,7 @@ class RehearsalEnv(ToolEnv):
         judge: Any = None,
         end_on_tool_error: bool = True,
         use_recorded_examples: bool = True,
+        grounding: Any = "auto",
         sampling: Any = None,
         max_prompt_chars: int = 24_000,
         base_env_id: str | None = None,
@@ -181,6 +190,12 @@ class RehearsalEnv(ToolEnv):
         self._judge_spec = judge
         self._judge: Any = None
         self.use_recorded_examples = use_recorded_examples
+        if not use_recorded_examples:
+            grounding = "none"
+        if not isinstance(grounding, (str, ExampleBank)) or (isinstance(grounding, str) and grounding not in GROUNDINGS):
+            raise ValueError(f"grounding={grounding!r}; choose one of {GROUNDINGS} or pass an ExampleBank.")
+        self.grounding = grounding
+        self._banks: dict[str, ExampleBank] = {}
         for base in self.bases.values():
             base.call_runner = self._run_call  # see the module docstring
         self._pending: deque[tuple[ToolCall, Simulation]] = deque()
@@ -264,7 +279,7 @@ class RehearsalEnv(ToolEnv):
         self.episode_generations = []
         self._step_generations = []
         self._made = []
-        self._examples = list(self.base.recorded_examples()) if self.use_recorded_examples else []
+        self._examples = [] if self.real else self._grounding_examples(task_id)
         needs_gold = self.reward_mode in ("gold_calls", "judge")
         self._gold = gold_calls_from_oracle(self.base.oracle()) if needs_gold else []
         self._turn_scores = []
@@ -316,6 +331,44 @@ class RehearsalEnv(ToolEnv):
             reward_mode=self.reward_mode,
         )
         return extra
+
+    # ------------------------------------------------------------------ grounding
+    def grounding_mode(self, base: ToolEnv | None = None) -> str:
+        """The grounding this env uses for ``base`` (default the current base env)."""
+        base = base if base is not None else self.base
+        if isinstance(self.grounding, ExampleBank):
+            return "bank"
+        if self.grounding == "auto":
+            return "task" if base.examples_are_training_data else "training"
+        return str(self.grounding)
+
+    def example_bank(self) -> ExampleBank:
+        """The current base env's examples from its training split (oracle runs; built once, on first use)."""
+        if isinstance(self.grounding, ExampleBank):
+            return self.grounding
+        if self.base_env_id not in self._banks:
+            overrides, tasks = self.base.training_tasks()
+            spec = self.base.spec
+            kwargs = {**dict(spec.kwargs or {}), **overrides} if spec is not None else dict(overrides)
+            key = f"{spec.id if spec is not None else type(self.base).__name__}:{canonical(kwargs)}"
+
+            def build() -> ExampleBank:
+                env = gym.make(spec.id, **kwargs) if spec is not None else type(self.base)(**kwargs)
+                try:
+                    return collect_examples(env, tasks)
+                finally:
+                    env.close()
+            self._banks[self.base_env_id] = cached_bank(key, build)
+        return self._banks[self.base_env_id]
+
+    def _grounding_examples(self, task_id: str) -> list[dict[str, Any]]:
+        mode = self.grounding_mode()
+        if mode == "none":
+            return []
+        if mode == "task":
+            return list(self.base.recorded_examples())
+        same_split = mode == "bank" or not self.base.training_tasks()[0]
+        return self.example_bank().for_tools(self.base.tool_index, exclude_task=task_id if same_split else None)
 
     # ------------------------------------------------------------------ simulation
     def _simulate_message(self, command: str) -> None:

@@ -76,6 +76,8 @@ class SyntheticToolsEnv(ToolEnv):
     """
 
     benchmark: ClassVar[str] = "synthetic_tools"
+    examples_are_training_data: ClassVar[bool] = True
+    """A training world: its tasks' recorded examples are training data."""
 
     def __init__(
         self,
