@@ -20,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Plays --episodes tasks of BASE_ID with the oracle (and --caller models) in the real env, replays the same "
             "actions in EnvACE-Rehearsal-v0 with --world-model, and reports per tool: format-valid rate, JSON-key "
-            "agreement, exact-value agreement and task-success agreement. Writes fidelity.json and fidelity.png to --out."
+            "agreement and exact-value agreement of the replay, the same three for the teacher-forced one-step "
+            "answers (tf_*: the simulator asked on the real history), and the agreement of the real env's own "
+            "success check on the real run and on the rehearsed run's actions. Writes fidelity.json and fidelity.png to --out."
         ),
     )
     parser.add_argument("base_id", metavar="BASE_ID", help="a tool env id: SyntheticTools-v0, BFCL-v0, Tau2-v0, VitaBench-v0, FinMCP-v0")
@@ -47,11 +49,11 @@ def print_table(per_tool: dict[str, dict[str, float]], title: str) -> None:
 
     table = Table(title=title)
     for column in ("tool", "calls", "episodes", *METRICS):
-        table.add_column(column, justify="left" if column == "tool" else "right")
+        table.add_column(column, justify="left" if column == "tool" else "right", no_wrap=True)
     for tool, row in per_tool.items():
         cells = ["-" if math.isnan(row[m]) else f"{row[m]:.3f}" for m in METRICS]
         table.add_row(tool, str(row["calls"]), str(row["episodes"]), *cells)
-    Console().print(table)
+    Console(width=max(Console().width, 200)).print(table)  # ten columns: never squeeze the headers
 
 
 def run(args: argparse.Namespace) -> int:

@@ -134,8 +134,14 @@ class RehearsalEnv(ToolEnv):
             ``ToolEnv.training_tasks``; never the task being played), ``none``, or an
             :class:`~agentgym_suite.envs.rehearsal.grounding.ExampleBank`.
         use_recorded_examples: False is ``grounding="none"`` (older name).
-        sampling: simulator sampling (``SamplingParams`` or a dict of its fields).
+        sampling: simulator sampling: ``evaluation`` (default, except for ``"policy"``:
+            temperature 0.6, top-p 0.8, at most 128 tokens, decoded under the output contract),
+            ``training`` (default for ``"policy"``: temperature 1, free text, so the trainer's
+            log-probs are the policy's), a dict of ``SamplingParams`` fields over a profile
+            (``{"profile": "training", "max_new_tokens": 256}``), or SamplingParams.
         max_prompt_chars: longest simulator user prompt.
+        prompt_style: the simulator prompt: ``full``, ``compact`` or ``auto`` (compact for the
+            embedded models ``default`` and ``tiny``); see :mod:`agentgym_suite.envs.rehearsal.prompts`.
         action_format: ignored (the whole assistant message is the action in tool envs).
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv` (``privileged``, ...).
     """
@@ -155,6 +161,7 @@ class RehearsalEnv(ToolEnv):
         grounding: Any = "auto",
         sampling: Any = None,
         max_prompt_chars: int = 24_000,
+        prompt_style: str = "auto",
         base_env_id: str | None = None,
         action_format: Any = None,
         **kwargs: Any,
@@ -174,7 +181,7 @@ class RehearsalEnv(ToolEnv):
         self.base_env_id, self.base = next(iter(self.bases.items()))
         self.real = isinstance(world_model, str) and world_model == REAL
         self.world_model: WorldModel | None = None if self.real else WorldModel(
-            world_model, sampling=sampling, max_prompt_chars=max_prompt_chars)
+            world_model, sampling=sampling, max_prompt_chars=max_prompt_chars, prompt_style=prompt_style)
         self._reward_mode_arg = reward_mode
         if isinstance(judge, str) and judge in ("policy", "real"):
             raise ValueError(f"judge={judge!r}: the judge is a fixed model (a backend spec such as 'hf:Qwen/Qwen3-8B'), "
@@ -240,7 +247,8 @@ class RehearsalEnv(ToolEnv):
         if world_model is not None and world_model is self._judge_spec:
             raise ValueError("the world model cannot be the judge: the judge is a fixed model, never the policy being trained.")
         self.world_model = WorldModel(world_model, sampling=self.world_model.sampling,
-                                      max_prompt_chars=self.world_model.max_prompt_chars)
+                                      max_prompt_chars=self.world_model.max_prompt_chars,
+                                      prompt_style=self.world_model.prompt_style)
 
     # ------------------------------------------------------------------ pass-through
     def task_ids(self) -> list[str]:

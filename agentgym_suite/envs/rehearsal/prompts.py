@@ -13,6 +13,12 @@ sections, in this order:
 
 Long prompts are cut to ``max_chars`` by dropping the oldest conversation lines first, then
 the examples from the end; the tools and the call itself are always kept whole.
+
+``style="compact"`` (:func:`build_simulator_messages`) is the same job in a fraction of the
+tokens, for small models: a short system prompt, the whitelist as tool names with only the
+called tool's parameter schema, one line per example (results clipped), the last
+:data:`COMPACT_HISTORY` conversation lines, and no copy of the caller's raw output (the call
+is given parsed). The ``## Tool call to simulate`` section is the same in both styles.
 """
 
 from __future__ import annotations
@@ -42,6 +48,20 @@ Answer with an optional <think>...</think> block, then exactly:
 <one non-empty JSON object or array on the lines in between>
 </execution_result>
 Write nothing after </execution_result>."""
+
+
+COMPACT_SYSTEM_PROMPT = f"""You simulate the tools of a software system. For the tool call you are given, answer with what the tool returns, exactly as:
+<execution_result>
+{{"key": "value"}}
+</execution_result>
+The result is one non-empty JSON object or array, in the style of the examples and consistent with the conversation (same ids, names and values).
+If the tool is not in the tool list, the result is {{"error_tool_call": {{"code": "{TOOL_NOT_AVAILABLE}", "message": "..."}}}}.
+If the arguments break the tool's parameter schema, it is {{"error_tool_call": {{"code": "{INVALID_PARAMETERS}", "message": "..."}}}}."""
+COMPACT_HISTORY = 6
+"""Conversation lines kept by the compact prompt."""
+COMPACT_TEXT = 300
+"""Longest example result or conversation line in the compact prompt."""
+STYLES = ("full", "compact")
 
 
 @dataclass(frozen=True)
@@ -88,8 +108,12 @@ def _schema_of(tools: Sequence[dict[str, Any]], name: str) -> dict[str, Any] | N
     return None
 
 
-def build_simulator_messages(request: SimulatorRequest, *, max_chars: int = 24_000) -> list[dict[str, str]]:
+def build_simulator_messages(request: SimulatorRequest, *, max_chars: int = 24_000, style: str = "full") -> list[dict[str, str]]:
     """The system and user messages of one simulator generation (see the module docstring)."""
+    if style == "compact":
+        return _compact_messages(request, max_chars)
+    if style != "full":
+        raise ValueError(f"style={style!r}; choose one of {STYLES}.")
     conversation = conversation_lines(request.messages)
     examples = [_dump({"name": e.get("name"), "arguments": e.get("arguments"), "result": e.get("result")})
                 for e in request.examples]
@@ -117,3 +141,32 @@ def build_simulator_messages(request: SimulatorRequest, *, max_chars: int = 24_0
             examples = examples[:-1]
         text = render()
     return [{"role": "system", "content": SIMULATOR_SYSTEM_PROMPT}, {"role": "user", "content": text}]
+
+
+def _compact_messages(request: SimulatorRequest, max_chars: int) -> list[dict[str, str]]:
+    conversation = [_clip(line, COMPACT_TEXT) for line in conversation_lines(request.messages)[-COMPACT_HISTORY:]]
+    examples = [f"{e.get('name')} {_dump(e.get('arguments'))} -> {_clip(_dump(e.get('result')), COMPACT_TEXT)}"
+                for e in request.examples]
+    schema = _schema_of(request.tools, request.name)
+    parameters = (schema.get("function", schema).get("parameters") if isinstance(schema, dict) else None)
+    names = ", ".join(tool_name(t) for t in request.tools)
+    tail = (
+        "## Tool call to simulate\n"
+        + f"Name: {request.name}\n"
+        + f"Schema: {_dump(parameters) if schema is not None else 'not in the tool list'}\n"
+        + f"Arguments: {_dump(request.arguments)}"
+    )
+
+    def render() -> str:
+        shown = "\n".join(examples) if examples else UNAVAILABLE
+        history = "\n".join(conversation) if conversation else "(nothing yet)"
+        return f"## Tools\n{names}\n\n## Examples\n{shown}\n\n## Conversation\n{history}\n\n{tail}"
+
+    text = render()
+    while len(text) > max_chars and (conversation or examples):
+        if conversation:
+            conversation = conversation[1:]
+        else:
+            examples = examples[:-1]
+        text = render()
+    return [{"role": "system", "content": COMPACT_SYSTEM_PROMPT}, {"role": "user", "content": text}]
