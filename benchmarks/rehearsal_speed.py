@@ -96,6 +96,15 @@ def default_model_calls(episodes: int, sampling: Any = None) -> None:
             *_, terminated, truncated, info = env.step(action)
             elapsed = time.perf_counter() - start
             gens = info["simulator_generations"]
+            if gens and not seconds:  # where the time went before: the released-style full prompt, for comparison
+                from agentgym_suite.envs.rehearsal.prompts import build_simulator_messages
+                from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest
+
+                g = gens[0]
+                full = build_simulator_messages(SimulatorRequest(list(inner.base.tool_index.values()), inner._examples,
+                                                                 inner.base.messages[:-2], action, g.tool_name, g.arguments))
+                full_ids = inner.world_model.backend.encode(inner.world_model.backend.render_prompt(full))
+                print(f"  the full prompt of this call would be {len(full_ids)} tokens; the compact one is {len(g.prompt_ids)}")
             for g in gens:
                 share = elapsed / len(gens)
                 seconds.append(share)

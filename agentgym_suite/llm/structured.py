@@ -15,8 +15,8 @@ completion of the JSON (close the string, give a pending value ``0``, close the 
 is forced instead, so a generation meets the contract within ``max_new_tokens`` whenever the
 budget holds the shortest contract text (:func:`minimum_tokens`).
 
-Kept compact for small models: strings are at most ``max_string`` characters, containers at
-most ``max_depth`` deep, whitespace is a single space, and ``<`` never occurs in a string (it
+Kept compact for small models: strings are at most ``max_string`` characters, keys are not
+empty, containers at most ``max_depth`` deep, whitespace is a single space, and ``<`` never occurs in a string (it
 could start a tag). The optional ``<think>`` block of the contract is not generated.
 
 A backend applies it when ``SamplingParams.structured == "execution_result"``. The mask
@@ -182,6 +182,8 @@ class JsonPrefix:
 
     def _string(self, ch: str) -> bool:
         if ch == '"':
+            if self.key and self.length == 0:
+                return False  # no empty keys: a small model otherwise settles on {"": 0}
             if self.key:
                 self.mode = "colon"
             else:
@@ -235,7 +237,7 @@ class JsonPrefix:
             out += "n"
             mode = "string"
         if mode == "string":
-            out += '"'
+            out += ('k"' if self.key and self.length == 0 else '"')
             mode = "colon" if self.key else "after"
         if mode == "literal":
             out += self.pending
