@@ -12,9 +12,9 @@ oversubscription that otherwise slows a small model tenfold.
 The same oracle action sequences are played in each real tool env and replayed in
 EnvACE-Rehearsal-v0 over it with a world model (default: the tiny random model), and the
 table shows seconds per episode side by side, their ratio, simulated tool calls per episode
-and tokens generated per simulated call. The tiny model never meets the output contract, so
-its rehearsed episodes end at the first call; the cost per simulated call is the comparable
-number.
+and tokens generated per simulated call. The tiny model's answers are well-formed only
+under structured decoding (the default ``evaluation`` profile) and never plausible, so its
+rehearsed episodes may end early; the cost per simulated call is the comparable number.
 
 Part 2: the per-env table below.
 

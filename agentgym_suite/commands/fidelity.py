@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="also replay this model's actions (tiny, default, hf:PATH, ...); repeatable")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task selection and the episodes")
     parser.add_argument("--max-turns", type=int, default=30, help="most caller actions per episode")
-    parser.add_argument("--max-new-tokens", type=int, default=512, help="simulator tokens per tool call")
+    parser.add_argument("--max-new-tokens", type=int, default=None,
+                        help="simulator tokens per tool call (default: the evaluation sampling profile's, 128)")
     parser.add_argument("--json", action="store_true", help="print fidelity.json instead of a table")
     parser.set_defaults(func=run)
 
@@ -64,12 +65,12 @@ def run(args: argparse.Namespace) -> int:
         kwargs = json.loads(args.env_kwargs)
         if not isinstance(kwargs, dict):
             raise ValueError("--env-kwargs must be a JSON object such as '{\"category\": \"simple\"}'.")
-        if args.episodes < 1 or args.max_turns < 1 or args.max_new_tokens < 1:
+        if args.episodes < 1 or args.max_turns < 1 or (args.max_new_tokens is not None and args.max_new_tokens < 1):
             raise ValueError("--episodes, --max-turns and --max-new-tokens must be >= 1.")
         report = run_fidelity(
             args.base_id, args.world_model, episodes=args.episodes, base_env_kwargs=kwargs,
             callers=["oracle", *args.caller], seed=args.seed, max_turns=args.max_turns,
-            sampling={"max_new_tokens": args.max_new_tokens},
+            sampling=None if args.max_new_tokens is None else {"max_new_tokens": args.max_new_tokens},
         )
         json_path, png_path = write_report(report, args.out)
     except json.JSONDecodeError as exc:

@@ -212,7 +212,7 @@ def teacher_forced(rehearsed: Any, messages: Sequence[dict[str, Any]], records: 
                 break
             fn = call.get("function", {})
             arguments = records[k].arguments if isinstance(records[k].arguments, dict) else {}
-            requests.append(SimulatorRequest(tools, rehearsed._examples, list(messages[:j]), caller, str(fn.get("name")), dict(arguments)))
+            requests.append(SimulatorRequest(tools, rehearsed.examples, list(messages[:j]), caller, str(fn.get("name")), dict(arguments)))
             positions.append(k)
             k += 1
     out: list[Any] = [None] * len(records)

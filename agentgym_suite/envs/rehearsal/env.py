@@ -341,6 +341,11 @@ class RehearsalEnv(ToolEnv):
         return extra
 
     # ------------------------------------------------------------------ grounding
+    @property
+    def examples(self) -> list[dict[str, Any]]:
+        """The recorded examples the simulator is shown for the current task (a copy)."""
+        return list(self._examples)
+
     def grounding_mode(self, base: ToolEnv | None = None) -> str:
         """The grounding this env uses for ``base`` (default the current base env)."""
         base = base if base is not None else self.base

@@ -15,8 +15,9 @@ Long prompts are cut to ``max_chars`` by dropping the oldest conversation lines 
 the examples from the end; the tools and the call itself are always kept whole.
 
 ``style="compact"`` (:func:`build_simulator_messages`) is the same job in a fraction of the
-tokens, for small models: a short system prompt, the whitelist as tool names with only the
-called tool's parameter schema, one line per example (results clipped), the last
+tokens, for small models: a short system prompt; up to :data:`COMPACT_EXAMPLES` recorded
+examples as earlier call/answer exchanges (the called tool's first, results clipped); then the
+whitelist as tool names with only the called tool's parameter schema, the last
 :data:`COMPACT_HISTORY` conversation lines, and no copy of the caller's raw output (the call
 is given parsed). The ``## Tool call to simulate`` section is the same in both styles.
 """
@@ -50,13 +51,12 @@ Answer with an optional <think>...</think> block, then exactly:
 Write nothing after </execution_result>."""
 
 
-COMPACT_SYSTEM_PROMPT = f"""You simulate the tools of a software system. For the tool call you are given, answer with what the tool returns, exactly as:
-<execution_result>
-{{"key": "value"}}
-</execution_result>
-The result is one non-empty JSON object or array, in the style of the examples and consistent with the conversation (same ids, names and values).
+COMPACT_SYSTEM_PROMPT = f"""You simulate the tools of a software system. For the tool call you are given, answer with what the tool returns: the line <execution_result>, then the result as one non-empty JSON object or array, then the line </execution_result>.
+The result has the same shape as the example results of that tool and agrees with the conversation (same ids, names and values); a call identical to an example returns that example's result.
 If the tool is not in the tool list, the result is {{"error_tool_call": {{"code": "{TOOL_NOT_AVAILABLE}", "message": "..."}}}}.
 If the arguments break the tool's parameter schema, it is {{"error_tool_call": {{"code": "{INVALID_PARAMETERS}", "message": "..."}}}}."""
+COMPACT_EXAMPLES = 3
+"""Recorded examples the compact prompt shows, as earlier call/answer exchanges (the called tool's first)."""
 COMPACT_HISTORY = 6
 """Conversation lines kept by the compact prompt."""
 COMPACT_TEXT = 300
@@ -145,28 +145,28 @@ def build_simulator_messages(request: SimulatorRequest, *, max_chars: int = 24_0
 
 def _compact_messages(request: SimulatorRequest, max_chars: int) -> list[dict[str, str]]:
     conversation = [_clip(line, COMPACT_TEXT) for line in conversation_lines(request.messages)[-COMPACT_HISTORY:]]
-    examples = [f"{e.get('name')} {_dump(e.get('arguments'))} -> {_clip(_dump(e.get('result')), COMPACT_TEXT)}"
-                for e in request.examples]
     schema = _schema_of(request.tools, request.name)
     parameters = (schema.get("function", schema).get("parameters") if isinstance(schema, dict) else None)
     names = ", ".join(tool_name(t) for t in request.tools)
-    tail = (
-        "## Tool call to simulate\n"
-        + f"Name: {request.name}\n"
-        + f"Schema: {_dump(parameters) if schema is not None else 'not in the tool list'}\n"
-        + f"Arguments: {_dump(request.arguments)}"
-    )
+    # examples as earlier exchanges (the called tool's first): a small model copies a pattern it has seen answered
+    ordered = sorted(request.examples, key=lambda e: e.get("name") != request.name)[:COMPACT_EXAMPLES]
+    shots: list[dict[str, str]] = []
+    for example in ordered:
+        shots.append({"role": "user", "content": f"## Tool call to simulate\nName: {example.get('name')}\n"
+                                                 f"Arguments: {_dump(example.get('arguments'))}"})
+        shots.append({"role": "assistant", "content": "<execution_result>\n" + _clip(_dump(example.get("result")), COMPACT_TEXT)
+                      + "\n</execution_result>"})
+    # the call block has the shots' layout, so the answer to copy is the one to an identical call
+    tail = f"## Tool call to simulate\nName: {request.name}\nArguments: {_dump(request.arguments)}"
+    params = _dump(parameters) if schema is not None else "not in the tool list"
 
     def render() -> str:
-        shown = "\n".join(examples) if examples else UNAVAILABLE
         history = "\n".join(conversation) if conversation else "(nothing yet)"
-        return f"## Tools\n{names}\n\n## Examples\n{shown}\n\n## Conversation\n{history}\n\n{tail}"
+        return (f"## Tools\n{names}\n\n## Parameters of {request.name}\n{params}\n\n"
+                f"## Conversation\n{history}\n\n{tail}")
 
     text = render()
-    while len(text) > max_chars and (conversation or examples):
-        if conversation:
-            conversation = conversation[1:]
-        else:
-            examples = examples[:-1]
+    while len(text) > max_chars and conversation:
+        conversation = conversation[1:]
         text = render()
-    return [{"role": "system", "content": COMPACT_SYSTEM_PROMPT}, {"role": "user", "content": text}]
+    return [{"role": "system", "content": COMPACT_SYSTEM_PROMPT}, *shots, {"role": "user", "content": text}]
