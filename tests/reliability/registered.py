@@ -13,7 +13,8 @@ from gymnasium.envs.registration import load_env_creator
 import agentgym_suite  # noqa: F401  (registers the env ids)
 from agentgym_suite.registration import ENV_ENTRIES, missing_requirements
 
-TOOL_ENV_IDS = ("BFCL-v0", "Tau2-v0", "VitaBench-v0", "FinMCP-v0", "SyntheticTools-v0", "EnvACE-Rehearsal-v0")
+TOOL_ENV_IDS = ("BFCL-v0", "Tau2-v0", "VitaBench-v0", "FinMCP-v0", "SyntheticTools-v0", "ChecklistTools-v0",
+                "EnvACE-Rehearsal-v0")
 """The envs whose action is an assistant message with tool calls."""
 GOES_ON = {"EnvACE-Rehearsal-v0": {"end_on_tool_error": False}, "SearchQA-v0": {"max_turns": 12}}
 """Kwargs that leave room to play the oracle after hostile actions. EnvACE ends an episode at

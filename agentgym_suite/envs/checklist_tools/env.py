@@ -46,6 +46,7 @@ class ChecklistToolsEnv(ToolEnv):
         self.judge = ChecklistJudge(judge) if judge is not None else None
         self._sample: ChecklistSample | None = None
         self._turn_index = 0
+        self._turn_log_start = 0
 
     @classmethod
     def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
@@ -61,6 +62,7 @@ class ChecklistToolsEnv(ToolEnv):
     def _start_conversation(self, task_id: str) -> Conversation:
         self._sample = self.samples[task_id]
         self._turn_index = 0
+        self._turn_log_start = 0
         names = [str(t["function"].get("name")) for t in self._sample.tools]
         return Conversation(
             task=self._sample.user_turns[0],
@@ -83,6 +85,7 @@ class ChecklistToolsEnv(ToolEnv):
     def _user_reply(self, assistant_text: str) -> str | None:
         assert self._sample is not None
         self._turn_index += 1
+        self._turn_log_start = len(self.tool_log)
         turns = self._sample.user_turns
         return turns[self._turn_index] if self._turn_index < len(turns) else None
 
@@ -105,11 +108,40 @@ class ChecklistToolsEnv(ToolEnv):
         return [] if self._sample is None else json.loads(json.dumps(self._sample.recorded, default=str))
 
     def oracle(self) -> list[str]:
-        """The recorded conversation's remaining assistant messages (calls as ``<tool_call>`` blocks)."""
+        """The recorded conversation's remaining assistant messages (calls as ``<tool_call>`` blocks), from here on.
+
+        In the current user turn, recorded steps whose calls all succeeded since the turn began
+        are skipped; later turns follow in full.
+        """
         if self._sample is None:
             return []
-        done = len([m for m in self.messages if m.get("role") == "assistant"])
-        return self._recorded_actions()[done:]
+        turns = self._recorded_turns()
+        made = {(r.name, canonical(r.arguments)) for r in self.tool_log[self._turn_log_start:] if r.ok}
+        actions: list[str] = []
+        for k, turn in enumerate(turns[self._turn_index:]):
+            for action, calls in turn:
+                if k == 0 and calls and all(c in made for c in calls):
+                    continue
+                actions.append(action)
+        return actions
+
+    def _recorded_turns(self) -> list[list[tuple[str, list[tuple[str, str]]]]]:
+        """Per user turn of the recording: (action text, its (name, canonical arguments) calls)."""
+        assert self._sample is not None
+        turns: list[list[tuple[str, list[tuple[str, str]]]]] = []
+        actions = iter(self._recorded_actions())
+        for message in self._sample.conversation:
+            if message.get("role") == "user":
+                turns.append([])
+            elif message.get("role") == "assistant" and turns:
+                calls = []
+                for call in message.get("tool_calls") or []:
+                    fn = call.get("function", {})
+                    arguments = fn.get("arguments")
+                    arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+                    calls.append((str(fn.get("name")), canonical(arguments)))
+                turns[-1].append((next(actions), calls))
+        return turns
 
     def _recorded_actions(self) -> list[str]:
         assert self._sample is not None
