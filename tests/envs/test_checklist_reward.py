@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from agentgym_suite.core.info import undocumented_keys
 from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
 from agentgym_suite.envs.rehearsal.checklist import (
     ChecklistJudge,
@@ -86,6 +87,7 @@ def test_oracle_in_a_faithful_world_earns_the_full_checklist_reward(turns: int) 
     reward, terminated, won, info = _play(env, env.oracle())
     assert terminated and won and reward == pytest.approx(1.0)
     assert info["checklist_turn_scores"] == pytest.approx([1.0] * turns)
+    assert not undocumented_keys(info)
 
 
 def test_checklist_reward_is_deterministic_and_partial() -> None:
