@@ -114,6 +114,10 @@ class ToolEnv(TextEnv):
         self.tool_log: list[ToolRecord] = []
         self._tool_index: dict[str, dict[str, Any]] = {}
         self._handlers: Mapping[str, Callable[..., Any]] = {}
+        self.error_runner: Callable[[ToolCallError], Any] | None = None
+        """When set, every call block of a message that does not parse is answered by it (its
+        result replaces the standard error payload; the block is still an invalid action). The
+        rehearsal env sets it so the simulator sees malformed calls too."""
         self.call_runner: CallRunner | None = None
         """When set, every call of a message goes to it instead of :meth:`execute_call`: it
         validates, answers and logs the call (to ``tool_log``) itself. The rehearsal env sets it
@@ -260,7 +264,8 @@ class ToolEnv(TextEnv):
         valid = not message.errors
         failed = not valid
         for error in message.errors:
-            results.append((error.name or "invalid_tool_call", error_payload(error)))
+            payload = self.error_runner(error) if self.error_runner is not None else error_payload(error)
+            results.append((error.name or "invalid_tool_call", payload))
         for call in message.calls:
             name, result, status = self.run_call(call)
             results.append((name, result))

@@ -147,13 +147,16 @@ def test_simulator_error_or_bad_output_ends_episode_with_zero(reply: str) -> Non
     assert info["error"]
 
 
-def test_unparseable_call_ends_episode_with_zero_without_simulating() -> None:
-    backend = _table_world({})
+def test_unparseable_call_reaches_the_simulator_and_still_ends_the_episode() -> None:
+    backend = ScriptedBackend(lambda name, args: format_execution_result(
+        {"error_tool_call": {"code": "INVALID_TOOL_CALL_FORMAT", "message": "unbalanced tags", "details": ""}}))
     env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
     env.reset(options={"task_id": "w0-t0"})
-    _, reward, terminated, _, info = env.step('<tool_call>{"name": "search_vehicles", "arguments": {"query": "x"}')
-    assert terminated and reward == 0.0 and not info["action_valid"]
-    assert backend.calls == [] and info["simulator_generations"] == []
+    obs, reward, terminated, _, info = env.step('<tool_call>{"name": "search_vehicles", "arguments": {"query": "x"}')
+    assert terminated and reward == 0.0 and not info["action_valid"]  # the released parser's rule
+    [gen] = info["simulator_generations"]  # but the simulator saw the block and answered it
+    assert gen.expected_error == "INVALID_TOOL_CALL_FORMAT" and gen.validation_reward == 1.0
+    assert "unbalanced tags" in obs and "did not parse" in gen.prompt_messages[-1]["content"]
 
 
 def _validating_world(name: str, arguments: dict[str, Any]) -> str:

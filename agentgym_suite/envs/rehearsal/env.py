@@ -5,11 +5,12 @@ episode as usual - its tasks, system prompt, user turns, tool list (including to
 later), oracle and bookkeeping stay the base env's own - but it sets the base's
 ``call_runner`` (the injectable replacement of validate + execute for one call) to
 :meth:`RehearsalEnv._run_call`. Before each step the rehearsal env validates the message's
-calls and sends every call that parses - unknown tools and arguments that break the schema
-included - to the world model in one batched generation: the simulator validates, as in the
-released code, where the env's own tool and schema checks are off (``MCPChecklistTool``'s
-``disable_phase0_tool_check`` and ``disable_schema`` default True) and only blocks that do not
-parse at all are refused by the env (``tool_parser.parse_tool_calls``). The base's dispatch
+calls and sends every call - unknown tools, arguments that break the schema and blocks that
+do not parse included - to the world model in one batched generation: the simulator
+validates, as in the released code, where the env's own tool and schema checks are off
+(``MCPChecklistTool``'s ``disable_phase0_tool_check`` and ``disable_schema`` default True). A
+block that does not parse still ends the episode, as the released parser
+(``tool_parser.parse_tool_calls``) ends it, but its result is the simulator's answer. The base's dispatch
 loop then receives the simulated results in order. No base handler is called, so nothing is
 executed. The env still runs the real validation of each call, records the verdict on the
 generation (``expected_error``) and gives the simulator a validation reward for it
@@ -205,7 +206,9 @@ class RehearsalEnv(ToolEnv):
         self._banks: dict[str, ExampleBank] = {}
         for base in self.bases.values():
             base.call_runner = self._run_call  # see the module docstring
+            base.error_runner = None if self.real else self._answer_malformed
         self._pending: deque[tuple[ToolCall, Simulation]] = deque()
+        self._pending_errors: deque[Simulation] = deque()
         self._step_generations: list[SimulatorGeneration] = []
         self.episode_generations: list[SimulatorGeneration] = []
         self._made: list[Call] = []
@@ -304,6 +307,7 @@ class RehearsalEnv(ToolEnv):
             self._simulate_message(command)
         observation, reward, terminated, truncated, info = self.base.step(command)
         self._pending.clear()
+        self._pending_errors.clear()
         self._tools = info.get("tools")
         won, score = bool(info.get("won")), float(info.get("score") or 0.0)
         forced_fail = self.end_on_tool_error and self._protocol_error
@@ -388,16 +392,27 @@ class RehearsalEnv(ToolEnv):
         """Simulate every call of the message that parses in one batched generation (none is filtered)."""
         assert self.world_model is not None
         tool_index = self.base.tool_index
-        calls = list(parse_tool_calls(command).calls)
-        if not calls:
+        parsed = parse_tool_calls(command)
+        calls, errors = list(parsed.calls), list(parsed.errors)
+        if not calls and not errors:
             return
         history = list(self.base.messages)
         tools = list(tool_index.values())
-        requests = [SimulatorRequest(tools, self._examples, history, command, c.name, dict(c.arguments)) for c in calls]
-        meta = [{"call_id": c.id, "turn": self.turn, "index": i} for i, c in enumerate(calls)]
+        # blocks that do not parse come first, as in the base's results; the simulator answers them too
+        requests = [SimulatorRequest(tools, self._examples, history, command, e.name, {}, raw=e.raw or command)
+                    for e in errors]
+        requests += [SimulatorRequest(tools, self._examples, history, command, c.name, dict(c.arguments)) for c in calls]
+        meta = [{"call_id": e.id, "turn": self.turn, "index": i} for i, e in enumerate(errors)]
+        meta += [{"call_id": c.id, "turn": self.turn, "index": len(errors) + i} for i, c in enumerate(calls)]
         seed = int(self.np_random.integers(2**31 - 1))
         simulations = self.world_model.simulate(requests, seed=seed, meta=meta)
-        for call, simulation in zip(calls, simulations):
+        for error, simulation in zip(errors, simulations):
+            simulation.record.expected_error = error.code
+            simulation.record.validation_reward = validation_reward(error.code, simulation.result)
+            self._pending_errors.append(simulation)
+            self._step_generations.append(simulation.record)
+            self.episode_generations.append(simulation.record)
+        for call, simulation in zip(calls, simulations[len(errors):]):
             expected = validate_call(call, tool_index)
             simulation.record.expected_error = expected.code if expected is not None else ""
             simulation.record.validation_reward = validation_reward(expected.code if expected is not None else "",
@@ -405,6 +420,13 @@ class RehearsalEnv(ToolEnv):
             self._pending.append((call, simulation))
             self._step_generations.append(simulation.record)
             self.episode_generations.append(simulation.record)
+
+    def _answer_malformed(self, error: ToolCallError) -> Any:
+        """The base's ``error_runner``: the simulator's answer to a block that did not parse (the
+        episode still ends on it when ``end_on_tool_error`` is set, as the released parser does)."""
+        if not self._pending_errors:
+            return error_payload(error)
+        return self._pending_errors.popleft().result
 
     def _run_call(self, call: ToolCall) -> tuple[str, Any, str]:
         """The base's ``call_runner`` while rehearsing: simulated results, in the order the calls come."""

@@ -74,6 +74,8 @@ class SimulatorRequest:
     caller_output: str
     name: str
     arguments: dict[str, Any]
+    raw: str = ""
+    """The call block as written, when it did not parse (then ``arguments`` is empty)."""
 
 
 def _dump(value: Any) -> str:
@@ -125,6 +127,7 @@ def build_simulator_messages(request: SimulatorRequest, *, max_chars: int = 24_0
         + f"Name: {request.name}\n"
         + f"Schema: {_dump(schema) if schema is not None else 'not among the candidate tools'}\n"
         + f"Arguments: {_dump(request.arguments)}"
+        + (f"\nRaw call (it did not parse): {_clip(request.raw, MAX_TOOL_TEXT)}" if request.raw else "")
     )
 
     def render() -> str:
@@ -158,6 +161,8 @@ def _compact_messages(request: SimulatorRequest, max_chars: int) -> list[dict[st
                       + "\n</execution_result>"})
     # the call block has the shots' layout, so the answer to copy is the one to an identical call
     tail = f"## Tool call to simulate\nName: {request.name}\nArguments: {_dump(request.arguments)}"
+    if request.raw:
+        tail += f"\nRaw call (it did not parse): {_clip(request.raw, COMPACT_TEXT)}"
     params = _dump(parameters) if schema is not None else "not in the tool list"
 
     def render() -> str:
