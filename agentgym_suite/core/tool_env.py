@@ -25,7 +25,8 @@ default, and a subclass overrides the ones its benchmark has data for:
 * :meth:`ToolEnv.success_criteria` - the data's own success criteria, in words;
 * :meth:`ToolEnv.checklists` - per-turn checklists of the task (EnvACE's training reward);
 * :attr:`ToolEnv.tool_index` - the tools offered now, by name;
-* :attr:`ToolEnv.call_runner` - replaces validation and execution of each call.
+* :attr:`ToolEnv.call_runner` - replaces validation and execution of each call;
+* :attr:`ToolEnv.error_runner` - answers each call block that does not parse.
 """
 
 from __future__ import annotations
