@@ -5,9 +5,9 @@ SmolLM2-135M) answers every call of SyntheticTools-v0 oracle episodes with the e
 default settings, as ``gymnasium.make("EnvACE-Rehearsal-v0")`` gives them. Printed per call:
 prompt tokens, tokens generated, seconds and tokens/s; then the two targets: seconds per
 simulated call (<= 10 s on 2 cores) and the share of format-valid results (>= 80 %). The
-machine's load (``os.getloadavg``) is printed with the timings: the numbers scale with it, and
-on a machine shared with other busy processes ``--threads 1`` avoids the thread
-oversubscription that otherwise slows a small model tenfold.
+machine's load (``os.getloadavg``) is printed with the timings: the numbers scale with it. The
+embedded model simulates with one torch thread (``WorldModel.cpu_threads``); ``--threads``
+sets torch's threads for the rest of the process.
 
 The same oracle action sequences are played in each real tool env and replayed in
 EnvACE-Rehearsal-v0 over it with a world model (default: the tiny random model), and the

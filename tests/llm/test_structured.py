@@ -77,3 +77,6 @@ def test_simulator_sampling_profiles_differ_for_training_and_evaluation() -> Non
     with pytest.raises(ValueError, match="structured"):
         SamplingParams(structured="yaml")
     assert WorldModel("default").prompt_style == "compact" and WorldModel("hf:x").prompt_style == "full"
+    assert WorldModel("default").cpu_threads == 1 and WorldModel("hf:x").cpu_threads == 0
+    with pytest.raises(ValueError, match="cpu_threads"):
+        WorldModel("default", cpu_threads=-1)

@@ -251,7 +251,7 @@ class RehearsalEnv(ToolEnv):
             raise ValueError("the world model cannot be the judge: the judge is a fixed model, never the policy being trained.")
         self.world_model = WorldModel(world_model, sampling=self.world_model.sampling,
                                       max_prompt_chars=self.world_model.max_prompt_chars,
-                                      prompt_style=self.world_model.prompt_style)
+                                      prompt_style=self.world_model.prompt_style, cpu_threads=self.world_model.cpu_threads)
 
     # ------------------------------------------------------------------ pass-through
     def task_ids(self) -> list[str]:

@@ -10,8 +10,9 @@ returned as a :class:`Simulation` whose ``record`` is the
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from agentgym_suite.core.simulator_generation import SimulatorGeneration
 from agentgym_suite.envs.rehearsal.contract import SIMULATOR_FAILED, contract_error, is_error_result, parse_execution_result
@@ -73,6 +74,22 @@ def sampling_params(value: SamplingParams | dict[str, Any] | str | None, profile
     return params if params.n == 1 else replace(params, n=1)
 
 
+@contextlib.contextmanager
+def _threads(count: int) -> Iterator[None]:
+    """Run with ``count`` torch CPU threads (0: leave torch's setting), then restore it."""
+    if not count:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 @dataclass
 class Simulation:
     """The simulated answer to one call and the record of its generation."""
@@ -101,10 +118,14 @@ class WorldModel:
         prompt_style: ``full`` (the released prompt's sections), ``compact`` (see
             :mod:`agentgym_suite.envs.rehearsal.prompts`) or ``auto``: compact for the embedded
             small models (``default``, ``tiny``), full otherwise.
+        cpu_threads: torch CPU threads while simulating (restored after each batch); ``auto``:
+            1 for the embedded models, which on a shared 2-core machine ran a call about ten
+            times slower with torch's two threads competing (``benchmarks/rehearsal_speed.py``),
+            else torch's own setting (0).
     """
 
     def __init__(self, backend: Any, *, sampling: SamplingParams | dict[str, Any] | str | None = None,
-                 max_prompt_chars: int = 24_000, prompt_style: str = "auto") -> None:
+                 max_prompt_chars: int = 24_000, prompt_style: str = "auto", cpu_threads: int | str = "auto") -> None:
         if isinstance(backend, str):
             if backend == REAL:
                 raise ValueError("world_model='real' executes the base env's tools and needs no WorldModel.")
@@ -125,6 +146,11 @@ class WorldModel:
         if prompt_style not in STYLES:
             raise ValueError(f"prompt_style={prompt_style!r}; choose auto or one of {STYLES}.")
         self.prompt_style = prompt_style
+        if cpu_threads == "auto":
+            cpu_threads = 1 if isinstance(backend, str) and backend in EMBEDDED else 0
+        if not isinstance(cpu_threads, int) or isinstance(cpu_threads, bool) or cpu_threads < 0:
+            raise ValueError(f"cpu_threads={cpu_threads!r}; give auto, 0 (torch's setting) or a thread count.")
+        self.cpu_threads = cpu_threads
 
     @property
     def name(self) -> str:
@@ -166,7 +192,8 @@ class WorldModel:
         prompts = [build_simulator_messages(r, max_chars=self.max_prompt_chars, style=self.prompt_style) for r in requests]
         params = self.sampling if seed is None or self.sampling.seed is not None else replace(self.sampling, seed=seed)
         try:
-            rows = self.backend.generate(prompts, params)
+            with _threads(self.cpu_threads):
+                rows = self.backend.generate(prompts, params)
             if len(rows) != len(prompts):
                 raise ValueError(f"the backend returned {len(rows)} rows for {len(prompts)} prompts")
             samples = [row[0] for row in rows]
