@@ -81,7 +81,8 @@ def test_rehearsal_reaches_the_example_only_through_its_hooks(example: ModuleTyp
         criteria_seen.append(criteria)
         return ["64.4" in transcript for _ in criteria]
 
-    env = gym.make("EnvACE-Rehearsal-v0", base_env="Weather-v0", world_model=world, reward_mode="judge", judge=judge)
+    env = gym.make("EnvACE-Rehearsal-v0", base_env="Weather-v0", world_model=world, reward_mode="judge", judge=judge,
+                   grounding="task")  # the example's recorded_examples (another city's run) are shown as they are
     env.reset(options={"task_id": "paris"})
     for action in env.unwrapped.oracle():
         _, reward, terminated, _, info = env.step(action)

@@ -20,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Plays --episodes tasks of BASE_ID with the oracle (and --caller models) in the real env, replays the same "
             "actions in EnvACE-Rehearsal-v0 with --world-model, and reports per tool: format-valid rate, JSON-key "
-            "agreement, exact-value agreement and task-success agreement. Writes fidelity.json and fidelity.png to --out."
+            "agreement and exact-value agreement of the replay, the same three for the teacher-forced one-step "
+            "answers (tf_*: the simulator asked on the real history), and the agreement of the real env's own "
+            "success check on the real run and on the rehearsed run's actions. Writes fidelity.json and fidelity.png to --out."
         ),
     )
     parser.add_argument("base_id", metavar="BASE_ID", help="a tool env id: SyntheticTools-v0, BFCL-v0, Tau2-v0, VitaBench-v0, FinMCP-v0")
@@ -33,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="also replay this model's actions (tiny, default, hf:PATH, ...); repeatable")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task selection and the episodes")
     parser.add_argument("--max-turns", type=int, default=30, help="most caller actions per episode")
-    parser.add_argument("--max-new-tokens", type=int, default=512, help="simulator tokens per tool call")
+    parser.add_argument("--max-new-tokens", type=int, default=None,
+                        help="simulator tokens per tool call (default: the evaluation sampling profile's, 128)")
     parser.add_argument("--json", action="store_true", help="print fidelity.json instead of a table")
     parser.set_defaults(func=run)
 
@@ -47,11 +50,11 @@ def print_table(per_tool: dict[str, dict[str, float]], title: str) -> None:
 
     table = Table(title=title)
     for column in ("tool", "calls", "episodes", *METRICS):
-        table.add_column(column, justify="left" if column == "tool" else "right")
+        table.add_column(column, justify="left" if column == "tool" else "right", no_wrap=True)
     for tool, row in per_tool.items():
         cells = ["-" if math.isnan(row[m]) else f"{row[m]:.3f}" for m in METRICS]
         table.add_row(tool, str(row["calls"]), str(row["episodes"]), *cells)
-    Console().print(table)
+    Console(width=max(Console().width, 200)).print(table)  # ten columns: never squeeze the headers
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,12 +65,12 @@ def run(args: argparse.Namespace) -> int:
         kwargs = json.loads(args.env_kwargs)
         if not isinstance(kwargs, dict):
             raise ValueError("--env-kwargs must be a JSON object such as '{\"category\": \"simple\"}'.")
-        if args.episodes < 1 or args.max_turns < 1 or args.max_new_tokens < 1:
+        if args.episodes < 1 or args.max_turns < 1 or (args.max_new_tokens is not None and args.max_new_tokens < 1):
             raise ValueError("--episodes, --max-turns and --max-new-tokens must be >= 1.")
         report = run_fidelity(
             args.base_id, args.world_model, episodes=args.episodes, base_env_kwargs=kwargs,
             callers=["oracle", *args.caller], seed=args.seed, max_turns=args.max_turns,
-            sampling={"max_new_tokens": args.max_new_tokens},
+            sampling=None if args.max_new_tokens is None else {"max_new_tokens": args.max_new_tokens},
         )
         json_path, png_path = write_report(report, args.out)
     except json.JSONDecodeError as exc:

@@ -53,7 +53,9 @@ INFO_KEYS: dict[str, str] = {
                              "step, in call order (empty after reset).",
     "base_env_id": "str, rehearsal env: the tool env whose tasks are rehearsed.",
     "world_model": "str, rehearsal env: the world model's name ('real' for the base env's own tools).",
-    "reward_mode": "str, rehearsal env: how the rehearsed episode is scored (gold_calls | base | judge | none).",
+    "reward_mode": "str, rehearsal env: how the rehearsed episode is scored (base | checklist | gold_calls | judge | none).",
+    "checklist_turn_scores": "list[float], rehearsal env with reward_mode='checklist': the score of each user turn "
+                             "closed so far (met standards' weights summed over checklists).",
     "rehearsal_memory": "str, optional: the summary of imagined attempts a RehearsingAgent put into the info it "
                         "passes to the agent it wraps.",
     "game_file": "str, optional: the game file of a text game; read with task_type to pick a skill family.",

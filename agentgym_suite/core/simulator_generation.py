@@ -39,6 +39,11 @@ class SimulatorGeneration:
         has_token_ids: False when the backend returned no token ids (remote APIs, a failed call).
         contract_valid: the text met the ``<execution_result>`` output contract.
         result: the JSON result given to the caller (an error payload when the contract was broken).
+        expected_error: the code the real env's validation gives the call (unknown tool, bad
+            arguments), "" for a valid call.
+        validation_reward: the simulator's reward for validating the call (1 rejecting an
+            invalid call with its code, 0.5 with another error, 0 accepting it or rejecting a
+            valid call); None for a valid call it answered (the row carries the episode return).
         role: always ``"simulator"``.
     """
 
@@ -57,6 +62,8 @@ class SimulatorGeneration:
     has_token_ids: bool = False
     contract_valid: bool = False
     result: Any = None
+    expected_error: str = ""
+    validation_reward: float | None = None
     role: str = SIMULATOR_ROLE
 
     @property

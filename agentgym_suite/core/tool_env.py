@@ -18,11 +18,15 @@ Public hooks for envs that wrap a tool env (the rehearsal env, fidelity checks);
 default, and a subclass overrides the ones its benchmark has data for:
 
 * :meth:`ToolEnv.recorded_examples` - real (name, arguments, result) examples of the task;
+* :meth:`ToolEnv.training_tasks` / :meth:`ToolEnv.evaluation_tasks` - the tasks whose real
+  executions may ground a world model, and the tasks an evaluation plays (never the same);
 * :attr:`ToolEnv.execution_free` - the success check reads only the calls made;
 * :meth:`ToolEnv.rehearsed_score` - that check recomputed from calls no handler ran;
 * :meth:`ToolEnv.success_criteria` - the data's own success criteria, in words;
+* :meth:`ToolEnv.checklists` - per-turn checklists of the task (EnvACE's training reward);
 * :attr:`ToolEnv.tool_index` - the tools offered now, by name;
-* :attr:`ToolEnv.call_runner` - replaces validation and execution of each call.
+* :attr:`ToolEnv.call_runner` - replaces validation and execution of each call;
+* :attr:`ToolEnv.error_runner` - answers each call block that does not parse.
 """
 
 from __future__ import annotations
@@ -98,6 +102,10 @@ class ToolEnv(TextEnv):
     """
 
     default_action_format: ClassVar[str] = "message"
+    examples_are_training_data: ClassVar[bool] = False
+    """True when :meth:`recorded_examples` of a task come from training data (a generated
+    world's gold run, a training set's recording), so a world model may be grounded on the
+    task's own examples. False for benchmarks: their examples come from :meth:`training_tasks`."""
 
     def __init__(self, *, end_on_tool_error: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("action_format", MessageFormat())
@@ -107,6 +115,10 @@ class ToolEnv(TextEnv):
         self.tool_log: list[ToolRecord] = []
         self._tool_index: dict[str, dict[str, Any]] = {}
         self._handlers: Mapping[str, Callable[..., Any]] = {}
+        self.error_runner: Callable[[ToolCallError], Any] | None = None
+        """When set, every call block of a message that does not parse is answered by it (its
+        result replaces the standard error payload; the block is still an invalid action). The
+        rehearsal env sets it so the simulator sees malformed calls too."""
         self.call_runner: CallRunner | None = None
         """When set, every call of a message goes to it instead of :meth:`execute_call`: it
         validates, answers and logs the call (to ``tool_log``) itself. The rehearsal env sets it
@@ -148,6 +160,27 @@ class ToolEnv(TextEnv):
         """
         return []
 
+    def training_tasks(self) -> tuple[dict[str, Any], list[str]]:
+        """(make-kwargs overrides, task ids) of this benchmark's training split.
+
+        A world model is grounded on the real executions of these tasks (oracle runs; see
+        :mod:`agentgym_suite.envs.rehearsal.grounding`). Default: no overrides and a fixed,
+        hashed 20 % holdout of :meth:`task_ids` (for benchmarks that publish no training
+        split); an env with a published split overrides this.
+        """
+        from agentgym_suite.envs.rehearsal.grounding import holdout
+
+        return {}, holdout(self.task_ids())
+
+    def evaluation_tasks(self) -> list[str]:
+        """The task ids an evaluation plays: :meth:`task_ids` without the grounding holdout
+        (when :meth:`training_tasks` draws from the same split)."""
+        overrides, grounding = self.training_tasks()
+        if overrides:
+            return self.task_ids()
+        held = set(grounding)
+        return [t for t in self.task_ids() if t not in held]
+
     @property
     def execution_free(self) -> bool:
         """True when the success check reads only the calls made, never the state tools change.
@@ -170,6 +203,16 @@ class ToolEnv(TextEnv):
         """The current task's success criteria in words, from the benchmark's data; default none.
 
         A judge grades a transcript against them (the rehearsal env's ``judge`` reward mode).
+        """
+        return []
+
+    def checklists(self) -> list[list[list[dict[str, Any]]]]:
+        """The current task's checklists: ``[checklist][user turn][standard]``; default none.
+
+        A standard is the EnvACE checklist format (question, focus_on, pass_condition,
+        failure_examples, evidence, weight, required_for_next_turn), optionally with a machine
+        ``check``; the rehearsal env's ``checklist`` reward mode scores them per turn
+        (:mod:`agentgym_suite.envs.rehearsal.checklist`).
         """
         return []
 
@@ -222,7 +265,8 @@ class ToolEnv(TextEnv):
         valid = not message.errors
         failed = not valid
         for error in message.errors:
-            results.append((error.name or "invalid_tool_call", error_payload(error)))
+            payload = self.error_runner(error) if self.error_runner is not None else error_payload(error)
+            results.append((error.name or "invalid_tool_call", payload))
         for call in message.calls:
             name, result, status = self.run_call(call)
             results.append((name, result))

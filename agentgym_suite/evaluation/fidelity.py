@@ -8,9 +8,18 @@ world model under test. The i-th tool call of both runs is compared:
 * ``format_valid`` - the world model answered within the output contract (no
   ``INVALID_SIMULATOR_OUTPUT``/``SIMULATOR_FAILED``; a call the replay never reached counts as invalid);
 * ``key_agreement`` - Jaccard overlap of the JSON key paths of both results (``a.b``, ``a[].c``);
-* ``exact_agreement`` - the results are equal as canonical JSON;
-* ``success_agreement`` - the rehearsed episode's ``won`` equals the real one (per episode;
-  per tool over the episodes that call it).
+* ``exact_agreement`` - the results are equal as canonical JSON.
+
+In the replay the simulator sees its own earlier answers. The teacher-forced one-step
+comparison removes that drift: for every real call, the simulator is asked once, on the
+*real* history (the real conversation up to that call, real tool results included), and its
+answer is compared with the real one: ``tf_format_valid``, ``tf_key_agreement``,
+``tf_exact_agreement``.
+
+* ``success_check_agreement`` - the real env's own success check, on both sides: on the real
+  run, and on the actions the rehearsed episode actually took (it can end early, when the
+  simulator answers with an error), executed in the real env. Per episode; per tool over
+  the episodes that call it.
 
 Both runs are played by the rollout engine: the caller as its policy in the real env, then a
 replay of the caller's actions in the rehearsal env. A real run that failed (the caller or the
@@ -31,7 +40,9 @@ from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIM
 from agentgym_suite.envs.rehearsal.rewards import canonical
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 
-METRICS = ("format_valid", "key_agreement", "exact_agreement", "success_agreement")
+CALL_METRICS = ("format_valid", "key_agreement", "exact_agreement", "tf_format_valid", "tf_key_agreement", "tf_exact_agreement")
+"""Per-call metrics: the replay's, then the teacher-forced one-step comparison's."""
+METRICS = (*CALL_METRICS, "success_check_agreement")
 ALL = "ALL"
 
 
@@ -80,7 +91,11 @@ class EpisodeComparison:
     caller: str
     real_won: bool
     rehearsed_won: bool
+    """The rehearsal env's own verdict (its reward mode)."""
     calls: list[dict[str, Any]] = field(default_factory=list)
+    rehearsed_check_won: bool = False
+    """The real env's success check on the actions the rehearsed episode took."""
+    rehearsed_steps: int = 0
     real_error: str | None = None
     """Why the real run failed (the caller or the env raised), when it did."""
 
@@ -143,25 +158,85 @@ def _play_real(env: Any, caller: Any, task_id: str, seed: int, max_turns: int) -
     return _play(env, _PlanFollower() if caller is None else caller, task_id, seed, max_turns)
 
 
-def _replay(env: Any, actions: Sequence[str], task_id: str, seed: int) -> bool:
-    """Replay ``actions`` in ``env``; whether the episode was won (no actions: nothing to replay, not won)."""
-    return bool(actions) and _play(env, _Replay(actions), task_id, seed, len(actions)).won
+def _replay(env: Any, actions: Sequence[str], task_id: str, seed: int) -> tuple[bool, int]:
+    """Replay ``actions`` in ``env``; (won, actions it took before the episode ended)."""
+    if not actions:
+        return False, 0
+    played = _play(env, _Replay(actions), task_id, seed, len(actions))
+    return played.won, len(played.turns)
+
+
+def _real_check(env: Any, actions: Sequence[str], task_id: str, seed: int) -> bool:
+    """The real env's success check after ``actions`` (the check as it stands after the last one)."""
+    if not actions:
+        return False
+    env.reset(seed=seed, options={"task_id": task_id})
+    info: dict[str, Any] = {}
+    for action in actions:
+        *_, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    return bool(info.get("won"))
+
+
+def _caller_text(message: dict[str, Any]) -> str:
+    blocks = []
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function", {})
+        arguments = fn.get("arguments")
+        try:
+            arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except (json.JSONDecodeError, ValueError):
+            pass
+        blocks.append("<tool_call>\n" + json.dumps({"name": fn.get("name"), "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>")
+    return "\n".join(part for part in (str(message.get("content") or "").strip(), *blocks) if part)
+
+
+def teacher_forced(rehearsed: Any, messages: Sequence[dict[str, Any]], records: Sequence[Any], seed: int) -> list[Any]:
+    """The simulator's one-step answer to each real call, given the real history before it.
+
+    ``records`` are the real run's tool-log records, one per call of the assistant messages,
+    in order. Returns one simulated result per record (``None`` where a record has no call).
+    """
+    from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest
+
+    requests, positions = [], []
+    tools = list(rehearsed.base.tool_index.values())
+    k = 0
+    for j, message in enumerate(messages):
+        if message.get("role") != "assistant":
+            continue
+        caller = _caller_text(message)
+        for call in message.get("tool_calls") or []:
+            if k >= len(records):
+                break
+            fn = call.get("function", {})
+            arguments = records[k].arguments if isinstance(records[k].arguments, dict) else {}
+            requests.append(SimulatorRequest(tools, rehearsed.examples, list(messages[:j]), caller, str(fn.get("name")), dict(arguments)))
+            positions.append(k)
+            k += 1
+    out: list[Any] = [None] * len(records)
+    if rehearsed.real:
+        return [r.result for r in records]
+    for position, simulation in zip(positions, rehearsed.world_model.simulate(requests, seed=seed)):
+        out[position] = simulation.result
+    return out
 
 
 def _summarise(episodes: list[EpisodeComparison]) -> dict[str, dict[str, float]]:
     sums: dict[str, dict[str, float]] = {}
     for ep in episodes:
-        agree = float(ep.real_won == ep.rehearsed_won)
+        agree = float(ep.real_won == ep.rehearsed_check_won)
         tools = {c["tool"] for c in ep.calls} | {ALL}
         for tool in tools:
             row = sums.setdefault(tool, {"calls": 0.0, "episodes": 0.0, **{m: 0.0 for m in METRICS}})
             row["episodes"] += 1
-            row["success_agreement"] += agree
+            row["success_check_agreement"] += agree
         for call in ep.calls:
             for tool in (call["tool"], ALL):
                 row = sums[tool]
                 row["calls"] += 1
-                for metric in METRICS[:3]:
+                for metric in CALL_METRICS:
                     row[metric] += float(call[metric])
     out: dict[str, dict[str, float]] = {}
     for tool, row in sorted(sums.items(), key=lambda kv: (kv[0] == ALL, kv[0])):
@@ -169,8 +244,8 @@ def _summarise(episodes: list[EpisodeComparison]) -> dict[str, dict[str, float]]
         out[tool] = {
             "calls": int(calls),
             "episodes": int(eps),
-            **{m: (row[m] / calls if calls else float("nan")) for m in METRICS[:3]},
-            "success_agreement": row["success_agreement"] / eps if eps else float("nan"),
+            **{m: (row[m] / calls if calls else float("nan")) for m in CALL_METRICS},
+            "success_check_agreement": row["success_check_agreement"] / eps if eps else float("nan"),
         }
     return out
 
@@ -205,7 +280,8 @@ def run_fidelity(
     label = world_model if isinstance(world_model, str) else str(getattr(world_model, "name", type(world_model).__name__))
     real = RehearsalEnv(base_env=base_env, base_env_kwargs=base_env_kwargs, world_model="real")
     rehearsed = RehearsalEnv(base_env=base_env, base_env_kwargs=base_env_kwargs, world_model=world_model,
-                             sampling=sampling, max_prompt_chars=max_prompt_chars)
+                             sampling=sampling, max_prompt_chars=max_prompt_chars, reward_mode="none")
+    checker = RehearsalEnv(base_env=base_env, base_env_kwargs=base_env_kwargs, world_model="real")
     tasks = select_tasks(real.task_ids(), episodes, seed)
     compared: list[EpisodeComparison] = []
     for caller_spec in callers:
@@ -216,20 +292,29 @@ def run_fidelity(
             played = _play_real(real, caller, task_id, episode_seed, max_turns)
             actions = [turn.completion_text for turn in played.turns]
             real_log = list(real.tool_log)
-            rehearsed_won = _replay(rehearsed, actions, task_id, episode_seed)
+            real_messages = list(real.messages)
+            rehearsed_won, steps = _replay(rehearsed, actions, task_id, episode_seed)
             sim_log = list(rehearsed.tool_log)
+            forced = teacher_forced(rehearsed, real_messages, real_log, episode_seed)
+            check_won = _real_check(checker, actions[:steps], task_id, episode_seed)
             calls = []
             for i, record in enumerate(real_log):
                 sim = sim_log[i] if i < len(sim_log) and sim_log[i].name == record.name else None
+                one = forced[i]
                 calls.append({
                     "tool": record.name,
                     "format_valid": sim is not None and format_valid(sim.result),
                     "key_agreement": key_agreement(record.result, sim.result) if sim is not None else 0.0,
                     "exact_agreement": sim is not None and canonical(_as_json(record.result)) == canonical(_as_json(sim.result)),
+                    "tf_format_valid": one is not None and format_valid(one),
+                    "tf_key_agreement": key_agreement(record.result, one) if one is not None else 0.0,
+                    "tf_exact_agreement": one is not None and canonical(_as_json(record.result)) == canonical(_as_json(one)),
                 })
-            compared.append(EpisodeComparison(task_id, name, played.won, rehearsed_won, calls, played.error))
+            compared.append(EpisodeComparison(task_id, name, played.won, rehearsed_won, calls, real_error=played.error,
+                                              rehearsed_check_won=check_won, rehearsed_steps=steps))
     real.close()
     rehearsed.close()
+    checker.close()
     return FidelityReport(rehearsed.base_env_id, label, _summarise(compared), compared)
 
 

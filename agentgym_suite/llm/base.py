@@ -33,6 +33,10 @@ class BackendError(AgentGymError, RuntimeError):
     """A generation backend failed (server error, timeout, malformed answer, bad prompt)."""
 
 
+STRUCTURES = ("", "execution_result")
+"""Values of ``SamplingParams.structured``."""
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """How to sample. ``temperature=0`` means greedy decoding.
@@ -51,6 +55,11 @@ class SamplingParams:
         min_p: drop tokens less likely than ``min_p`` times the most likely one (0 = off).
         repetition_penalty: penalty on tokens already in the prompt or completion (1 = off), as
             in Hugging Face and vLLM.
+        structured: a named output structure to decode under ("" = free text;
+            ``"execution_result"``: the simulator's output contract, see
+            :mod:`agentgym_suite.llm.structured`). The ``transformers`` backends (``hf:``,
+            ``default``, ``tiny``) enforce it; other backends generate freely and the parser
+            judges the text.
     """
 
     n: int = 1
@@ -63,6 +72,7 @@ class SamplingParams:
     top_k: int = 0
     min_p: float = 0.0
     repetition_penalty: float = 1.0
+    structured: str = ""
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -79,6 +89,8 @@ class SamplingParams:
             raise ValueError(f"SamplingParams.min_p must be in [0, 1) (0 = off), got {self.min_p}.")
         if not self.repetition_penalty > 0:
             raise ValueError(f"SamplingParams.repetition_penalty must be > 0 (1 = off), got {self.repetition_penalty}.")
+        if self.structured not in STRUCTURES:
+            raise ValueError(f"SamplingParams.structured must be one of {STRUCTURES}, got {self.structured!r}.")
         if isinstance(self.stop, str):
             object.__setattr__(self, "stop", (self.stop,))
         else:

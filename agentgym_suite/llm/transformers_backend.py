@@ -171,6 +171,12 @@ class TransformersBackend(TokenizerMixin):
         seeded = all(s is not None for s in seeds) if seeds is not None else params.seed is not None
         isolate = torch.random.fork_rng(devices=devices) if seeded else contextlib.nullcontext()
         processors: list[Any] = [recorder]
+        if params.structured:  # before the recorder, so the recorded log-probs are of the masked distribution
+            from agentgym_suite.llm.structured import ExecutionResultConstraint
+
+            eos = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id in self.eos_token_ids else min(self.eos_token_ids)
+            processors.insert(0, ExecutionResultConstraint(self.tokenizer, int(eos), width, params.max_new_tokens,
+                                                           special_ids=sorted(self.eos_token_ids)))
         if seeds is not None:
             processors.append(SeededRows(seeds))
         cache = self._ragged_cache(rows, width) if len(rows) > 1 and self._ragged(device) else None

@@ -97,6 +97,8 @@ def simulator_rows_of(traj: Trajectory) -> list[Row]:
 def _simulator_row(traj: Trajectory, index: int, gen: SimulatorGeneration) -> Row:
     completion = list(gen.completion_ids)
     logprobs = [float(x) for x in gen.logprobs] if gen.logprobs else [0.0] * len(completion)
+    # a call the real env would refuse: the row is scored on the simulator's validation of it
+    ret = float(traj.episode_return) if gen.validation_reward is None else float(gen.validation_reward)
     turn = Turn(
         index=index, prompt_text=gen.prompt_text, completion_text=gen.completion_text, prompt_ids=list(gen.prompt_ids),
         completion_ids=completion, logprobs=logprobs, role=SIMULATOR_ROLE, action_valid=gen.contract_valid,
@@ -104,8 +106,8 @@ def _simulator_row(traj: Trajectory, index: int, gen: SimulatorGeneration) -> Ro
     )
     return Row(
         prompt_ids=list(gen.prompt_ids), completion_ids=completion, env_mask=[1] * len(completion), logprobs=logprobs,
-        group=traj.group_id, traj=traj.traj_id, turn_idx=index, role=SIMULATOR_ROLE, ret=float(traj.episode_return),
-        invalid=not gen.contract_valid, step_reward=float(traj.episode_return), anchor=gen.tool_name,
+        group=traj.group_id, traj=traj.traj_id, turn_idx=index, role=SIMULATOR_ROLE, ret=ret,
+        invalid=not gen.contract_valid, step_reward=ret, anchor=gen.tool_name,
         position=gen.turn, episode=traj, turns=[turn],
     )
 

@@ -130,3 +130,19 @@ def test_eval_cli_flags(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: 
     summary = json.loads(capsys.readouterr().out)
     assert code == 0 and summary["rehearsal"]["imagined_attempts"] == 2 and summary["rehearsal"]["mode"] == "parallel"
     assert main(["eval", "SyntheticTools-v0", "--out", str(tmp_path / "b"), "--rehearsal-budget", "-1"]) == 2
+
+
+@pytest.mark.parametrize("env_id,kwargs", [("Tau2-v0", {"domain": "retail", "split": "test"}), ("BFCL-v0", {"category": "simple"})])
+def test_held_out_benchmarks_are_scored_by_their_own_check_with_and_without_rehearsal(
+        env_id: str, kwargs: dict[str, Any], tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    if registration.missing_requirements(registration.entry(env_id)):
+        pytest.skip(f"{env_id} is not installed here")
+    world = ScriptedBackend(lambda name, args: format_execution_result({"ok": True}))
+    monkeypatch.setattr("agentgym_suite.llm.load_backend", lambda spec, **kw: world)
+    plain = evaluate(env_id, "oracle", out_dir=tmp_path / "plain", episodes=2, env_kwargs=kwargs, progress=False)
+    rehearsed = evaluate(env_id, "oracle", out_dir=tmp_path / "rehearsed", episodes=2, env_kwargs=kwargs, progress=False,
+                         rehearsal={"budget": 1, "mode": "parallel", "world_model": "scripted"})
+    # the env's own check decides both runs: the oracle's real execution is the same with or without rehearsal
+    assert [r.won for r in plain.records] == [r.won for r in rehearsed.records] and any(r.won for r in plain.records)
+    assert rehearsed.summary["rehearsal"]["imagined_attempts"] == 2 and "rehearsal" not in plain.summary
+    assert world.calls  # the imagined attempts were answered by the world model, the real ones by the env

@@ -86,7 +86,7 @@ def test_default_make_is_offline_and_lazy() -> None:
     assert inner.base_env_id == "SyntheticTools-v0" and inner.world_model.spec == "default"
     _, info = env.reset(seed=0)
     assert not inner.world_model.loaded and info["simulator_generations"] == []
-    assert info["reward_mode"] == "gold_calls" and info["world_model"] == "default"
+    assert info["reward_mode"] == "checklist" and info["world_model"] == "default"
 
 
 def _table_world(results: dict[str, Any]) -> ScriptedBackend:
@@ -123,7 +123,7 @@ def test_parallel_calls_are_one_batched_generation_in_order() -> None:
 
 
 def test_gold_calls_reward_wins_with_oracle_calls_and_a_plausible_world() -> None:
-    env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0})
+    env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0}, reward_mode="gold_calls")
     env.reset(options={"task_id": "w0-t0"})
     reward, terminated, info = 0.0, False, {}
     for action in env.oracle():
@@ -147,18 +147,53 @@ def test_simulator_error_or_bad_output_ends_episode_with_zero(reply: str) -> Non
     assert info["error"]
 
 
-@pytest.mark.parametrize("action", [
-    '<tool_call>{"name": "search_vehicles", "arguments": {"query": "x"}',  # unbalanced tags
-    '<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>',
-    '<tool_call>{"name": "search_vehicles", "arguments": {"query": 5}}</tool_call>',
-])
-def test_malformed_call_ends_episode_with_zero_without_simulating(action: str) -> None:
-    backend = _table_world({})
+def test_unparseable_call_reaches_the_simulator_and_still_ends_the_episode() -> None:
+    backend = ScriptedBackend(lambda name, args: format_execution_result(
+        {"error_tool_call": {"code": "INVALID_TOOL_CALL_FORMAT", "message": "unbalanced tags", "details": ""}}))
     env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
     env.reset(options={"task_id": "w0-t0"})
-    _, reward, terminated, _, info = env.step(action)
-    assert terminated and reward == 0.0 and not info["action_valid"]
-    assert backend.calls == [] and info["simulator_generations"] == []
+    obs, reward, terminated, _, info = env.step('<tool_call>{"name": "search_vehicles", "arguments": {"query": "x"}')
+    assert terminated and reward == 0.0 and not info["action_valid"]  # the released parser's rule
+    [gen] = info["simulator_generations"]  # but the simulator saw the block and answered it
+    assert gen.expected_error == "INVALID_TOOL_CALL_FORMAT" and gen.validation_reward == 1.0
+    assert "unbalanced tags" in obs and "did not parse" in gen.prompt_messages[-1]["content"]
+
+
+def _validating_world(name: str, arguments: dict[str, Any]) -> str:
+    """A simulator that validates like the real env: unknown tools and a non-string query are refused."""
+    if name != "search_vehicles":
+        return format_execution_result({"error_tool_call": {"code": "TOOL_NOT_AVAILABLE", "message": name, "details": ""}})
+    if not isinstance(arguments.get("query"), str):
+        return format_execution_result({"error_tool_call": {"code": "INVALID_PARAMETERS", "message": "query", "details": ""}})
+    return format_execution_result([{"id": "vh-1", "name": "x"}])
+
+
+@pytest.mark.parametrize("action,code", [
+    ('<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>', "TOOL_NOT_AVAILABLE"),
+    ('<tool_call>{"name": "search_vehicles", "arguments": {"query": 5}}</tool_call>', "INVALID_PARAMETERS"),
+])
+def test_invalid_calls_reach_the_simulator_which_rejects_them(action: str, code: str) -> None:
+    backend = ScriptedBackend(_validating_world)
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    obs, reward, terminated, _, info = env.step(action)
+    assert len(backend.calls) == 1  # the env did not filter the call
+    [gen] = info["simulator_generations"]
+    assert gen.expected_error == code and gen.validation_reward == 1.0
+    assert terminated and reward == 0.0 and not info["action_valid"] and code in obs
+
+
+def test_a_simulator_accepting_an_invalid_call_gets_no_validation_reward() -> None:
+    env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    _, _, terminated, _, info = env.step('<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>')
+    [gen] = info["simulator_generations"]
+    assert gen.expected_error == "TOOL_NOT_AVAILABLE" and gen.validation_reward == 0.0
+    assert not terminated  # the simulator's answer decides, as in the released env
+    env.reset(options={"task_id": "w0-t0"})
+    _, _, _, _, info = env.step(env.oracle()[0])
+    [gen] = info["simulator_generations"]
+    assert gen.expected_error == "" and gen.validation_reward is None  # a valid call: the row carries the return
 
 
 def test_errors_can_be_kept_in_the_episode() -> None:
@@ -196,7 +231,14 @@ def test_finmcp_base_reward_without_execution(tmp_path: Path) -> None:
     env = RehearsalEnv(base_env="FinMCP-v0", base_env_kwargs=_finmcp_kwargs(tmp_path), world_model=_table_world({}))
     assert env.reward_mode == "base"
     env.reset(options={"task_id": "202"})
-    assert "BatchGetStrategyRiskInfo" in json.dumps(env._examples)  # recordings become the simulator's examples
+    bank = env.example_bank()
+    assert set(bank.tasks) <= set(env.base.training_tasks()[1])
+    own = [{k: e[k] for k in ("name", "arguments", "result")} for e in bank.examples if e["task"] == "202"]
+    assert not any(e in env._examples for e in own)  # never the task being played
+    grounded = RehearsalEnv(base_env="FinMCP-v0", base_env_kwargs=_finmcp_kwargs(tmp_path), world_model=_table_world({}),
+                            grounding="task")
+    grounded.reset(options={"task_id": "202"})
+    assert "BatchGetStrategyRiskInfo" in json.dumps(grounded._examples)  # opt-in: the task's own recordings
     for action in env.oracle():
         _, reward, terminated, _, info = env.step(action)
         if terminated:

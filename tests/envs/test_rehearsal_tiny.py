@@ -47,3 +47,26 @@ def test_same_seed_same_simulation(tiny_env: gymnasium.Env) -> None:
         *_, info = tiny_env.step(tiny_env.unwrapped.oracle()[0])
         texts.append(info["simulator_generations"][0].completion_text)
     assert texts[0] == texts[1]
+
+
+def test_tiny_simulator_answers_an_unknown_tool_and_is_scored_on_it() -> None:
+    env = gymnasium.make("EnvACE-Rehearsal-v0", world_model="tiny", base_env_kwargs={"seed": 0, "num_tools": 5, "distractors": 0},
+                         sampling={"max_new_tokens": 48}, max_prompt_chars=3000)
+    env.reset(seed=2, options={"task_id": "w0-t0"})
+    *_, info = env.step('<tool_call>{"name": "launch_rocket", "arguments": {"x": 1}}</tool_call>')
+    [gen] = info["simulator_generations"]
+    assert gen.tool_name == "launch_rocket" and gen.expected_error == "TOOL_NOT_AVAILABLE"
+    assert gen.contract_valid  # structured decoding: the tiny model's answer is well-formed
+    assert gen.validation_reward in (0.0, 0.5, 1.0) and gen.trainable
+
+
+def test_fidelity_of_the_tiny_model_reports_teacher_forced_columns() -> None:
+    from agentgym_suite.evaluation.fidelity import ALL, run_fidelity
+
+    report = run_fidelity("SyntheticTools-v0", "tiny", episodes=1,
+                          base_env_kwargs={"seed": 0, "num_tools": 5, "distractors": 0, "task_length": 1},
+                          sampling={"max_new_tokens": 40}, max_prompt_chars=3000)
+    overall = report.per_tool[ALL]
+    assert overall["calls"] >= 1 and overall["tf_format_valid"] == 1.0
+    assert 0.0 <= overall["tf_key_agreement"] <= 1.0 and overall["tf_exact_agreement"] <= overall["tf_key_agreement"]
+    assert overall["success_check_agreement"] in (0.0, 1.0)

@@ -62,3 +62,18 @@ def test_simulator_generations_survive_a_trajectory_file_round_trip():
     assert again.turns[0].simulator_generations == [gen]
     # plain dicts, as older trajectory files hold them, are read as typed records too
     assert SimulatorGeneration.from_dict({"tool_name": "search", "turn": 4, "extra": 1}).turn == 4
+
+
+def test_a_simulator_row_for_an_invalid_call_is_scored_on_its_validation():
+    from agentgym_suite.core.simulator_generation import SimulatorGeneration
+
+    rejected = SimulatorGeneration("nope", turn=1, prompt_ids=[1], completion_ids=[2], has_token_ids=True,
+                                   expected_error="TOOL_NOT_AVAILABLE", validation_reward=1.0)
+    accepted = SimulatorGeneration("nope", turn=1, prompt_ids=[1], completion_ids=[2], has_token_ids=True,
+                                   expected_error="TOOL_NOT_AVAILABLE", validation_reward=0.0)
+    valid = SimulatorGeneration("ok", turn=1, prompt_ids=[1], completion_ids=[2], has_token_ids=True)
+    turn = Turn(index=0, prompt_text="p", completion_text="a", prompt_ids=[9], completion_ids=[8], logprobs=[-1.0],
+                simulator_generations=[rejected, accepted, valid])
+    traj = Trajectory(task_id="t", group_id=1, env_id="E", seed=0, traj_id=1, turns=[turn], episode_return=0.25)
+    rows = [r for r in build_rows([traj], "turn", simulator_rows=True) if r.role == "simulator"]
+    assert [r.ret for r in rows] == [1.0, 0.0, 0.25]

@@ -7,6 +7,13 @@ instructions, user turns, recorded examples and its success check; every tool ca
 answered by the world model (the embedded ``default`` model when nothing is given, loaded on
 the first call) - or, with ``world_model="real"``, by the base env's real tools.
 
+Training scores each user turn against the task's checklists (``reward_mode="checklist"``,
+:mod:`.checklist`; deterministic on SyntheticTools-v0, a fixed judge on ChecklistTools-v0);
+the simulator is grounded on real executions of the base env's training split
+(:mod:`.grounding`), sees every call that parses (it validates), and samples with the
+``training`` or ``evaluation`` profile (:mod:`.world_model`; the latter decodes under the
+output contract, :mod:`agentgym_suite.llm.structured`).
+
 Simulator generations, for training the Simulator role
 ------------------------------------------------------
 Each ``step`` puts the generations it made in ``info["simulator_generations"]`` (a list of

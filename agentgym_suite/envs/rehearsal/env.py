@@ -5,21 +5,30 @@ episode as usual - its tasks, system prompt, user turns, tool list (including to
 later), oracle and bookkeeping stay the base env's own - but it sets the base's
 ``call_runner`` (the injectable replacement of validate + execute for one call) to
 :meth:`RehearsalEnv._run_call`. Before each step the rehearsal env validates the message's
-calls against the base's ``tool_index`` and sends the valid ones to the world model in one
-batched generation; the base's dispatch loop then receives those simulated results in order.
-No base handler is called, so nothing is executed. With ``world_model="real"`` the runner
+calls and sends every call - unknown tools, arguments that break the schema and blocks that
+do not parse included - to the world model in one batched generation: the simulator
+validates, as in the released code, where the env's own tool and schema checks are off
+(``MCPChecklistTool``'s ``disable_phase0_tool_check`` and ``disable_schema`` default True). A
+block that does not parse still ends the episode, as the released parser
+(``tool_parser.parse_tool_calls``) ends it, but its result is the simulator's answer. The base's dispatch
+loop then receives the simulated results in order. No base handler is called, so nothing is
+executed. The env still runs the real validation of each call, records the verdict on the
+generation (``expected_error``) and gives the simulator a validation reward for it
+(``validation_reward``: 1 for rejecting an invalid call with its code, 0.5 with another
+error code, 0 for accepting it or for rejecting a valid call), which the trainer uses as
+that simulator row's return. With ``world_model="real"`` the runner
 forwards to the base's own ``execute_call`` (a pass-through used as the fidelity reference
 and in tests).
 
 The base env is used only through the public ``ToolEnv`` API and its hooks
 (``recorded_examples``, ``execution_free``, ``rehearsed_score``, ``success_criteria``,
-``tool_index``, ``call_runner``): a tool env supports rehearsal by overriding those, with no
+``checklists``, ``tool_index``, ``call_runner``): a tool env supports rehearsal by overriding those, with no
 change here.
 
-Ending rule (EnvACE): a malformed call (bad format, a tool not on the whitelist, arguments
-that break the schema) or an ``error_tool_call`` result (a simulator's validation error, a
-simulator output that breaks the contract, a tool that crashed) ends the episode with reward
-0 when ``end_on_tool_error`` is set (default). A domain error that a tool reports in its
+Ending rule (EnvACE): a call block that does not parse, or an ``error_tool_call`` result (a
+simulator's validation error, a simulator output that breaks the contract, a tool that
+crashed) ends the episode with reward 0 when ``end_on_tool_error`` is set (default). With a
+real world the env's own validation answers, so an unknown tool or bad arguments end it too. A domain error that a tool reports in its
 normal result (``{"error": "no such file"}``) is a result like any other: BFCL's own ground
 truth produces such results.
 """
@@ -36,13 +45,25 @@ from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.info import REQUIRED_INFO_KEYS
 from agentgym_suite.core.simulator_generation import SimulatorGeneration
 from agentgym_suite.core.text_env import StepOutcome, TaskStart
-from agentgym_suite.core.tool_calls import ToolCall, ToolCallError, error_payload, parse_tool_calls, validate_call
+from agentgym_suite.core.tool_calls import (
+    INVALID_PARAMETERS,
+    INVALID_TOOL_CALL_FORMAT,
+    TOOL_NOT_AVAILABLE,
+    ToolCall,
+    ToolCallError,
+    error_payload,
+    parse_tool_calls,
+    validate_call,
+)
 from agentgym_suite.core.tool_env import ToolEnv, ToolRecord
+from agentgym_suite.envs.rehearsal.checklist import ChecklistJudge, TurnScore, episode_score, score_turn, validate_checklists
 from agentgym_suite.envs.rehearsal.contract import ends_episode, is_error_result
+from agentgym_suite.envs.rehearsal.grounding import ExampleBank, cached_bank, collect_examples
 from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, conversation_lines
 from agentgym_suite.envs.rehearsal.rewards import (
     REWARD_MODES,
     Call,
+    canonical,
     gold_call_score,
     gold_calls_from_oracle,
     judge_score,
@@ -51,6 +72,7 @@ from agentgym_suite.envs.rehearsal.rewards import (
 from agentgym_suite.envs.rehearsal.world_model import REAL, Simulation, WorldModel
 
 DEFAULT_BASE_ENV = "SyntheticTools-v0"
+GROUNDINGS = ("auto", "task", "training", "none")
 PROTOCOL_ERROR = (
     "the episode ended with reward 0: a tool call was malformed or got an error_tool_call result, "
     "and end_on_tool_error is set"
@@ -96,16 +118,31 @@ class RehearsalEnv(ToolEnv):
             placeholder the trainer fills with :meth:`set_world_model`), or ``"real"`` to run
             the base env's real tools. Specs load on the first simulated call.
         reward_mode: ``auto`` (default: ``base`` when the world is real or the base check
-            needs no execution, else ``gold_calls``), ``base``, ``gold_calls``, ``judge`` or
-            ``none``; see :mod:`agentgym_suite.envs.rehearsal.rewards`.
-        judge: for ``reward_mode="judge"``: a backend spec or object, or a callable
-            ``(transcript, criteria) -> list[bool] | float``; default the world model.
+            needs no execution, else ``checklist`` when the base env has checklists, else
+            ``gold_calls``), ``base``, ``checklist`` (EnvACE's per-turn checklist reward),
+            ``gold_calls`` (imitation of the oracle's calls), ``judge`` or ``none``; see
+            :mod:`agentgym_suite.envs.rehearsal.rewards`.
+        judge: a fixed judge model, never the policy being trained: a backend spec or object,
+            or a callable. For ``checklist`` it grades the standards without a machine
+            check (callable: ``(prompt) -> verdict``); for ``judge`` it grades the whole
+            transcript (callable: ``(transcript, criteria) -> list[bool] | float``).
         end_on_tool_error: a malformed call or an error result ends the episode with reward 0
             (EnvACE's rule; default True).
-        use_recorded_examples: show the task's recorded examples to the simulator (default
-            True; test-time rehearsal turns this off so gold results do not leak).
-        sampling: simulator sampling (``SamplingParams`` or a dict of its fields).
+        grounding: where the simulator's recorded examples come from (see
+            :mod:`agentgym_suite.envs.rehearsal.grounding`): ``auto`` (default: ``task`` for
+            training worlds, ``training`` for benchmarks), ``task`` (the task's own
+            ``recorded_examples``), ``training`` (oracle runs on the base env's training split,
+            ``ToolEnv.training_tasks``; never the task being played), ``none``, or an
+            :class:`~agentgym_suite.envs.rehearsal.grounding.ExampleBank`.
+        use_recorded_examples: False is ``grounding="none"`` (older name).
+        sampling: simulator sampling: ``evaluation`` (default, except for ``"policy"``:
+            temperature 0.6, top-p 0.8, at most 128 tokens, decoded under the output contract),
+            ``training`` (default for ``"policy"``: temperature 1, free text, so the trainer's
+            log-probs are the policy's), a dict of ``SamplingParams`` fields over a profile
+            (``{"profile": "training", "max_new_tokens": 256}``), or SamplingParams.
         max_prompt_chars: longest simulator user prompt.
+        prompt_style: the simulator prompt: ``full``, ``compact`` or ``auto`` (compact for the
+            embedded models ``default`` and ``tiny``); see :mod:`agentgym_suite.envs.rehearsal.prompts`.
         action_format: ignored (the whole assistant message is the action in tool envs).
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv` (``privileged``, ...).
     """
@@ -122,8 +159,10 @@ class RehearsalEnv(ToolEnv):
         judge: Any = None,
         end_on_tool_error: bool = True,
         use_recorded_examples: bool = True,
+        grounding: Any = "auto",
         sampling: Any = None,
         max_prompt_chars: int = 24_000,
+        prompt_style: str = "auto",
         base_env_id: str | None = None,
         action_format: Any = None,
         **kwargs: Any,
@@ -143,21 +182,33 @@ class RehearsalEnv(ToolEnv):
         self.base_env_id, self.base = next(iter(self.bases.items()))
         self.real = isinstance(world_model, str) and world_model == REAL
         self.world_model: WorldModel | None = None if self.real else WorldModel(
-            world_model, sampling=sampling, max_prompt_chars=max_prompt_chars)
+            world_model, sampling=sampling, max_prompt_chars=max_prompt_chars, prompt_style=prompt_style)
         self._reward_mode_arg = reward_mode
+        if isinstance(judge, str) and judge in ("policy", "real"):
+            raise ValueError(f"judge={judge!r}: the judge is a fixed model (a backend spec such as 'hf:Qwen/Qwen3-8B'), "
+                             "never the policy being trained.")
         for base in self.bases.values():
             base.end_on_tool_error = False  # this env applies EnvACE's ending rule itself (see _execute)
             base.privileged = self.privileged  # its info["privileged"] is passed on (see _privileged_info)
             self.reward_mode = self._resolve_reward_mode(reward_mode, base)
         self.reward_mode = self._resolve_reward_mode(reward_mode, self.base)
-        if self.reward_mode == "judge" and judge is None and self.world_model is None:
-            raise ValueError("reward_mode='judge' with world_model='real' needs judge=<backend spec, backend or callable>.")
+        if self.reward_mode == "judge" and judge is None:
+            raise ValueError("reward_mode='judge' needs judge=<backend spec, backend or callable>: a fixed model, "
+                             "never the policy being trained.")
         self._judge_spec = judge
         self._judge: Any = None
         self.use_recorded_examples = use_recorded_examples
+        if not use_recorded_examples:
+            grounding = "none"
+        if not isinstance(grounding, (str, ExampleBank)) or (isinstance(grounding, str) and grounding not in GROUNDINGS):
+            raise ValueError(f"grounding={grounding!r}; choose one of {GROUNDINGS} or pass an ExampleBank.")
+        self.grounding = grounding
+        self._banks: dict[str, ExampleBank] = {}
         for base in self.bases.values():
             base.call_runner = self._run_call  # see the module docstring
+            base.error_runner = None if self.real else self._answer_malformed
         self._pending: deque[tuple[ToolCall, Simulation]] = deque()
+        self._pending_errors: deque[Simulation] = deque()
         self._step_generations: list[SimulatorGeneration] = []
         self.episode_generations: list[SimulatorGeneration] = []
         self._made: list[Call] = []
@@ -165,6 +216,9 @@ class RehearsalEnv(ToolEnv):
         self._examples: list[dict[str, Any]] = []
         self._base_privileged: dict[str, Any] = {}
         self._protocol_error = False
+        self._checklists: list[Any] = []
+        self._turn_scores: list[TurnScore] = []
+        self._checklist_judge: ChecklistJudge | None = None
 
     @classmethod
     def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
@@ -174,7 +228,9 @@ class RehearsalEnv(ToolEnv):
     # ------------------------------------------------------------------ configuration
     def _resolve_reward_mode(self, mode: str, base: ToolEnv) -> str:
         if mode == "auto":
-            return "base" if self.real or base.execution_free else "gold_calls"
+            if self.real or base.execution_free:
+                return "base"
+            return "checklist" if type(base).checklists is not ToolEnv.checklists else "gold_calls"
         if mode not in REWARD_MODES:
             raise ValueError(f"reward_mode={mode!r}; choose auto or one of {REWARD_MODES}.")
         if mode == "base" and not self.real and not base.execution_free:
@@ -191,8 +247,11 @@ class RehearsalEnv(ToolEnv):
         if self.real:
             raise ValueError("this env was made with world_model='real'; make a new env to rehearse with a model.")
         assert self.world_model is not None
+        if world_model is not None and world_model is self._judge_spec:
+            raise ValueError("the world model cannot be the judge: the judge is a fixed model, never the policy being trained.")
         self.world_model = WorldModel(world_model, sampling=self.world_model.sampling,
-                                      max_prompt_chars=self.world_model.max_prompt_chars)
+                                      max_prompt_chars=self.world_model.max_prompt_chars,
+                                      prompt_style=self.world_model.prompt_style, cpu_threads=self.world_model.cpu_threads)
 
     # ------------------------------------------------------------------ pass-through
     def task_ids(self) -> list[str]:
@@ -231,22 +290,31 @@ class RehearsalEnv(ToolEnv):
         self.episode_generations = []
         self._step_generations = []
         self._made = []
-        self._examples = list(self.base.recorded_examples()) if self.use_recorded_examples else []
+        self._examples = [] if self.real else self._grounding_examples(task_id)
         needs_gold = self.reward_mode in ("gold_calls", "judge")
         self._gold = gold_calls_from_oracle(self.base.oracle()) if needs_gold else []
+        self._turn_scores = []
+        if self.reward_mode == "checklist":
+            self._load_checklists()
         return TaskStart(observation, str(info.get("task", "")), info.get("admissible_actions"), info.get("tools"),
                          self._extra(info))
 
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         self._step_generations = []
-        self._protocol_error = bool(parse_tool_calls(command).errors)
+        message = parse_tool_calls(command)
+        self._protocol_error = bool(message.errors)
         if not self.real:
             self._simulate_message(command)
         observation, reward, terminated, truncated, info = self.base.step(command)
         self._pending.clear()
+        self._pending_errors.clear()
         self._tools = info.get("tools")
         won, score = bool(info.get("won")), float(info.get("score") or 0.0)
         forced_fail = self.end_on_tool_error and self._protocol_error
+        if self.reward_mode == "checklist" and not forced_fail and not message.has_tool_calls and info.get("action_valid", True):
+            # a text reply closes the user turn: score it; an unmet required standard stops the episode
+            turn = self._score_turn(len(self._turn_scores))
+            terminated = terminated or turn.required_unmet
         if terminated and not forced_fail and self.reward_mode != "base":
             score, won = self._mode_score()
             reward = score
@@ -256,6 +324,8 @@ class RehearsalEnv(ToolEnv):
                 score, won = recomputed
                 reward = score
         extra = self._extra(info)
+        if self.reward_mode == "checklist":
+            extra["checklist_turn_scores"] = [t.score for t in self._turn_scores]
         if forced_fail:
             reward, score, won, terminated = 0.0, 0.0, False, True
             extra["error"] = PROTOCOL_ERROR
@@ -274,24 +344,89 @@ class RehearsalEnv(ToolEnv):
         )
         return extra
 
+    # ------------------------------------------------------------------ grounding
+    @property
+    def examples(self) -> list[dict[str, Any]]:
+        """The recorded examples the simulator is shown for the current task (a copy)."""
+        return list(self._examples)
+
+    def grounding_mode(self, base: ToolEnv | None = None) -> str:
+        """The grounding this env uses for ``base`` (default the current base env)."""
+        base = base if base is not None else self.base
+        if isinstance(self.grounding, ExampleBank):
+            return "bank"
+        if self.grounding == "auto":
+            return "task" if base.examples_are_training_data else "training"
+        return str(self.grounding)
+
+    def example_bank(self) -> ExampleBank:
+        """The current base env's examples from its training split (oracle runs; built once, on first use)."""
+        if isinstance(self.grounding, ExampleBank):
+            return self.grounding
+        if self.base_env_id not in self._banks:
+            overrides, tasks = self.base.training_tasks()
+            spec = self.base.spec
+            kwargs = {**dict(spec.kwargs or {}), **overrides} if spec is not None else dict(overrides)
+            key = f"{spec.id if spec is not None else type(self.base).__name__}:{canonical(kwargs)}"
+
+            def build() -> ExampleBank:
+                env = gym.make(spec.id, **kwargs) if spec is not None else type(self.base)(**kwargs)
+                try:
+                    return collect_examples(env, tasks)
+                finally:
+                    env.close()
+            self._banks[self.base_env_id] = cached_bank(key, build)
+        return self._banks[self.base_env_id]
+
+    def _grounding_examples(self, task_id: str) -> list[dict[str, Any]]:
+        mode = self.grounding_mode()
+        if mode == "none":
+            return []
+        if mode == "task":
+            return list(self.base.recorded_examples())
+        same_split = mode == "bank" or not self.base.training_tasks()[0]
+        return self.example_bank().for_tools(self.base.tool_index, exclude_task=task_id if same_split else None)
+
     # ------------------------------------------------------------------ simulation
     def _simulate_message(self, command: str) -> None:
-        """Validate the message's calls and simulate the valid ones in one batched generation."""
+        """Simulate every call of the message that parses in one batched generation (none is filtered)."""
         assert self.world_model is not None
         tool_index = self.base.tool_index
-        calls = [c for c in parse_tool_calls(command).calls if validate_call(c, tool_index) is None]
-        if not calls:
+        parsed = parse_tool_calls(command)
+        calls, errors = list(parsed.calls), list(parsed.errors)
+        if not calls and not errors:
             return
         history = list(self.base.messages)
         tools = list(tool_index.values())
-        requests = [SimulatorRequest(tools, self._examples, history, command, c.name, dict(c.arguments)) for c in calls]
-        meta = [{"call_id": c.id, "turn": self.turn, "index": i} for i, c in enumerate(calls)]
+        # blocks that do not parse come first, as in the base's results; the simulator answers them too
+        requests = [SimulatorRequest(tools, self._examples, history, command, e.name, {}, raw=e.raw or command)
+                    for e in errors]
+        requests += [SimulatorRequest(tools, self._examples, history, command, c.name, dict(c.arguments)) for c in calls]
+        meta = [{"call_id": e.id, "turn": self.turn, "index": i} for i, e in enumerate(errors)]
+        meta += [{"call_id": c.id, "turn": self.turn, "index": len(errors) + i} for i, c in enumerate(calls)]
         seed = int(self.np_random.integers(2**31 - 1))
         simulations = self.world_model.simulate(requests, seed=seed, meta=meta)
-        for call, simulation in zip(calls, simulations):
+        for error, simulation in zip(errors, simulations):
+            simulation.record.expected_error = error.code
+            simulation.record.validation_reward = validation_reward(error.code, simulation.result)
+            self._pending_errors.append(simulation)
+            self._step_generations.append(simulation.record)
+            self.episode_generations.append(simulation.record)
+        for call, simulation in zip(calls, simulations[len(errors):]):
+            expected = validate_call(call, tool_index)
+            simulation.record.expected_error = expected.code if expected is not None else ""
+            simulation.record.validation_reward = validation_reward(expected.code if expected is not None else "",
+                                                                    simulation.result)
             self._pending.append((call, simulation))
             self._step_generations.append(simulation.record)
             self.episode_generations.append(simulation.record)
+
+    def _answer_malformed(self, error: ToolCallError) -> Any:
+        """The base's ``error_runner``: the simulator's answer to a block that did not parse (the
+        episode still ends on it when ``end_on_tool_error`` is set, as the released parser does)."""
+        if not self._pending_errors:
+            return error_payload(error)
+        return self._pending_errors.popleft().result
 
     def _run_call(self, call: ToolCall) -> tuple[str, Any, str]:
         """The base's ``call_runner`` while rehearsing: simulated results, in the order the calls come."""
@@ -305,26 +440,54 @@ class RehearsalEnv(ToolEnv):
         return name, result, status
 
     def _simulated_call(self, call: ToolCall) -> tuple[str, Any, str]:
-        error = validate_call(call, self.base.tool_index)
-        if error is not None:
-            result: Any = error_payload(error)
-            self.base.tool_log.append(ToolRecord(call.name, call.arguments, result, False, self.turn))
-            return call.name, result, "invalid"
         if not self._pending or self._pending[0][0] != call:
             message = f"{call.name} reached the rehearsal env without a simulated result; nothing was executed"
-            result = error_payload(ToolCallError("SIMULATOR_FAILED", message, name=call.name))
+            result: Any = error_payload(ToolCallError("SIMULATOR_FAILED", message, name=call.name))
             self.base.tool_log.append(ToolRecord(call.name, call.arguments, result, False, self.turn))
             return call.name, result, "error"
         _, simulation = self._pending.popleft()
         ok = not is_error_result(simulation.result)
         self.base.tool_log.append(ToolRecord(call.name, call.arguments, simulation.result, ok, self.turn))
-        return call.name, simulation.result, "ok" if ok else "error"
+        status = "ok" if ok else ("invalid" if validation_code(simulation.result) else "error")
+        return call.name, simulation.result, status
 
     # ------------------------------------------------------------------ scoring
+    def _load_checklists(self) -> None:
+        checklists = self.base.checklists()
+        if not checklists:
+            raise ValueError(
+                f"reward_mode='checklist' but this task of {self.base_env_id} has no checklists; train on "
+                "SyntheticTools-v0 or ChecklistTools-v0 (or use reward_mode='judge' with success criteria)."
+            )
+        self._checklists = validate_checklists(checklists)
+        needs_judge = any("check" not in s for c in self._checklists for t in c for s in t)
+        if needs_judge and self._checklist_judge is None:
+            if self._judge_spec is None:
+                raise ValueError(
+                    "this task's checklist has standards without a machine check: pass judge=<backend spec> "
+                    "(a fixed judge model such as 'hf:Qwen/Qwen3-8B', never the policy being trained)."
+                )
+            spec = self._judge_spec
+            self._checklist_judge = spec if isinstance(spec, ChecklistJudge) else ChecklistJudge(spec)
+
+    def _score_turn(self, turn: int) -> TurnScore:
+        seed = int(self.np_random.integers(2**31 - 1))
+        scored = score_turn(self.base.messages, self._checklists, turn, self._checklist_judge, seed=seed)
+        self._turn_scores.append(scored)
+        return scored
+
     def _mode_score(self) -> tuple[float, bool]:
-        """(score, won) of the ended episode by ``reward_mode`` (``gold_calls``, ``judge`` or ``none``)."""
+        """(score, won) of the ended episode by ``reward_mode`` (``checklist``, ``gold_calls``, ``judge`` or ``none``)."""
         if self.reward_mode == "none":
             return 0.0, False
+        if self.reward_mode == "checklist":
+            reached = len([m for m in self.base.messages if m.get("role") == "user"])
+            stopped = bool(self._turn_scores) and self._turn_scores[-1].required_unmet
+            if len(self._turn_scores) < reached and not stopped:  # the episode ended inside a turn (turn limit, end_on_goal)
+                self._score_turn(len(self._turn_scores))
+            turns = max(len(c) for c in self._checklists)
+            won = len(self._turn_scores) >= turns and all(all(all(m) for m in t.met) for t in self._turn_scores)
+            return episode_score(self._turn_scores, self._checklists), won
         if self.reward_mode == "gold_calls":
             return gold_call_score(self._made, self._gold)
         criteria = task_criteria(self.base.success_criteria(), self._task_text, self._gold)
@@ -335,13 +498,33 @@ class RehearsalEnv(ToolEnv):
     def _judge_backend(self) -> Any:
         if self._judge is None:
             spec = self._judge_spec
-            if spec is None:
-                assert self.world_model is not None
-                self._judge = self.world_model.backend
-            elif isinstance(spec, str):
+            if isinstance(spec, str):
                 from agentgym_suite.llm import load_backend
 
                 self._judge = load_backend(spec)
             else:
                 self._judge = spec
         return self._judge
+
+
+VALIDATION_CODES = (INVALID_TOOL_CALL_FORMAT, TOOL_NOT_AVAILABLE, INVALID_PARAMETERS)
+"""The ``error_tool_call`` codes of the simulator's validation step (format, whitelist, schema)."""
+
+
+def validation_code(result: Any) -> str:
+    """The validation code of an ``error_tool_call`` result, or "" (not an error, or another error)."""
+    if isinstance(result, dict) and isinstance(result.get("error_tool_call"), dict):
+        code = str(result["error_tool_call"].get("code", ""))
+        return code if code in VALIDATION_CODES else ""
+    return ""
+
+
+def validation_reward(expected: str, result: Any) -> float | None:
+    """The simulator's reward for validating one call (see the module docstring); None for a
+    valid call it did not reject (that row carries the episode return)."""
+    given = validation_code(result)
+    if expected:
+        if given == expected:
+            return 1.0
+        return 0.5 if ends_episode(result) else 0.0
+    return 0.0 if given else None

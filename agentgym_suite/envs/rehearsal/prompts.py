@@ -13,6 +13,13 @@ sections, in this order:
 
 Long prompts are cut to ``max_chars`` by dropping the oldest conversation lines first, then
 the examples from the end; the tools and the call itself are always kept whole.
+
+``style="compact"`` (:func:`build_simulator_messages`) is the same job in a fraction of the
+tokens, for small models: a short system prompt; up to :data:`COMPACT_EXAMPLES` recorded
+examples as earlier call/answer exchanges (the called tool's first, results clipped); then the
+whitelist as tool names with only the called tool's parameter schema, the last
+:data:`COMPACT_HISTORY` conversation lines, and no copy of the caller's raw output (the call
+is given parsed). The ``## Tool call to simulate`` section is the same in both styles.
 """
 
 from __future__ import annotations
@@ -44,6 +51,19 @@ Answer with an optional <think>...</think> block, then exactly:
 Write nothing after </execution_result>."""
 
 
+COMPACT_SYSTEM_PROMPT = f"""You simulate the tools of a software system. For the tool call you are given, answer with what the tool returns: the line <execution_result>, then the result as one non-empty JSON object or array, then the line </execution_result>.
+The result has the same shape as the example results of that tool and agrees with the conversation (same ids, names and values); a call identical to an example returns that example's result.
+If the tool is not in the tool list, the result is {{"error_tool_call": {{"code": "{TOOL_NOT_AVAILABLE}", "message": "..."}}}}.
+If the arguments break the tool's parameter schema, it is {{"error_tool_call": {{"code": "{INVALID_PARAMETERS}", "message": "..."}}}}."""
+COMPACT_EXAMPLES = 3
+"""Recorded examples the compact prompt shows, as earlier call/answer exchanges (the called tool's first)."""
+COMPACT_HISTORY = 6
+"""Conversation lines kept by the compact prompt."""
+COMPACT_TEXT = 300
+"""Longest example result or conversation line in the compact prompt."""
+STYLES = ("full", "compact")
+
+
 @dataclass(frozen=True)
 class SimulatorRequest:
     """Everything the simulator prompt needs for one call."""
@@ -54,6 +74,8 @@ class SimulatorRequest:
     caller_output: str
     name: str
     arguments: dict[str, Any]
+    raw: str = ""
+    """The call block as written, when it did not parse (then ``arguments`` is empty)."""
 
 
 def _dump(value: Any) -> str:
@@ -88,8 +110,12 @@ def _schema_of(tools: Sequence[dict[str, Any]], name: str) -> dict[str, Any] | N
     return None
 
 
-def build_simulator_messages(request: SimulatorRequest, *, max_chars: int = 24_000) -> list[dict[str, str]]:
+def build_simulator_messages(request: SimulatorRequest, *, max_chars: int = 24_000, style: str = "full") -> list[dict[str, str]]:
     """The system and user messages of one simulator generation (see the module docstring)."""
+    if style == "compact":
+        return _compact_messages(request, max_chars)
+    if style != "full":
+        raise ValueError(f"style={style!r}; choose one of {STYLES}.")
     conversation = conversation_lines(request.messages)
     examples = [_dump({"name": e.get("name"), "arguments": e.get("arguments"), "result": e.get("result")})
                 for e in request.examples]
@@ -101,6 +127,7 @@ def build_simulator_messages(request: SimulatorRequest, *, max_chars: int = 24_0
         + f"Name: {request.name}\n"
         + f"Schema: {_dump(schema) if schema is not None else 'not among the candidate tools'}\n"
         + f"Arguments: {_dump(request.arguments)}"
+        + (f"\nRaw call (it did not parse): {_clip(request.raw, MAX_TOOL_TEXT)}" if request.raw else "")
     )
 
     def render() -> str:
@@ -117,3 +144,34 @@ def build_simulator_messages(request: SimulatorRequest, *, max_chars: int = 24_0
             examples = examples[:-1]
         text = render()
     return [{"role": "system", "content": SIMULATOR_SYSTEM_PROMPT}, {"role": "user", "content": text}]
+
+
+def _compact_messages(request: SimulatorRequest, max_chars: int) -> list[dict[str, str]]:
+    conversation = [_clip(line, COMPACT_TEXT) for line in conversation_lines(request.messages)[-COMPACT_HISTORY:]]
+    schema = _schema_of(request.tools, request.name)
+    parameters = (schema.get("function", schema).get("parameters") if isinstance(schema, dict) else None)
+    names = ", ".join(tool_name(t) for t in request.tools)
+    # examples as earlier exchanges (the called tool's first): a small model copies a pattern it has seen answered
+    ordered = sorted(request.examples, key=lambda e: e.get("name") != request.name)[:COMPACT_EXAMPLES]
+    shots: list[dict[str, str]] = []
+    for example in ordered:
+        shots.append({"role": "user", "content": f"## Tool call to simulate\nName: {example.get('name')}\n"
+                                                 f"Arguments: {_dump(example.get('arguments'))}"})
+        shots.append({"role": "assistant", "content": "<execution_result>\n" + _clip(_dump(example.get("result")), COMPACT_TEXT)
+                      + "\n</execution_result>"})
+    # the call block has the shots' layout, so the answer to copy is the one to an identical call
+    tail = f"## Tool call to simulate\nName: {request.name}\nArguments: {_dump(request.arguments)}"
+    if request.raw:
+        tail += f"\nRaw call (it did not parse): {_clip(request.raw, COMPACT_TEXT)}"
+    params = _dump(parameters) if schema is not None else "not in the tool list"
+
+    def render() -> str:
+        history = "\n".join(conversation) if conversation else "(nothing yet)"
+        return (f"## Tools\n{names}\n\n## Parameters of {request.name}\n{params}\n\n"
+                f"## Conversation\n{history}\n\n{tail}")
+
+    text = render()
+    while len(text) > max_chars and conversation:
+        conversation = conversation[1:]
+        text = render()
+    return [{"role": "system", "content": COMPACT_SYSTEM_PROMPT}, *shots, {"role": "user", "content": text}]

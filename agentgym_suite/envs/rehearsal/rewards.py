@@ -6,11 +6,16 @@
   single-turn AST match and FinMCP's tool-name F1 do); elsewhere the constructor refuses it.
   A base env whose check counts what its handlers saw recomputes it from the calls made
   (``ToolEnv.rehearsed_score``), since no handler runs while rehearsing.
-* ``gold_calls`` - the caller's calls against the gold calls of the base env's oracle, taken
-  at reset; nothing is executed. ``score`` = share of gold calls made (multiset, arguments
+* ``checklist`` - EnvACE's training reward: the base env's per-turn checklists
+  (``ToolEnv.checklists``) scored turn by turn from the trajectory; standards with a machine
+  check are decided deterministically, the others by a fixed judge model. See
+  :mod:`agentgym_suite.envs.rehearsal.checklist`.
+* ``gold_calls`` - imitation, not task success: the caller's calls against the gold calls of
+  the base env's oracle, taken at reset; nothing is executed. Kept for diagnostics and
+  ablations; no EnvACE config trains on it. ``score`` = share of gold calls made (multiset, arguments
   compared as canonical JSON); ``won`` = the gold calls appear in order among the calls made
   (other calls in between are allowed). A task whose oracle makes no call is won by making none.
-* ``judge`` - a judge (backend or callable) marks each success criterion of the task (the
+* ``judge`` - a fixed judge (backend or callable; never the policy) marks each success criterion of the task (the
   base env's ``ToolEnv.success_criteria``, then the gold calls) as met or not from the
   transcript; ``score`` = share met, ``won`` = all met. The original method scores per-turn
   checklists; here the whole conversation is judged once, at the end.
@@ -26,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 from agentgym_suite.core.tool_calls import parse_tool_calls
 
-REWARD_MODES = ("base", "gold_calls", "judge", "none")
+REWARD_MODES = ("base", "checklist", "gold_calls", "judge", "none")
 Call = tuple[str, dict[str, Any]]
 JudgeFn = Callable[[str, list[str]], Any]
 """``(transcript, criteria) -> list[bool] | float``: a callable judge."""

@@ -10,12 +10,13 @@ returned as a :class:`Simulation` whose ``record`` is the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+import contextlib
+from dataclasses import dataclass, replace
+from typing import Any, Iterator, Sequence
 
 from agentgym_suite.core.simulator_generation import SimulatorGeneration
 from agentgym_suite.envs.rehearsal.contract import SIMULATOR_FAILED, contract_error, is_error_result, parse_execution_result
-from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, build_simulator_messages
+from agentgym_suite.envs.rehearsal.prompts import STYLES, SimulatorRequest, build_simulator_messages
 from agentgym_suite.llm.base import SamplingParams
 
 REAL = "real"
@@ -23,27 +24,70 @@ REAL = "real"
 POLICY = "policy"
 """The ``world_model`` placeholder a trainer replaces with its policy backend (``set_world_model``)."""
 
-DEFAULT_SAMPLING = SamplingParams(temperature=1.0, max_new_tokens=512)
-"""Simulator sampling: temperature 1 as in training rollouts; one result rarely needs more tokens."""
+EMBEDDED = ("default", "tiny")
+"""Specs of the embedded small models (compact prompt by default)."""
+STOP = ("</execution_result>",)
+SAMPLING_PROFILES: dict[str, SamplingParams] = {
+    # Evaluation and test-time rehearsal: the released simulator's sampling (MCPChecklistTool:
+    # temperature 0.6, top_p 0.8), decoded under the output contract so a small model's
+    # answers are always well-formed, and short.
+    "evaluation": SamplingParams(temperature=0.6, top_p=0.8, max_new_tokens=128, stop=STOP, structured="execution_result"),
+    # Training rollouts (the Simulator is the policy): temperature 1, free text, so the
+    # recorded log-probs are the policy's own and the format is learned, not imposed.
+    "training": SamplingParams(temperature=1.0, max_new_tokens=512, stop=STOP),
+}
+"""Simulator sampling by use; ``sampling`` picks one by name, or a dict overrides one (``profile`` key)."""
+DEFAULT_SAMPLING = SAMPLING_PROFILES["evaluation"]
+SAMPLING_KEYS = {"temperature", "top_p", "max_new_tokens", "stop", "seed", "n", "top_k", "min_p",
+                 "repetition_penalty", "structured"}
 
 
-def sampling_params(value: SamplingParams | dict[str, Any] | None) -> SamplingParams:
-    """Accept SamplingParams, a dict of its fields (``n`` is forced to 1) or None (the default)."""
+def default_profile(backend: Any) -> str:
+    """``training`` for the policy placeholder (the trainer's own model), else ``evaluation``."""
+    return "training" if isinstance(backend, str) and backend == POLICY else "evaluation"
+
+
+def sampling_params(value: SamplingParams | dict[str, Any] | str | None, profile: str = "evaluation") -> SamplingParams:
+    """Accept SamplingParams, a profile name, a dict of fields over a profile (its ``profile``
+    key, else ``profile``), or None (``profile``); ``n`` is forced to 1."""
     if value is None:
-        return DEFAULT_SAMPLING
-    if isinstance(value, SamplingParams):
+        value = profile
+    if isinstance(value, str):
+        if value not in SAMPLING_PROFILES:
+            raise ValueError(f"sampling={value!r}; choose a profile {sorted(SAMPLING_PROFILES)} or give a dict of fields.")
+        params = SAMPLING_PROFILES[value]
+    elif isinstance(value, SamplingParams):
         params = value
     elif isinstance(value, dict):
-        unknown = set(value) - {"temperature", "top_p", "max_new_tokens", "stop", "seed", "n"}
+        fields = dict(value)
+        base = fields.pop("profile", profile)
+        if base not in SAMPLING_PROFILES:
+            raise ValueError(f"sampling profile {base!r}; choose one of {sorted(SAMPLING_PROFILES)}.")
+        unknown = set(fields) - SAMPLING_KEYS
         if unknown:
-            raise ValueError(f"unknown simulator sampling keys {sorted(unknown)}; use temperature, top_p, max_new_tokens, stop, seed.")
-        params = SamplingParams(**{**{"temperature": 1.0, "max_new_tokens": 512}, **value})
+            raise ValueError(f"unknown simulator sampling keys {sorted(unknown)}; use profile and {sorted(SAMPLING_KEYS)}.")
+        if "stop" in fields and isinstance(fields["stop"], list):
+            fields["stop"] = tuple(fields["stop"])
+        params = replace(SAMPLING_PROFILES[base], **fields)
     else:
-        raise TypeError(f"sampling must be SamplingParams, a dict or None; got {type(value).__name__}.")
-    if params.n != 1:
-        params = SamplingParams(temperature=params.temperature, top_p=params.top_p, max_new_tokens=params.max_new_tokens,
-                                stop=params.stop, seed=params.seed)
-    return params
+        raise TypeError(f"sampling must be SamplingParams, a profile name, a dict or None; got {type(value).__name__}.")
+    return params if params.n == 1 else replace(params, n=1)
+
+
+@contextlib.contextmanager
+def _threads(count: int) -> Iterator[None]:
+    """Run with ``count`` torch CPU threads (0: leave torch's setting), then restore it."""
+    if not count:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @dataclass
@@ -67,12 +111,21 @@ class WorldModel:
         backend: a backend object (anything with ``generate(prompts, params)``) or a spec for
             :func:`~agentgym_suite.llm.load_backend` (``tiny``, ``default``, ``hf:...``), loaded
             the first time a call is simulated.
-        sampling: simulator sampling parameters.
+        sampling: simulator sampling: a profile name (``evaluation``, ``training``), a dict of
+            ``SamplingParams`` fields over a profile (``{"profile": "training", "max_new_tokens": 256}``)
+            or SamplingParams; default ``training`` for ``"policy"``, else ``evaluation``.
         max_prompt_chars: longest simulator user prompt (older conversation is dropped first).
+        prompt_style: ``full`` (the released prompt's sections), ``compact`` (see
+            :mod:`agentgym_suite.envs.rehearsal.prompts`) or ``auto``: compact for the embedded
+            small models (``default``, ``tiny``), full otherwise.
+        cpu_threads: torch CPU threads while simulating (restored after each batch); ``auto``:
+            1 for the embedded models, which on a shared 2-core machine ran a call about ten
+            times slower with torch's two threads competing (``benchmarks/rehearsal_speed.py``),
+            else torch's own setting (0).
     """
 
-    def __init__(self, backend: Any, *, sampling: SamplingParams | dict[str, Any] | None = None,
-                 max_prompt_chars: int = 24_000) -> None:
+    def __init__(self, backend: Any, *, sampling: SamplingParams | dict[str, Any] | str | None = None,
+                 max_prompt_chars: int = 24_000, prompt_style: str = "auto", cpu_threads: int | str = "auto") -> None:
         if isinstance(backend, str):
             if backend == REAL:
                 raise ValueError("world_model='real' executes the base env's tools and needs no WorldModel.")
@@ -86,8 +139,18 @@ class WorldModel:
                 f"world_model must be 'real', a backend spec string (tiny, default, hf:PATH, vllm:PATH, openai:MODEL@URL) "
                 f"or a backend object with generate(prompts, params); got {type(backend).__name__}."
             )
-        self.sampling = sampling_params(sampling)
+        self.sampling = sampling_params(sampling, default_profile(backend))
         self.max_prompt_chars = int(max_prompt_chars)
+        if prompt_style == "auto":
+            prompt_style = "compact" if isinstance(backend, str) and backend in EMBEDDED else "full"
+        if prompt_style not in STYLES:
+            raise ValueError(f"prompt_style={prompt_style!r}; choose auto or one of {STYLES}.")
+        self.prompt_style = prompt_style
+        if cpu_threads == "auto":
+            cpu_threads = 1 if isinstance(backend, str) and backend in EMBEDDED else 0
+        if not isinstance(cpu_threads, int) or isinstance(cpu_threads, bool) or cpu_threads < 0:
+            raise ValueError(f"cpu_threads={cpu_threads!r}; give auto, 0 (torch's setting) or a thread count.")
+        self.cpu_threads = cpu_threads
 
     @property
     def name(self) -> str:
@@ -126,12 +189,11 @@ class WorldModel:
         if not requests:
             return []
         meta = list(meta) if meta is not None else [{} for _ in requests]
-        prompts = [build_simulator_messages(r, max_chars=self.max_prompt_chars) for r in requests]
-        params = self.sampling if seed is None or self.sampling.seed is not None else SamplingParams(
-            temperature=self.sampling.temperature, top_p=self.sampling.top_p,
-            max_new_tokens=self.sampling.max_new_tokens, stop=self.sampling.stop, seed=seed)
+        prompts = [build_simulator_messages(r, max_chars=self.max_prompt_chars, style=self.prompt_style) for r in requests]
+        params = self.sampling if seed is None or self.sampling.seed is not None else replace(self.sampling, seed=seed)
         try:
-            rows = self.backend.generate(prompts, params)
+            with _threads(self.cpu_threads):
+                rows = self.backend.generate(prompts, params)
             if len(rows) != len(prompts):
                 raise ValueError(f"the backend returned {len(rows)} rows for {len(prompts)} prompts")
             samples = [row[0] for row in rows]

@@ -3,13 +3,18 @@
 Each world (a theme such as library, inventory, clinic or travel, its tools and its
 database) and its tasks are a pure function of ``seed``; task ids are ``"w{world}-t{task}"``.
 The agent calls tools and replies in plain text when it is done: that reply ends the
-episode, and the task succeeds when the final database equals the goal database (the state
+episode (with ``user_turns > 1`` the request comes in that many user turns, and the reply
+to the last one ends it), and the task succeeds when the final database equals the goal database (the state
 the gold solution produces). With ``end_on_goal=True`` the episode also ends, won, as soon as
 a tool call leaves the database in the goal state. ``score`` is partial credit: the share of
 goal changes matched, counting collateral changes against it (1.0 only when won).
 
-For rehearsal it overrides the ``ToolEnv`` hook ``recorded_examples()`` (the gold solution's
-(name, arguments, result) triples, recorded on a copy of the world); ``check_success(db)``,
+It is the suite's offline training world for EnvACE. Every task carries per-turn checklists
+(``ToolEnv.checklists()``: each requested change made by its exact call, then a text report;
+see :func:`~agentgym_suite.envs.synthetic_tools.generator.turn_checklist`), which the
+rehearsal env's ``checklist`` reward scores from the trajectory, deterministically. It
+overrides ``recorded_examples()`` (the gold solution's (name, arguments, result) triples,
+recorded on a copy of the world: real executions of the training task); ``check_success(db)``,
 ``goal_db()`` and ``gold_calls()`` expose the task's goal for other checks.
 """
 
@@ -65,10 +70,14 @@ class SyntheticToolsEnv(ToolEnv):
         partial_observability: True (default) names records only by name, so ids must be
             found with the search tools; False puts the ids in the instruction.
         end_on_goal: end the episode as soon as the goal state is reached.
+        user_turns: user turns per task (1..6, default 1): the requested changes are split
+            over that many user messages, each answered by a text reply.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
     """
 
     benchmark: ClassVar[str] = "synthetic_tools"
+    examples_are_training_data: ClassVar[bool] = True
+    """A training world: its tasks' recorded examples are training data."""
 
     def __init__(
         self,
@@ -80,6 +89,7 @@ class SyntheticToolsEnv(ToolEnv):
         distractors: int = 2,
         partial_observability: bool = True,
         end_on_goal: bool = False,
+        user_turns: int = 1,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -88,13 +98,15 @@ class SyntheticToolsEnv(ToolEnv):
         self.seed = int(seed)
         self.num_worlds = int(num_worlds)
         self.knobs = Knobs(num_tools=num_tools, task_length=task_length, distractors=distractors,
-                           partial_observability=partial_observability, tasks_per_world=tasks_per_world)
+                           partial_observability=partial_observability, tasks_per_world=tasks_per_world,
+                           user_turns=user_turns)
         self.end_on_goal = end_on_goal
         self._world_cache = lru_cache(maxsize=32)(self._generate)
         self._world: World | None = None
         self._task: Task | None = None
         self._db: dict[str, Any] = {}
         self._tools_impl: WorldTools | None = None
+        self._turn_index = 0
 
     # ------------------------------------------------------------------ world access
     def _generate(self, index: int) -> World:
@@ -120,6 +132,7 @@ class SyntheticToolsEnv(ToolEnv):
         self._task = self._world.tasks[t]
         self._db = copy.deepcopy(self._world.db)
         self._tools_impl = WorldTools(self._world.theme, self._db)
+        self._turn_index = 0
         return Conversation(
             task=self._task.instruction,
             tools=self._world.tools,
@@ -130,7 +143,11 @@ class SyntheticToolsEnv(ToolEnv):
         )
 
     def _user_reply(self, assistant_text: str) -> str | None:
-        return None
+        """The next turn's request, or ``None`` after the last turn (which ends the episode)."""
+        assert self._task is not None
+        self._turn_index += 1
+        messages = self._task.turn_messages or [self._task.instruction]
+        return messages[self._turn_index] if self._turn_index < len(messages) else None
 
     def _evaluate(self) -> tuple[float, bool]:
         won = self.check_success(self._db)
@@ -143,7 +160,7 @@ class SyntheticToolsEnv(ToolEnv):
         return self.end_on_goal and self.check_success(self._db)
 
     def oracle(self) -> list[str]:
-        """The gold calls not yet made (one message each), then the closing text reply."""
+        """The gold calls not yet made (one message each), with a text reply closing each remaining turn."""
         assert self._task is not None
         made = [(r.name, r.arguments) for r in self.tool_log if r.ok]
         start = 0
@@ -151,17 +168,27 @@ class SyntheticToolsEnv(ToolEnv):
             start += 1
         if self.check_success(self._db):
             start = len(self._task.gold)
-        steps = [
-            f"<tool_call>\n{json.dumps({'name': name, 'arguments': args}, ensure_ascii=False)}\n</tool_call>"
-            for name, args in self._task.gold[start:]
-        ]
-        return steps + ["All requested changes are done."]
+        ends = self._task.turn_ends or [len(self._task.gold)]
+        steps: list[str] = []
+        for k in range(self._turn_index, len(ends)):
+            steps.extend(
+                f"<tool_call>\n{json.dumps({'name': name, 'arguments': args}, ensure_ascii=False)}\n</tool_call>"
+                for name, args in self._task.gold[start:max(start, ends[k])]
+            )
+            start = max(start, ends[k])
+            steps.append("All requested changes are done." if k == len(ends) - 1 else "Done. What else?")
+        return steps
 
     # ------------------------------------------------------------------ hooks and goal access
     def recorded_examples(self) -> list[dict[str, Any]]:
         """(name, arguments, result) of every gold call, recorded on a copy of the world."""
         assert self._task is not None, "call reset() first"
         return copy.deepcopy(self._task.examples)
+
+    def checklists(self) -> list[list[list[dict[str, Any]]]]:
+        """One checklist: per user turn, the standards it must meet (each with a machine ``check``)."""
+        assert self._task is not None, "call reset() first"
+        return [copy.deepcopy(self._task.checklist)]
 
     def goal_db(self) -> dict[str, Any]:
         """The database the current task must end in."""

@@ -10,6 +10,7 @@ earlier ones) and the goal database it produces. Everything is a pure function o
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ class Knobs:
     tasks_per_world: int = 5
     num_items: int = 12
     num_owners: int = 6
+    user_turns: int = 1
 
     def __post_init__(self) -> None:
         if not 5 <= self.num_tools <= 15:
@@ -38,6 +40,8 @@ class Knobs:
             raise ValueError(f"task_length={self.task_length}; choose 1..12 required calls.")
         if not 0 <= self.distractors <= len(DISTRACTOR_KINDS):
             raise ValueError(f"distractors={self.distractors}; choose 0..{len(DISTRACTOR_KINDS)}.")
+        if not 1 <= self.user_turns <= 6:
+            raise ValueError(f"user_turns={self.user_turns}; choose 1..6 user turns per task.")
         if self.tasks_per_world < 1 or self.num_items < 6 or self.num_owners < 2:
             raise ValueError("tasks_per_world must be >= 1, num_items >= 6 and num_owners >= 2.")
 
@@ -50,6 +54,12 @@ class Task:
     gold: list[tuple[str, dict[str, Any]]]
     goal_db: dict[str, Any]
     examples: list[dict[str, Any]] = field(default_factory=list)
+    turn_messages: list[str] = field(default_factory=list)
+    """The user's message of each turn (the first is ``instruction``)."""
+    turn_ends: list[int] = field(default_factory=list)
+    """Per turn, the end (exclusive) of its gold calls in ``gold``."""
+    checklist: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Per turn, the standards the turn must meet (see :func:`turn_checklist`)."""
 
 
 @dataclass
@@ -215,9 +225,68 @@ def generate_world(seed: int, index: int, knobs: Knobs) -> World:
 
 def _make_task(db: dict[str, Any], theme: Theme, kinds: list[str], rng: np.random.Generator, knobs: Knobs) -> Task:
     builder = _Builder(db, theme, kinds, rng, knobs)
+    bounds: list[int] = []
+    """Per sub-goal, the end (exclusive) of its gold calls; its last call is the change it asks for."""
     while len(builder.gold) < knobs.task_length:
         if not builder.subgoal():
             break
-    steps = "; then ".join(builder.parts)
-    instruction = f"You are operating the {theme.system} system. Please {steps}. Reply in plain text when you are done."
-    return Task(instruction, builder.gold, builder.db, builder.examples)
+        bounds.append(len(builder.gold))
+    groups = _group(len(bounds), knobs.user_turns)
+    turn_messages, turn_ends, checklist = [], [], []
+    for k, (first, last) in enumerate(groups):
+        steps = "; then ".join(builder.parts[first:last])
+        if k == 0:
+            turn_messages.append(f"You are operating the {theme.system} system. Please {steps}. Reply in plain text when you are done.")
+        else:
+            turn_messages.append(f"Thanks. Next, please {steps}. Reply in plain text when you are done.")
+        turn_ends.append(bounds[last - 1] if last else 0)
+        changes = [builder.gold[bounds[i] - 1] for i in range(first, last)]
+        checklist.append(turn_checklist(changes, builder.parts[first:last]))
+    return Task(turn_messages[0], builder.gold, builder.db, builder.examples, turn_messages, turn_ends, checklist)
+
+
+def _group(n: int, turns: int) -> list[tuple[int, int]]:
+    """Split ``n`` sub-goals into at most ``turns`` contiguous, near-equal groups (``[first, last)``)."""
+    turns = max(1, min(turns, n))
+    sizes = [n // turns + (1 if i < n % turns else 0) for i in range(turns)]
+    out, start = [], 0
+    for size in sizes:
+        out.append((start, start + size))
+        start += size
+    return out
+
+
+def turn_checklist(changes: list[tuple[str, dict[str, Any]]], parts: list[str]) -> list[dict[str, Any]]:
+    """The standards of one user turn: each requested change made by its exact call, then a text report.
+
+    The layout is the released EnvACE checklist's (question, focus_on, pass_condition,
+    failure_examples, evidence, weight, required_for_next_turn); ``check`` makes each standard
+    decidable from the trajectory (see :mod:`agentgym_suite.envs.rehearsal.checklist`).
+    Weights are equal and sum to 1 per turn; the changes are required before the next turn.
+    """
+    weight = round(1.0 / (len(changes) + 1), 8)
+    standards: list[dict[str, Any]] = []
+    for (name, arguments), part in zip(changes, parts):
+        call = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False, sort_keys=True)
+        standards.append({
+            "question": f"Did the assistant {part}?",
+            "focus_on": "assistant.tool_calls",
+            "pass_condition": f"The assistant calls {name} with exactly these arguments and the call succeeds: {call}",
+            "failure_examples": ["the call targets a different record id", "an argument value differs from the request",
+                                 "the assistant stops or replies before making the change"],
+            "evidence": [{"snippet": call}],
+            "weight": weight,
+            "required_for_next_turn": True,
+            "check": {"call": {"name": name, "arguments": copy.deepcopy(arguments)}},
+        })
+    standards.append({
+        "question": "Did the assistant report back to the user in plain text once the changes were made?",
+        "focus_on": "assistant.content",
+        "pass_condition": "The assistant ends the turn with a text reply and no tool call.",
+        "failure_examples": ["the turn ends without a text reply"],
+        "evidence": [{"snippet": "a plain-text reply"}],
+        "weight": round(1.0 - weight * len(changes), 8),
+        "required_for_next_turn": False,
+        "check": {"reply": True},
+    })
+    return standards

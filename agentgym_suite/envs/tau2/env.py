@@ -136,6 +136,21 @@ class Tau2Env(ToolEnv):
         raise TypeError(f"judge must be a backend spec or a callable (assertions, messages) -> list[bool], got {type(judge).__name__}")
 
     # ------------------------------------------------------------------ ToolEnv API
+    def training_tasks(self) -> tuple[dict[str, Any], list[str]]:
+        """tau2's published ``train`` split of this domain (``split_tasks.json``)."""
+        if "train" not in self.data.splits:
+            return super().training_tasks()
+        return {"split": "train"}, [i for i in self.data.splits["train"] if i in self.data.tasks]
+
+    def evaluation_tasks(self) -> list[str]:
+        """The ``test`` split's tasks when this env plays all of them (``base``), else this split's
+        (none for ``train``: it is the grounding split)."""
+        if self.split == "train":
+            return []
+        if self.split == "base" and "test" in self.data.splits:
+            return [i for i in self.data.splits["test"] if i in self.data.tasks]
+        return self.task_ids()
+
     def task_ids(self) -> list[str]:
         return list(self._ids)
 

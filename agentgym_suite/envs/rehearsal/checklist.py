@@ -1,0 +1,334 @@
+"""Per-turn checklists and their reward (EnvACE's training signal).
+
+A task's checklists are ``checklist_list[c][t][s]``: checklist ``c`` (the data may carry
+several annotations of the same task), user turn ``t``, standard ``s``. A standard is the
+published EnvACE format (``agent_system/environments/env_package/checklist``)::
+
+    {"question": ..., "focus_on": "assistant.tool_calls" | "tool.content" | "assistant.content" | ...,
+     "pass_condition": ..., "failure_examples": [...], "evidence": [{"snippet": ...}],
+     "weight": 0.5, "required_for_next_turn": true}
+
+plus, in this suite, an optional machine check ``"check"`` that makes the standard
+decidable from the trajectory without a judge:
+
+* ``{"call": {"name": N, "arguments": {...}}}`` - at this step the assistant made that call
+  (arguments equal as canonical JSON) and its result was not an error;
+* ``{"reply": true}`` - at this step the assistant answered in text, with no tool call.
+
+Scoring follows the released code: every assistant step of a turn is checked against every
+standard of the turn (``ChecklistInteraction.generate_response_for_single_checklist``); a
+standard counts once, at the first step that meets it; a standard on tool calls or tool
+content is not met at a step whose tool results hold an ``error_tool_call`` (the same
+function). The turn score is the met standards' weights summed over checklists
+(``envs._aggregate_turn_score``), and the episode reward is the sum of turn scores divided by
+``num_checklists * num_turns`` (``reward_manager/checklist.py``). A turn that leaves a
+``required_for_next_turn`` standard unmet ends the episode.
+
+Standards without a ``check`` are graded by a judge with the released judge prompt
+(``checklist_reward.get_input_prompt_v2`` over ``get_messages_str_v2`` transcripts), which
+answers a JSON verdict whose ``answer`` is a boolean; an unreadable verdict counts as not met.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from agentgym_suite.core.tool_calls import parse_tool_calls
+from agentgym_suite.envs.rehearsal.rewards import canonical
+
+Standard = dict[str, Any]
+ChecklistList = list[list[list[Standard]]]
+JudgeVerdictFn = Callable[[str], Any]
+"""A callable judge: the judge prompt in, the verdict text (or a bool) out."""
+
+_TOOL_FOCUS = ("assistant.tool_calls", "tool.content")
+_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+
+
+def validate_checklists(checklists: Any) -> ChecklistList:
+    """Check the ``checklist_list`` shape (checklists x turns x standards); return it or raise ValueError."""
+    if not isinstance(checklists, list) or not checklists:
+        raise ValueError("checklist_list must be a non-empty list of checklists (each a list of turns of standards).")
+    turns = None
+    for c, checklist in enumerate(checklists):
+        if not isinstance(checklist, list) or not checklist:
+            raise ValueError(f"checklist {c} must be a non-empty list of turns, each a list of standards.")
+        if turns is None:
+            turns = len(checklist)
+        for t, standards in enumerate(checklist):
+            if not isinstance(standards, list):
+                raise ValueError(f"checklist {c}, turn {t}: expected a list of standards, got {type(standards).__name__}.")
+            for s, standard in enumerate(standards):
+                if not isinstance(standard, dict) or "weight" not in standard:
+                    raise ValueError(f"checklist {c}, turn {t}, standard {s}: a standard is an object with at least 'weight'.")
+    return checklists
+
+
+# ---------------------------------------------------------------------- transcript segmentation
+@dataclass
+class Step:
+    """One assistant message of a turn and the tool messages that answer it."""
+
+    index: int
+    """Position of the assistant message in the conversation."""
+    assistant: dict[str, Any]
+    tools: list[dict[str, Any]]
+
+    @property
+    def tool_failed(self) -> bool:
+        """True when a tool result of this step is an ``error_tool_call`` payload."""
+        for message in self.tools:
+            try:
+                value = json.loads(str(message.get("content") or ""))
+            except (json.JSONDecodeError, ValueError):
+                continue
+            if isinstance(value, dict) and "error_tool_call" in value:
+                return True
+        return False
+
+
+def split_turns(messages: Sequence[dict[str, Any]]) -> list[tuple[int, list[Step]]]:
+    """(index of the user message, its assistant steps) per user turn, in order."""
+    turns: list[tuple[int, list[Step]]] = []
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        if role == "user":
+            turns.append((i, []))
+        elif role == "assistant" and turns:
+            turns[-1][1].append(Step(i, message, []))
+        elif role in ("tool", "observation") and turns and turns[-1][1]:
+            turns[-1][1][-1].tools.append(message)
+    return turns
+
+
+def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
+    calls = []
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function", call) if isinstance(call, dict) else {}
+        arguments = fn.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except (json.JSONDecodeError, ValueError):
+                pass
+        calls.append((str(fn.get("name")), arguments))
+    if not calls and "<tool_call>" in str(message.get("content") or ""):
+        calls = [(c.name, c.arguments) for c in parse_tool_calls(str(message.get("content"))).calls]
+    return calls
+
+
+def _result_is_error(content: Any) -> bool:
+    try:
+        value = json.loads(str(content or ""))
+    except (json.JSONDecodeError, ValueError):
+        return False
+    return isinstance(value, dict) and ("error_tool_call" in value or (len(value) == 1 and "error" in value))
+
+
+def check_step(check: dict[str, Any], step: Step) -> bool:
+    """Whether ``step`` meets a machine ``check`` (see the module docstring)."""
+    if "reply" in check:
+        return not _calls(step.assistant) and bool(str(step.assistant.get("content") or "").strip())
+    want = check.get("call")
+    if not isinstance(want, dict):
+        raise ValueError(f"unknown checklist check {check!r}; use {{'call': {{'name', 'arguments'}}}} or {{'reply': true}}.")
+    key = (str(want.get("name")), canonical(want.get("arguments") or {}))
+    results = [m.get("content") for m in step.tools]
+    for position, (name, arguments) in enumerate(_calls(step.assistant)):
+        if (name, canonical(arguments)) == key:
+            result = results[position] if position < len(results) else None
+            return result is not None and not _result_is_error(result)
+    return False
+
+
+# ---------------------------------------------------------------------- judge (released prompt)
+def messages_str(messages: Sequence[dict[str, Any]], step_num: int | None = None) -> str:
+    """A transcript in the released judge's layout (``checklist_reward.get_messages_str_v2``)."""
+    turn, step, out = -1, 0, []
+    for message in messages:
+        role, content = message.get("role"), str(message.get("content") or "")
+        if role == "system":
+            out.append(f"Role: system\ncontent: {content}\n")
+            step = 0
+        elif role == "user":
+            turn += 1
+            step = 0
+            out.append(f"# Turn: {turn}\nRole: user\ncontent: {content}\n")
+        elif role == "assistant":
+            found = _THINK.search(content)
+            if found:
+                thinking = found.group(1)
+                visible = content.split(thinking + "</think>", 1)[1].strip() or "None"
+            else:
+                thinking, visible = content, "None"
+            calls = message.get("tool_calls")
+            if calls is not None:
+                tool_calls = json.dumps(calls)
+            elif "<tool_call>" in visible or "</tool_call>" in visible:
+                tool_calls = visible.replace("<tool_call>", "<|tool_call_start|>").replace("</tool_call>", "<|tool_call_end|>")
+                visible = "None"
+            else:
+                tool_calls = "None"
+            number = step if step_num is None else step_num
+            out.append(f"## Step: {number}\nRole: assistant\ncontent.thinking: {thinking}\n"
+                       f"content.user_visible_reply: {visible}\ntool_call: {tool_calls}\n")
+            step += 1
+        elif role in ("tool", "observation"):
+            out.append(f"Role: tool\ncontent: {content}\n")
+    return "".join(out)
+
+
+def judge_prompt(before_turn: str, this_turn: str, standard: Standard) -> str:
+    """The released checklist judge prompt (``checklist_reward.get_input_prompt_v2``), for one standard."""
+    snippets = [e.get("snippet") for e in standard.get("evidence") or [] if isinstance(e, dict)]
+    return (
+        "# Role\n"
+        "You are a precise checklist evaluator. Your sole task is to judge whether the messages between user, assistant and tool satisfie the provided criteria.\n"
+        "\n# Objective\nProduce a strict JSON verdict (no extra text) based on the instructions below.\n"
+        "\n# Criteria\n"
+        f"**Question:** {standard.get('question', '')}\n"
+        f"**Focus on:** {standard.get('focus_on', '')}\n"
+        f"**Pass condition:** {standard.get('pass_condition', '')}\n"
+        f"**Failure examples:** {json.dumps(standard.get('failure_examples') or [], ensure_ascii=True, indent=2)}\n"
+        f"**Reference snippet:** {json.dumps(snippets, ensure_ascii=True, indent=2)}\n"
+        "\n# Previous Messages\n" + before_turn + "# Current Messages to Evaluate\n" + this_turn + "\n"
+        "# Special rule of tool call\n"
+        "If there is no tool call in tool_call part but there are some tool calls in content.thinking part, it means these tools' format are not correct and all tool calls are not valid."
+        "If there is error in tool response. The previous tool calls in latest assistant (only the latest one) are not valid."
+        "# Evaluation Process (Align each step to a JSON output field)\n"
+        "1. high_level_understanding_of_the_question:\n"
+        "   - Briefly restate what is being evaluated (the intent of the question + what compliance means here).\n"
+        "2. analysis_of_if_focus_on:\n   - Check whether Focus on part presents in the Current Messages.\n"
+        "3. analysis_of_pass_condition:\n   - Determine if the 'Pass condition' is fully satisfied.\n"
+        "4. analysis_of_failure_examples:\n"
+        "   - For EACH failure example pattern: state clearly 'triggered' or 'not triggered' with a brief justification.\n"
+        "5. answer:\n   - Return true ONLY IF:\n     * Focus on part is present.\n     * The 'Pass condition' is fully met.\n"
+        "     * No failure example pattern is triggered.\n   - Otherwise return false.\n"
+        "\n# Output Format\nReturn ONLY a single JSON object with exactly these keys:\n"
+        "{\n  \"high_level_understanding_of_the_question\": str,\n  \"analysis_of_if_focus_on\": str,\n"
+        "  \"analysis_of_pass_condition\": str,\n  \"analysis_of_failure_examples\": str,\n  \"answer\": bool\n}"
+    )
+
+
+def parse_verdict(text: Any) -> bool:
+    """The judge's boolean ``answer``; anything unreadable is False (``checklist_reward.eval_one_check``)."""
+    if isinstance(text, bool):
+        return text
+    raw = str(text or "")
+    start, end = raw.find("{"), raw.rfind("}")
+    if start < 0 or end <= start:
+        return False
+    try:
+        value = json.loads(raw[start:end + 1])
+    except (json.JSONDecodeError, ValueError):
+        return False
+    return isinstance(value, dict) and value.get("answer") is True
+
+
+class ChecklistJudge:
+    """A fixed judge model for standards without a machine check.
+
+    Args:
+        judge: a backend spec (loaded on first use), a backend object, or a callable
+            ``(prompt) -> verdict text | bool``. It must not be the policy being trained:
+            ``"policy"`` is refused.
+        max_new_tokens: verdict length (the released judge's fields are short analyses).
+    """
+
+    def __init__(self, judge: Any, *, max_new_tokens: int = 512) -> None:
+        if judge is None or (isinstance(judge, str) and judge in ("policy", "real")):
+            raise ValueError(
+                "the checklist judge must be a fixed model: a backend spec such as 'hf:Qwen/Qwen3-8B' or "
+                "'openai:MODEL@URL', a backend object or a callable; never the policy being trained."
+            )
+        self.spec = judge if isinstance(judge, str) else None
+        self._judge: Any = None if isinstance(judge, str) else judge
+        self.max_new_tokens = int(max_new_tokens)
+        self.calls = 0
+
+    @property
+    def backend(self) -> Any:
+        """The judge backend or callable (a spec loads on first access)."""
+        if self._judge is None:
+            from agentgym_suite.llm import load_backend
+
+            assert self.spec is not None
+            self._judge = load_backend(self.spec)
+        return self._judge
+
+    def verdict(self, prompt: str, *, seed: int | None = None) -> bool:
+        """Ask the judge about one standard; never raises (a failure is a standard not met)."""
+        self.calls += 1
+        judge = self.backend
+        try:
+            if callable(getattr(judge, "generate", None)):
+                from agentgym_suite.llm.base import SamplingParams
+
+                params = SamplingParams(temperature=0.0, max_new_tokens=self.max_new_tokens, seed=seed)
+                return parse_verdict(judge.generate([[{"role": "user", "content": prompt}]], params)[0][0].text)
+            return parse_verdict(judge(prompt))
+        except Exception:  # a judge failure leaves the standard unmet, as the released reward does
+            return False
+
+
+# ---------------------------------------------------------------------- scoring
+@dataclass
+class TurnScore:
+    """The verdicts of one user turn."""
+
+    turn: int
+    score: float
+    """Sum over checklists of the met standards' weights."""
+    met: list[list[bool]]
+    """met[c][s]: standard ``s`` of checklist ``c`` was met in this turn."""
+    required_unmet: bool
+    """A ``required_for_next_turn`` standard was left unmet: the episode stops here."""
+
+
+def score_turn(messages: Sequence[dict[str, Any]], checklists: ChecklistList, turn: int,
+               judge: ChecklistJudge | None = None, *, seed: int | None = None) -> TurnScore:
+    """Score user turn ``turn`` of ``messages`` against every checklist (see the module docstring).
+
+    Standards without a ``check`` need ``judge``; without one they count as not met.
+    """
+    segments = split_turns(messages)
+    if turn >= len(segments):
+        return TurnScore(turn, 0.0, [[False] * len(c[turn]) if turn < len(c) else [] for c in checklists], True)
+    user_index, steps = segments[turn]
+    before_turn = messages_str(list(messages[:user_index])) if judge is not None else ""
+    total, met_all, required_unmet = 0.0, [], False
+    for checklist in checklists:
+        standards = checklist[turn] if turn < len(checklist) else []
+        met = [False] * len(standards)
+        for step in steps:
+            for s, standard in enumerate(standards):
+                if met[s]:
+                    continue
+                if standard.get("focus_on") in _TOOL_FOCUS and step.tool_failed:
+                    continue
+                check = standard.get("check")
+                if isinstance(check, dict):
+                    met[s] = check_step(check, step)
+                elif judge is not None:
+                    end = step.index + 1 + len(step.tools)
+                    this_turn = messages_str(list(messages[user_index:end]))
+                    met[s] = judge.verdict(judge_prompt(before_turn, this_turn, standard), seed=seed)
+        total += sum(float(st.get("weight", 0.0)) for st, ok in zip(standards, met) if ok)
+        required_unmet = required_unmet or any(st.get("required_for_next_turn") and not ok for st, ok in zip(standards, met))
+        met_all.append(met)
+    return TurnScore(turn, round(total, 8), met_all, required_unmet)
+
+
+def episode_score(turn_scores: Sequence[TurnScore], checklists: ChecklistList) -> float:
+    """Sum of turn scores over ``num_checklists * num_turns`` (the released reward manager's scale)."""
+    turns = max(len(c) for c in checklists) or 1
+    return sum(t.score for t in turn_scores) / (len(checklists) * turns)
+
+
+def max_episode_score(checklists: ChecklistList) -> float:
+    """The episode score when every standard is met (1.0 when each turn's weights sum to 1)."""
+    turns = max(len(c) for c in checklists) or 1
+    return sum(float(s.get("weight", 0.0)) for c in checklists for t in c for s in t) / (len(checklists) * turns)

@@ -1,0 +1,88 @@
+"""Grounding: every tool env's simulator examples come from real executions on its training split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentgym_suite.registration as registration
+from agentgym_suite.envs.rehearsal import RehearsalEnv
+from agentgym_suite.envs.rehearsal.grounding import ExampleBank, holdout
+from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend, call_in_prompt
+
+registration.register_all()
+
+
+def _finmcp(tmp: Path) -> dict[str, Any]:
+    from agentgym_suite.envs.finmcp import FinMCPEnv
+
+    return FinMCPEnv.fixture_kwargs(tmp)
+
+
+CASES = [
+    ("BFCL-v0", {"category": "base"}),
+    ("Tau2-v0", {"domain": "retail", "split": "test"}),
+    ("VitaBench-v0", {"domain": "delivery"}),
+    ("FinMCP-v0", "fixtures"),
+]
+
+
+def _world() -> ScriptedBackend:
+    return ScriptedBackend(lambda name, args: '<execution_result>\n{"ok": true}\n</execution_result>')
+
+
+@pytest.mark.parametrize("env_id,kwargs", CASES, ids=[c[0] for c in CASES])
+def test_benchmark_examples_come_from_oracle_runs_on_the_training_split(env_id: str, kwargs: Any, tmp_path: Path) -> None:
+    if kwargs != "fixtures" and registration.missing_requirements(registration.entry(env_id)):
+        pytest.skip(f"{env_id} is not installed here")
+    kwargs = _finmcp(tmp_path) if kwargs == "fixtures" else kwargs
+    env = RehearsalEnv(base_env=env_id, base_env_kwargs=kwargs, world_model=_world())
+    assert env.grounding_mode() == "training"
+    overrides, training = env.base.training_tasks()
+    evaluation = env.base.evaluation_tasks()
+    if not overrides:
+        assert not set(training) & set(evaluation)  # the holdout is never evaluated
+    task = evaluation[0]
+    env.reset(options={"task_id": task})
+    bank = env.example_bank()
+    assert bank.examples, f"{env_id}: the oracle runs on the training split recorded nothing"
+    assert set(bank.tasks) <= set(training) and task not in bank.tasks
+    assert all(e["task"] in training for e in bank.examples)
+    offered = set(env.base.tool_index)
+    assert all(e["name"] in offered for e in env._examples)
+
+
+def test_tau2_grounds_on_its_published_train_split() -> None:
+    env = RehearsalEnv(base_env="Tau2-v0", base_env_kwargs={"domain": "retail", "split": "test"}, world_model=_world())
+    overrides, training = env.base.training_tasks()
+    assert overrides == {"split": "train"} and not set(training) & set(env.base.task_ids())
+    env.reset(options={"task_id": env.base.task_ids()[0]})
+    assert env._examples and "## Recorded examples\n<unavailable>" not in _prompt_of(env)
+
+
+def _prompt_of(env: RehearsalEnv) -> str:
+    backend = env.world_model.backend
+    action = env.oracle()[0] if "<tool_call>" in env.oracle()[0] else next(a for a in env.oracle() if "<tool_call>" in a)
+    env.step(action)
+    assert backend.calls
+    return str(env.episode_generations[-1].prompt_messages[1]["content"])
+
+
+def test_training_worlds_ground_on_the_task_itself() -> None:
+    env = RehearsalEnv(world_model=_world(), base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    assert env.grounding_mode() == "task" and env._examples == env.base.recorded_examples()
+
+
+def test_holdout_is_fixed_and_a_fifth_and_banks_round_trip() -> None:
+    ids = [str(i) for i in range(500)]
+    chosen = holdout(ids)
+    assert chosen == holdout(list(reversed(ids)))[::-1] or set(chosen) == set(holdout(list(reversed(ids))))
+    assert 0.12 < len(chosen) / len(ids) < 0.28
+    bank = ExampleBank([{"name": "f", "arguments": {"a": 1}, "result": {"r": 2}, "task": "t1"},
+                        {"name": "f", "arguments": {"a": 2}, "result": {"r": 3}, "task": "t2"}], ["t1", "t2"])
+    assert ExampleBank.from_json(bank.to_json()) == bank
+    assert bank.for_tools(["f"], exclude_task="t1") == [{"name": "f", "arguments": {"a": 2}, "result": {"r": 3}}]
+    assert call_in_prompt  # the scripted backend reads the call back from the prompt it gets
