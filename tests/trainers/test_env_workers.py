@@ -152,3 +152,13 @@ def test_held_out_envs_live_where_env_workers_says(tmp_path: Path) -> None:
         results[workers] = [{k: v for k, v in e.items() if k not in TIMING}
                             for e in read_step(out / "eval_trajectories" / "step_000001.jsonl")]
     assert results["1"] and results["2"] == results["1"]
+
+
+def test_the_train_command_takes_env_workers_and_step_timeout_flags() -> None:
+    from agentgym_suite.commands.train import parse_config
+
+    config = parse_config("configs/smoke_cpu.yaml", ["--env-workers", "2", "--step-timeout", "30"])
+    assert (config.env_workers, config.step_timeout) == ("2", 30.0)
+    assert parse_config("configs/smoke_cpu.yaml", ["--env_workers", "ray"]).env_workers == "ray"
+    with pytest.raises(ValueError, match="N >= 2"):
+        parse_config("configs/smoke_cpu.yaml", ["--env-workers", "lots"])
