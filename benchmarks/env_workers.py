@@ -311,7 +311,14 @@ def main() -> None:
             print(f"  (+JVM flags: JAVA_TOOL_OPTIONS={cli.jvm_flags!r} for every JVM of that pair)")
         print(f"load average after the rollouts: {load()}")
     if cli.train or cli.train_only:
-        shares = [train_share(env_id, n, cli) for env_id in cli.train_envs for n in cli.train_sizes]
+        shares = []
+        for env_id in cli.train_envs:
+            for n in cli.train_sizes:
+                shares.append(train_share(env_id, n, cli))
+                r = shares[-1]
+                print(f"  measured {env_id} x {n} envs ({r['executor']}): step {r['wall']:.2f} s, generation "
+                      f"{r['generate']:.2f} s, backward {r['backward']:.2f} s, share {r['share']:.0%} "
+                      f"(load {load()})", flush=True)
         print_shares(shares, cli)
         for r in shares:
             report_ratio(f"share of a training step outside generation and backward ({r['env']}, {r['envs']} envs, "

@@ -164,7 +164,8 @@ class AgentGRPOTrainer(GRPOTrainer):
             eval_dataset = held_out.default_dataset(args, self.eval_env_factory, custom_env=env_factory is not None)
         self._envs: list[Any] = []
         """The envs of the last rollout (``gymnasium.Env`` objects inline, handles when they live in workers)."""
-        self._env_pool = EnvPool(workers=args.env_workers)
+        self._env_pool = EnvPool(args.step_timeout, workers=args.env_workers)
+        """Where the training and held-out envs live (``env_workers``), reused from rollout to rollout."""
         self._credit_batch: CreditBatch | None = None
         self._captured_logps: torch.Tensor | None = None
         self._capture = False
@@ -186,7 +187,8 @@ class AgentGRPOTrainer(GRPOTrainer):
         check_whole_groups(args, self.train_dataset, self.sync.world_size)
         check_loss_settings(self.loss_type, bounded=args.max_rows_per_pass is not None,
                             entropy_bonus=self._entropy_bonus_enabled, router_aux_loss=self.aux_loss_enabled)
-        self.held_out = held_out.HeldOutEvaluation(self.eval_env_factory, self._play, self.sync)
+        self.held_out = held_out.HeldOutEvaluation(self.eval_env_factory, self._play, self.sync, pool=self._env_pool,
+                                                   env_id=self.env_id)
         self.fixed_teacher: FixedTeacher | None = (
             build_fixed_teacher(self) if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
@@ -208,7 +210,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         try:
             return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
         finally:
-            self._env_pool.close()  # the envs and their worker processes; a later rollout makes new ones
+            self._env_pool.close()  # training and held-out envs and their workers; a later rollout makes new ones
 
     # ------------------------------------------------------------------ data
     def _set_signature_columns_if_needed(self) -> None:

@@ -209,6 +209,14 @@ class AgentGRPOConfig(GRPOConfig):
             "are the same whichever; a worker that dies ends only its episodes, which are recorded, not trained on."
         },
     )
+    step_timeout: float | None = field(
+        default=None,
+        metadata={
+            "help": "Seconds one env step may take (training and held-out rollouts). A slower step ends that episode "
+            "truncated with an error (recorded, not trained on) and the env is replaced; an env worker that does not "
+            "answer within step_timeout per step it was sent, plus 10 s, is killed and replaced. None: no limit."
+        },
+    )
     def __post_init__(self) -> None:
         """Validate the agent fields, then let TRL validate its own."""
         self.env_kwargs = _as_dict("env_kwargs", self.env_kwargs)
@@ -251,6 +259,9 @@ class AgentGRPOConfig(GRPOConfig):
         if self.num_generations_eval is None:
             self.num_generations_eval = 1  # episodes per held-out task (evaluation plays no GRPO groups)
         _check_env_workers(self)
+        from agentgym_suite.core.guards import check_timeout
+
+        self.step_timeout = check_timeout(self.step_timeout)
         from agentgym_suite.trainers.credit import credit_assigner_class
 
         credit_assigner_class(self.credit)  # an unknown name or a broken import path fails here, clearly

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 import gymnasium as gym
 from datasets import Dataset
 
-from agentgym_suite.rollout import EpisodeSpec, Trajectory
+from agentgym_suite.rollout import EnvPool, EpisodeSpec, Trajectory
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 
 METRICS = ("success_rate", "return_mean", "score_mean", "turns_mean", "error_rate", "episodes")
@@ -126,13 +126,20 @@ class HeldOutEvaluation:
         play: ``play(envs, specs, temperature, seed) -> trajectories``, the trainer's rollout with
             its current policy (the same engine and backend as training).
         sync: the trainer's :class:`~agentgym_suite.trainers.distributed.ProcessSync`.
+        pool: where the held-out envs live: the trainer's pool, so they run where ``env_workers``
+            says (the same workers as the training envs) and an env whose episode failed on the
+            env side, or whose worker died, is replaced before the next evaluation. Default: a
+            pool of its own with the env's default executor.
+        env_id: the env id whose default executor an unset ``env_workers`` picks.
     """
 
-    def __init__(self, env_factory: Callable[[], gym.Env], play: Callable[..., list[Trajectory]], sync: Any) -> None:
+    def __init__(self, env_factory: Callable[[], gym.Env], play: Callable[..., list[Trajectory]], sync: Any, *,
+                 pool: EnvPool | None = None, env_id: str = "") -> None:
         self.env_factory = env_factory
         self.play = play
         self.sync = sync
-        self.envs: list[gym.Env] = []
+        self.pool = pool if pool is not None else EnvPool()
+        self.env_id = env_id
 
     def run(self, dataset: Dataset, *, episodes_per_task: int, per_call: int, temperature: float, seed: int,
             step: int, prefix: str = "eval") -> tuple[dict[str, float], list[Trajectory]]:
@@ -144,17 +151,16 @@ class HeldOutEvaluation:
                                  per_call=per_call, step=step)
         played: list[Trajectory] = []
         for specs in rollouts:
-            while len(self.envs) < len(specs):
-                self.envs.append(self.env_factory())
-            played += self.play(self.envs[: len(specs)], specs, temperature, seed)
+            envs = self.pool.get_made(self.env_factory, len(specs), env_id=self.env_id)
+            trajectories = self.play(envs, specs, temperature, seed)
+            self.pool.distrust(envs, trajectories)
+            played += trajectories
         records = [r for part in self.sync.gather([episode_record(t) for t in played]) for r in part]
         return summarize(records, prefix), played
 
     def close(self) -> None:
-        """Close the held-out envs."""
-        for env in self.envs:
-            env.close()
-        self.envs = []
+        """Close the pool's envs (the trainer's pool: its training envs too) and their workers."""
+        self.pool.close()
 
 
 def evaluate(trainer: Any, dataset: Dataset, prefix: str = "eval") -> dict[str, float]:

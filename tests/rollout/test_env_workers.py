@@ -235,3 +235,35 @@ def test_making_an_env_that_fails_raises_its_error() -> None:
         assert len(pool.get(FAULT_ID, 2)) == 2  # the pool still works
     finally:
         pool.close()
+
+
+def test_a_worker_whose_pool_went_away_mid_call_exits_cleanly() -> None:
+    # the pool's process closed its end while the worker was busy: the answer cannot be sent, and the worker
+    # exits with code 0 instead of dying on a BrokenPipeError traceback
+    import functools
+    import multiprocessing
+
+    import cloudpickle
+
+    from agentgym_suite.rollout.workers.processes import serve
+
+    from .worker_fakes import WorkerFaultEnv
+
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe()
+    worker = ctx.Process(target=serve, args=(child, None), daemon=True)
+    worker.start()
+    child.close()
+    try:
+        factory = cloudpickle.dumps(functools.partial(WorkerFaultEnv, sleep_s=2.0))
+        parent.send_bytes(cloudpickle.dumps(("make", [(1, factory)])))
+        assert cloudpickle.loads(parent.recv_bytes())[0][0]
+        parent.send_bytes(cloudpickle.dumps(("reset", [(1, 0, {"task_id": "t1-0"}, False)])))
+        assert cloudpickle.loads(parent.recv_bytes())[0][0]
+        parent.send_bytes(cloudpickle.dumps(("step", [(1, "sleep", False)])))
+        parent.close()
+        worker.join(30)
+        assert worker.exitcode == 0
+    finally:
+        if worker.is_alive():
+            worker.kill()

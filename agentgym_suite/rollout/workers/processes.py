@@ -41,7 +41,11 @@ def serve(conn: Connection, step_timeout: float | None) -> None:
                 message = conn.recv_bytes()
             except (EOFError, OSError):  # the pool's process is gone
                 break
-            conn.send_bytes(host.handle_bytes(message))
+            answer = host.handle_bytes(message)
+            try:
+                conn.send_bytes(answer)
+            except (BrokenPipeError, OSError):  # the pool's process went away while this worker was busy
+                break
     finally:
         host.close()
 
