@@ -194,6 +194,36 @@ def test_a_hung_worker_is_killed_after_the_step_deadline(tmp_path: Path, monkeyp
     assert not (live_descendants() - before)
 
 
+def test_a_worker_that_hangs_in_a_reset_is_killed_after_the_reset_deadline(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentgym_suite.rollout.workers import remote
+
+    monkeypatch.setattr(remote, "ANSWER_GRACE_S", 1.0)
+    monkeypatch.setattr(remote, "RESET_TIMEOUT_MIN_S", 0.5)
+    before = live_descendants()
+    kwargs = {"home_pid": os.getpid(), "stop_reset_task": "t2-1", "once": str(tmp_path / "stopped")}
+    engine = RolloutEngine(GoAgent(), max_turns=6, env_pool=EnvPool(step_timeout=0.5, workers=2))
+    try:
+        tasks = ["t3-2", "t2-1", "t3-5", "t1-3"]
+        trajectories = engine.run_specs(FAULT_ID, _specs(tasks), env_kwargs=kwargs)
+        assert [t.task_id for t in trajectories] == tasks  # nothing lost, nothing duplicated
+        hung = {t.task_id for t in trajectories if t.error}
+        # worker 1 holds episodes 1 and 3 and loads them in order: it hangs on t2-1, so t1-3 is lost with it
+        assert hung == {"t2-1", "t1-3"}
+        for t in trajectories:
+            if t.task_id in hung:
+                assert t.broken and t.error_stage == "reset" and "did not answer within" in t.error
+            else:
+                assert t.won and t.error is None
+        again = engine.run_specs(FAULT_ID, _specs(tasks), env_kwargs=kwargs)  # a fresh worker 1
+        assert all(t.won for t in again)
+    finally:
+        started = time.monotonic()
+        engine.close()
+        assert time.monotonic() - started < 10
+    assert not (live_descendants() - before)
+
+
 def test_calls_on_envs_of_a_dead_worker_fail_with_the_reason() -> None:
     pool = EnvPool(workers=2)
     try:

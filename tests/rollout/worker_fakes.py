@@ -5,7 +5,8 @@ worker process (never in the process that made the pool, ``home_pid``), a step a
 ``at_turn`` or later of a task whose id starts with ``kill_task`` SIGKILLs the worker, and one
 of ``stop_task`` SIGSTOPs it (a worker that hangs so hard that no thread inside it can answer).
 ``once`` names a file: only the env that creates it faults, so the fault happens once per test
-and a replacement worker plays the task normally.
+and a replacement worker plays the task normally. A reset of a task whose id starts with
+``stop_reset_task`` SIGSTOPs the worker (a worker that hangs while loading a task).
 The command ``sleep`` takes ``sleep_s`` seconds (a step slow enough to kill a worker during it).
 """
 
@@ -34,10 +35,11 @@ class WorkerFaultEnv(TextEnv):
 
     def __init__(self, *, home_pid: int = 0, kill_task: str | None = None, stop_task: str | None = None,
                  at_turn: int = 2, once: str | None = None, n_tasks: int = 6, sleep_s: float = 30.0,
-                 **kwargs: Any) -> None:
+                 stop_reset_task: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.home_pid, self.kill_task, self.stop_task, self.sleep_s = home_pid, kill_task, stop_task, sleep_s
         self.at_turn, self.once, self.n_tasks = at_turn, once, n_tasks
+        self.stop_reset_task = stop_reset_task
         self._left = 0
 
     def task_ids(self) -> list[str]:
@@ -47,6 +49,9 @@ class WorkerFaultEnv(TextEnv):
         return ["go"] * self._left
 
     def _load_task(self, task_id: str) -> TaskStart:
+        if (self.stop_reset_task is not None and os.getpid() != self.home_pid
+                and task_id.startswith(self.stop_reset_task) and self._first()):
+            os.kill(os.getpid(), signal.SIGSTOP)
         self._left = int(task_id[1:].split("-")[0])
         return TaskStart(f"Say go {self._left} times ({task_id}).", "say go", admissible_actions=["go", "wait", "sleep"])
 

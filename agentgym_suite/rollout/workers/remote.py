@@ -26,6 +26,10 @@ from agentgym_suite.rollout.workers.base import EnvExecutor, ResetCall, StepCall
 
 ANSWER_GRACE_S = 10.0
 """Seconds a worker may take beyond ``step_timeout`` per step before it counts as hung."""
+RESET_TIMEOUT_MIN_S = 120.0
+"""Seconds one reset may take in a worker when a step timeout is set (the longer of this and
+``step_timeout``): a reset loads a game, a PDDL problem or a JVM task and may take far longer than
+a step, yet a worker that hangs in one must still be noticed, killed and replaced."""
 
 
 class WorkerGone(Exception):
@@ -249,7 +253,8 @@ class RemoteWorkers(EnvExecutor):
             self._exchange({w: ("drop", keys) for w, keys in drops.items()}, dict.fromkeys(drops))
 
     def reset(self, calls: Sequence[ResetCall]) -> list[Any]:
-        return self._batch("reset", [(env, (seed, options, oracle)) for env, seed, options, oracle in calls], None)
+        per_reset = None if self.step_timeout is None else max(self.step_timeout, RESET_TIMEOUT_MIN_S)
+        return self._batch("reset", [(env, (seed, options, oracle)) for env, seed, options, oracle in calls], per_reset)
 
     def step(self, calls: Sequence[StepCall]) -> list[Any]:
         return self._batch("step", [(env, (action, oracle)) for env, action, oracle in calls], self.step_timeout)
