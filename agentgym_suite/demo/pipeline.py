@@ -218,7 +218,8 @@ def _grpo(settings: DemoSettings, model_path: str) -> dict[str, Any]:
             "stage_s": time.perf_counter() - started}
 
 
-def _model_path(spec: str) -> str:
+def demo_model_path(spec: str) -> str:
+    """The local model folder of a ``--model`` spec (``default`` converts the embedded model once)."""
     if spec == "default":
         from agentgym_suite.llm.smollm2 import default_model_dir
 
@@ -244,7 +245,7 @@ def run_demo(settings: DemoSettings) -> Path:
     (out / "settings.json").write_text(json.dumps(asdict(settings), indent=2))
     command = demo_command(settings)
     console.print(f"[bold]agentgym demo[/], seed {settings.seed}; reproduce with:\n  {command}")
-    model_path = _model_path(settings.model)
+    model_path = demo_model_path(settings.model)
     results: dict[str, Any] = {"settings": asdict(settings), "model_path": model_path, "command": command,
                                "python": sys.version.split()[0]}
     results["prepare_s"] = prepare_games(settings)

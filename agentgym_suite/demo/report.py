@@ -58,8 +58,8 @@ def _plot_curve(points: list[dict[str, Any]], table: dict[str, dict[str, Any]], 
     left.plot(xs, [p["success_rate"] for p in points], marker="o", color="#c44e52", label="held-out success")
     for key, x in (("before", 0), ("after_sft", sft_steps), ("after", xs[-1])):
         row = table[key]
-        left.errorbar([x], [row["success_rate"]], yerr=[[row["success_rate"] - row["ci_low"]],
-                                                        [row["ci_high"] - row["success_rate"]]],
+        left.errorbar([x], [row["success_rate"]], yerr=[[max(0.0, row["success_rate"] - row["ci_low"])],
+                                                        [max(0.0, row["ci_high"] - row["success_rate"])]],
                       color="#c44e52", capsize=4)
     train = [(sft_steps + int(h["step"]), float(h["episodes/success_rate"])) for h in results["grpo"]["history"]
              if "episodes/success_rate" in h]
