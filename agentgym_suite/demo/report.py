@@ -150,7 +150,9 @@ def write_report(out: Path, results: dict[str, Any]) -> Path:
         f"Model `{settings['model']}` on `{settings['env_id']}` ({settings['env_kwargs']}). Held-out: "
         f"{settings['eval_episodes']} games of the `test` split (one episode each); training: {settings['train_games']} "
         f"games of the `train` split, generated from a disjoint seed range. Seed {settings['seed']}. "
-        f"Total wall time {results['wall_time_s'] / 60:.1f} min (load average {results.get('load', 'n/a')}).",
+        f"Total wall time {results['wall_time_s'] / 60:.1f} min, CPU time {results.get('cpu_s', 0) / 60:.1f} min "
+        f"(load average at the end {results.get('load', 'n/a')}; on a machine shared with other work the wall "
+        f"time grows, the CPU time does not).",
         "",
         f"Recipe: behavioural cloning on the oracle's episodes of the training games (TRL `SFTTrainer`, LoRA r="
         f"{settings['lora_r']}, {results['sft']['rows']} episodes, {len(results['sft']['step_times'])} steps), then "
