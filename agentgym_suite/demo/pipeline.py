@@ -59,12 +59,12 @@ class DemoSettings:
     sft_batch_size: int = 8
     lora_r: int = 16
     credit: str = "grpo"
-    steps: int = 6
+    steps: int = 4
     group_size: int = 4
     tasks_per_step: int = 4
     learning_rate: float = 2e-4
     temperature: float = 1.0
-    eval_every: int = 3
+    eval_every: int = 2
     seed: int = 0
 
     def train_kwargs(self) -> dict[str, Any]:
@@ -192,6 +192,19 @@ def _grpo_fields(settings: DemoSettings, model_path: str) -> dict[str, Any]:
     )
 
 
+def _no_evaluation_at_the_end() -> Any:
+    """A callback that skips the held-out evaluation of the last GRPO step: the demo's ``after``
+    evaluation plays the same games with the saved model right after."""
+    from transformers import TrainerCallback
+
+    class NoEvaluationAtTheEnd(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if state.global_step >= state.max_steps:
+                control.should_evaluate = False
+
+    return NoEvaluationAtTheEnd()
+
+
 def _grpo(settings: DemoSettings, model_path: str) -> dict[str, Any]:
     from agentgym_suite.trainers.agent_grpo import AgentGRPOTrainer
     from agentgym_suite.trainers.config import AgentGRPOConfig
@@ -200,7 +213,7 @@ def _grpo(settings: DemoSettings, model_path: str) -> dict[str, Any]:
     out_dir = Path(fields["output_dir"])
     console.rule(f"[bold]GRPO[/] + {settings.credit} for {settings.steps} steps from the SFT weights")
     started = time.perf_counter()
-    trainer = AgentGRPOTrainer(args=AgentGRPOConfig(**fields))
+    trainer = AgentGRPOTrainer(args=AgentGRPOConfig(**fields), callbacks=[_no_evaluation_at_the_end()])
     trainer.train()
     final = trainer.save_merged(str(out_dir / "model"))
     history = [dict(h) for h in trainer.state.log_history if "step" in h]
@@ -254,8 +267,10 @@ def run_demo(settings: DemoSettings) -> Path:
     command = demo_command(settings)
     console.print(f"[bold]agentgym demo[/], seed {settings.seed}; reproduce with:\n  {command}")
     model_path = demo_model_path(settings.model)
+    import torch
+
     results: dict[str, Any] = {"settings": asdict(settings), "model_path": model_path, "command": command,
-                               "python": sys.version.split()[0]}
+                               "python": sys.version.split()[0], "torch_threads": torch.get_num_threads()}
     results["prepare_s"] = prepare_games(settings)
     results["random"] = _evaluate(settings, "random", "random")
     results["oracle"] = _evaluate(settings, "oracle", "oracle")
