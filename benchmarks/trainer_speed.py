@@ -17,11 +17,14 @@ Because the machine may be shared, the four trainers run in interleaved rounds
 every ratio compares numbers measured side by side. Targets: our GRPO step <= 1.2x TRL's;
 SDAR and AgentOPSD steps <= 1.6x our GRPO step. Prints a table; not a test.
 
-Two more parts (``--parts``):
+Three more parts (``--parts``):
 
 * ``scaling`` — episodes per second of the same total batch (``--scaling-episodes``) trained by
   2 processes with one torch thread each (``torchrun``, gloo), by 1 process with one thread,
   and by 1 process with two threads. Target: 2 x 1 thread >= 1.6x 1 x 1 thread.
+* ``flops`` — for one ``agentgym demo`` GRPO step (the demo's settings on ``--model``;
+  ``default`` is the demo's model), the achieved forward+backward FLOP/s against a matrix-multiply
+  FLOP/s measured in the same run, as a ratio (``step_flops.py``).
 * ``memory`` — peak resident memory added by one training step on ALFWorld-length episodes
   (``--memory-turns`` turns, 1600-character observations), with and without
   ``max_rows_per_pass`` (``--row-bound``); each configuration in a fresh process.
@@ -29,6 +32,7 @@ Two more parts (``--parts``):
     python benchmarks/trainer_speed.py --model tiny --steps 3
     python benchmarks/trainer_speed.py --model default --steps 2 --rounds 1
     python benchmarks/trainer_speed.py --parts scaling,memory
+    python benchmarks/trainer_speed.py --parts flops --model default
 """
 
 from __future__ import annotations
@@ -269,6 +273,24 @@ def memory(cli: argparse.Namespace) -> None:
                  f"{episodes} episodes, {runs['no bound']['rows']:.0f} rows, {cli.model}")
 
 
+def flops(cli: argparse.Namespace) -> None:
+    """Forward+backward FLOP/s of one demo GRPO step vs this CPU's matmul FLOP/s (step_flops.py)."""
+    from step_flops import demo_step_flops
+
+    from agentgym_suite.demo.pipeline import demo_model_path
+
+    model = demo_model_path(cli.model if cli.model in ("default", "tiny") or cli.model.startswith("hf:")
+                            else f"hf:{cli.model}")
+    result = demo_step_flops(model, repeats=cli.flops_repeats)
+    print(f"\n== one demo GRPO step ({cli.model}): {result['rows']:.0f} rows, {result['tokens']:.0f} tokens ==")
+    print(f"forward+backward {result['flops'] / 1e9:.1f} GFLOP in {result['seconds']:.2f} s (median of "
+          f"{cli.flops_repeats}) = {result['achieved'] / 1e9:.1f} GFLOP/s; matmul ceiling "
+          f"{result['matmul'] / 1e9:.1f} GFLOP/s; the step itself: {result['step_wall_s']:.1f} s wall, "
+          f"{result['step_forward_backward_s']:.1f} s forward+backward")
+    report_ratio("demo step forward+backward FLOP/s / matmul FLOP/s (same run)", result["ratio"], "-",
+                 f"{result['achieved'] / 1e9:.1f} of {result['matmul'] / 1e9:.1f} GFLOP/s, {cli.model}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="AgentGRPOTrainer vs TRL GRPOTrainer step time")
     parser.add_argument("--model", default="tiny")
@@ -281,7 +303,9 @@ def main() -> None:
                         help="room description before each observation (0 = one-line prompts)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--gpu", action="store_true")
-    parser.add_argument("--parts", default="compare,scaling,memory", help="comma-separated: compare, scaling, memory")
+    parser.add_argument("--parts", default="compare,scaling,memory,flops",
+                        help="comma-separated: compare, scaling, memory, flops")
+    parser.add_argument("--flops-repeats", type=int, default=3, help="timed forward+backward passes of the flops part")
     parser.add_argument("--scaling-episodes", type=int, default=8, help="episodes per step in the scaling runs")
     parser.add_argument("--scaling-turns", type=int, default=3, help="turns per episode in the scaling runs")
     parser.add_argument("--memory-turns", type=int, default=30, help="turns per episode in the memory runs (ALFWorld)")
@@ -304,6 +328,8 @@ def main() -> None:
         scaling(cli)
     if "memory" in parts:
         memory(cli)
+    if "flops" in parts:
+        flops(cli)
 
 
 if __name__ == "__main__":

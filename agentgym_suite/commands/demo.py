@@ -14,27 +14,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``demo`` subcommand with one flag per :class:`DemoSettings` field."""
     parser = subparsers.add_parser(
         "demo",
-        help="evaluate the embedded model, train it with GRPO + a credit plug-in, evaluate on held-out tasks, report",
-        description="Runs offline on CPU in about 10-15 minutes on 2 cores and writes OUT/report.md.",
+        help="evaluate the embedded model, train it (SFT on oracle episodes, then GRPO), evaluate on held-out tasks, report",
+        description="Runs offline on CPU (about 10 minutes on 2 idle cores) and writes OUT/report.md.",
     )
     defaults = DemoSettings()
     helps = {
-        "out": "output folder (report.md, learning_curve.png, trajectories.html, eval/, train/)",
+        "out": "output folder (report.md, PNGs, trajectories.html, eval/, sft/, grpo/)",
         "env_id": "env to train and evaluate on",
-        "env_kwargs": "JSON keyword arguments of the env (split is set by the demo: train / test)",
+        "env_kwargs": "JSON keyword arguments of the env family (the demo sets n_games and split)",
         "model": "model to train: default (SmolLM2-135M-Instruct), tiny, or hf:PATH_OR_ID",
-        "credit": "credit plug-in (see agentgym_suite.trainers.credit.available_credit_assigners())",
-        "teacher_context": "privileged text for the teacher: oracle, skills or env_response",
-        "steps": "training steps",
-        "group_size": "rollouts per task (G)",
-        "tasks_per_step": "tasks per training step",
+        "train_games": "games of the train split (SFT's oracle episodes and GRPO's tasks)",
+        "eval_episodes": "held-out games of the test split, one episode each, per evaluation",
         "max_turns": "turn budget per episode",
         "max_new_tokens": "tokens per turn",
-        "eval_episodes": "held-out tasks evaluated before and after training",
-        "eval_temperature": "sampling temperature at evaluation",
-        "learning_rate": "learning rate",
-        "alfworld_episodes": "ALFWorld tasks evaluated before/after when its data is present (0 to skip)",
-        "alfworld_turns": "turn budget of the ALFWorld episodes",
+        "eval_temperature": "sampling temperature of the held-out evaluations (0 = greedy)",
+        "sft_epochs": "epochs over the oracle episodes",
+        "sft_learning_rate": "learning rate of the SFT stage (LoRA)",
+        "sft_batch_size": "episodes per SFT step",
+        "lora_r": "LoRA rank of both training stages",
+        "credit": "credit plug-in of the GRPO stage (see agentgym_suite.trainers.credit.available_credit_assigners())",
+        "steps": "GRPO steps",
+        "group_size": "rollouts per task (G)",
+        "tasks_per_step": "tasks per GRPO step",
+        "learning_rate": "learning rate of the GRPO stage (LoRA)",
+        "temperature": "sampling temperature of the GRPO rollouts",
+        "eval_every": "held-out evaluation every this many GRPO steps during training (0: none)",
         "seed": "seed of task selection, rollouts and training",
     }
     for item in fields(DemoSettings):
@@ -59,9 +63,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"--env-kwargs is not valid JSON: {exc}", file=sys.stderr)
         return 2
     if not isinstance(values["env_kwargs"], dict):
-        print('--env-kwargs must be a JSON object such as \'{"n_games": 12}\'.', file=sys.stderr)
+        print('--env-kwargs must be a JSON object such as \'{"challenge": "tw-coin_collector"}\'.', file=sys.stderr)
         return 2
-    for name in ("steps", "group_size", "tasks_per_step", "max_turns", "max_new_tokens", "eval_episodes"):
+    for name in ("steps", "group_size", "tasks_per_step", "max_turns", "max_new_tokens", "eval_episodes", "train_games",
+                 "sft_batch_size", "lora_r"):
         if values[name] < (2 if name == "group_size" else 1):
             print(f"--{name.replace('_', '-')} must be at least {2 if name == 'group_size' else 1}.", file=sys.stderr)
             return 2

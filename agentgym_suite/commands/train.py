@@ -52,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
 
     trainer = AgentGRPOTrainer(args=config)
     trainer.train(resume_from_checkpoint=True if resume else None)
-    trainer.save_model(config.output_dir)
+    if config.lora_r:
+        trainer.save_merged(config.output_dir)  # the adapter merged in: the folder loads as a plain model
+    else:
+        trainer.save_model(config.output_dir)
     print(f"agentgym train: done after {trainer.state.global_step} steps; model saved to {config.output_dir}")
     return 0

@@ -1,29 +1,44 @@
-"""``agentgym demo``: evaluate -> train -> evaluate on held-out tasks -> report.
+"""``agentgym demo``: evaluate -> behavioural cloning (SFT) -> evaluate -> GRPO -> evaluate -> report.
 
-Everything runs offline on the CPU. Each stage writes into its own folder under ``out``;
-every number in the report is read back from those folders, and the report lists the exact
-command that reproduces each one.
+Everything runs offline on the CPU. Each stage writes into its own folder under ``out``; every
+number in the report is read back from those folders, and the report lists the command behind
+each one.
+
+The recipe (measured; see the README's demo section):
+
+1. **Held-out baseline.** The embedded model, the random agent and the oracle on
+   ``eval_episodes`` held-out games (the family's ``test`` split: games generated from a seed
+   range disjoint from the training games').
+2. **Behavioural cloning.** The oracle plays the ``train_games`` games of the ``train`` split;
+   its won episodes are an SFT dataset (one row per episode, loss on the actions only) trained
+   with TRL's ``SFTTrainer`` and a LoRA adapter, merged afterwards (:mod:`~agentgym_suite.demo.oracle_sft`).
+3. **GRPO** from the SFT weights with a credit plug-in (``AgentGRPOTrainer``, LoRA again), on the
+   same training games, with held-out evaluation during training (``eval_strategy=steps``).
+4. **Held-out evaluation** after each stage, on the same held-out games and episode seeds.
+
+Nothing is tuned on the held-out games: they are only played by the evaluations.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import sys
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from agentgym_suite.core.data import has_benchmark_data
-
 console = Console()
 
-DEFAULT_FAMILY: dict[str, Any] = {"challenge": "tw-treasure_hunter", "settings": {"level": 3}, "n_games": 12}
-"""The generated TextWorld task family: short treasure hunts with a different object and map per
-game (a random agent wins about 1 in 12 within the turn budget)."""
+DEFAULT_FAMILY: dict[str, Any] = {"challenge": "tw-treasure_hunter", "settings": {"level": 3}}
+"""The generated TextWorld task family: two-step treasure hunts (go to the next room, take the
+named object), a different map, object and wording per game."""
 
 
 @dataclass
@@ -34,85 +49,198 @@ class DemoSettings:
     env_id: str = "TextWorld-v0"
     env_kwargs: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_FAMILY))
     model: str = "default"
-    credit: str = "sdar"
-    teacher_context: str = "oracle"
+    train_games: int = 48
+    eval_episodes: int = 48
+    max_turns: int = 3
+    max_new_tokens: int = 8
+    eval_temperature: float = 0.0
+    sft_epochs: float = 2.0
+    sft_learning_rate: float = 1e-3
+    sft_batch_size: int = 8
+    lora_r: int = 16
+    credit: str = "grpo"
     steps: int = 4
     group_size: int = 4
-    tasks_per_step: int = 1
-    max_turns: int = 3
-    max_new_tokens: int = 16
-    eval_episodes: int = 8
-    eval_temperature: float = 0.4
-    learning_rate: float = 2e-5
-    alfworld_episodes: int = 2
-    alfworld_turns: int = 5
+    tasks_per_step: int = 4
+    learning_rate: float = 2e-4
+    temperature: float = 1.0
+    eval_every: int = 2
     seed: int = 0
 
     def train_kwargs(self) -> dict[str, Any]:
-        return {**self.env_kwargs, "split": "train"}
+        """Env kwargs of the training games."""
+        return {**self.env_kwargs, "n_games": self.train_games, "split": "train", "action_format": "plain"}
 
     def heldout_kwargs(self) -> dict[str, Any]:
-        return {**self.env_kwargs, "split": "test"}
+        """Env kwargs of the held-out games (one game per held-out episode)."""
+        return {**self.env_kwargs, "n_games": self.eval_episodes, "split": "test", "action_format": "plain"}
+
+
+def demo_command(settings: DemoSettings) -> str:
+    """The ``agentgym demo`` command that reproduces ``settings``."""
+    defaults = DemoSettings()
+    parts: list[Any] = ["agentgym", "demo"]
+    for name, value in asdict(settings).items():
+        if value != getattr(defaults, name) or name in ("seed", "out"):
+            parts += ["--" + name.replace("_", "-"), json.dumps(value) if isinstance(value, dict) else value]
+    return _command(*parts)
 
 
 def _command(*parts: Any) -> str:
     return " ".join(shlex.quote(str(p)) for p in parts)
 
 
-def _evaluate(settings: DemoSettings, name: str, agent: str, env_id: str, env_kwargs: dict[str, Any],
-              episodes: int, max_turns: int) -> dict[str, Any]:
+def _make_game(args: tuple[str, dict[str, Any], str]) -> str:
+    import gymnasium as gym
+
+    import agentgym_suite  # noqa: F401  (registers the envs in a worker process)
+
+    env_id, kwargs, task_id = args
+    env = gym.make(env_id, **kwargs)
+    try:
+        return str(env.unwrapped.game_file(task_id))
+    finally:
+        env.close()
+
+
+def prepare_games(settings: DemoSettings, workers: int = 2) -> float:
+    """Generate (or find cached) every game of both splits, ``workers`` at a time; returns seconds.
+
+    Envs without generated game files (no ``game_file``) need nothing."""
+    import gymnasium as gym
+
+    started = time.perf_counter()
+    jobs = []
+    for kwargs in (settings.train_kwargs(), settings.heldout_kwargs()):
+        env = gym.make(settings.env_id, **kwargs)
+        try:
+            if not callable(getattr(env.unwrapped, "game_file", None)):
+                return 0.0
+            jobs += [(settings.env_id, kwargs, t) for t in env.unwrapped.task_ids()]
+        finally:
+            env.close()
+    console.rule(f"[bold]prepare[/] {len(jobs)} games")
+    if workers > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(_make_game, jobs))
+    else:
+        for job in jobs:
+            _make_game(job)
+    return time.perf_counter() - started
+
+
+def _evaluate(settings: DemoSettings, name: str, agent: str) -> dict[str, Any]:
     from agentgym_suite.evaluation.runner import evaluate
 
     out_dir = Path(settings.out) / "eval" / name
-    console.rule(f"[bold]evaluate {name}[/] ({agent} on {env_id}, {episodes} tasks)")
+    env_kwargs = settings.heldout_kwargs()
+    episodes = settings.eval_episodes
+    console.rule(f"[bold]evaluate {name}[/] ({agent}, {episodes} held-out games)")
     options = {"temperature": settings.eval_temperature, "max_new_tokens": settings.max_new_tokens}
     model = ":" in agent or agent in ("default", "tiny")
-    result = evaluate(env_id, agent, out_dir=out_dir, episodes=episodes, seed=settings.seed, env_kwargs=env_kwargs,
-                      max_turns=max_turns, agent_options=options if model else None, batch_size=episodes)
+    started = time.perf_counter()
+    result = evaluate(settings.env_id, agent, out_dir=out_dir, episodes=episodes, seed=settings.seed,
+                      env_kwargs=env_kwargs, max_turns=settings.max_turns, prompt_format="chat",
+                      agent_options=options if model else None, batch_size=episodes, progress=False)
     summary = dict(result.summary)
+    summary["stage_s"] = time.perf_counter() - started
     summary["command"] = _command(
-        "agentgym", "eval", env_id, "--env-kwargs", json.dumps(env_kwargs), "--agent", agent, "--episodes", episodes,
-        "--seed", settings.seed, "--max-turns", max_turns, "--temperature", settings.eval_temperature,
-        "--max-new-tokens", settings.max_new_tokens, "--batch-size", episodes, "--out", out_dir,
+        "agentgym", "eval", settings.env_id, "--env-kwargs", json.dumps(env_kwargs), "--agent", agent,
+        "--episodes", episodes, "--seed", settings.seed, "--max-turns", settings.max_turns, "--prompt-format", "chat",
+        "--temperature", settings.eval_temperature, "--max-new-tokens", settings.max_new_tokens,
+        "--batch-size", episodes, "--out", out_dir,
     )
     summary["out_dir"] = str(out_dir)
     return summary
 
 
-def _train(settings: DemoSettings, model_path: str) -> tuple[str, list[dict[str, Any]], str]:
+def _sft(settings: DemoSettings, model_path: str) -> dict[str, Any]:
+    from transformers import AutoTokenizer
+
+    from agentgym_suite.demo.oracle_sft import oracle_conversations, sft_dataset, train_sft, write_records
+
+    out_dir = Path(settings.out) / "sft"
+    console.rule(f"[bold]behavioural cloning[/] oracle episodes of {settings.train_games} training games")
+    started = time.perf_counter()
+    records = oracle_conversations(settings.env_id, settings.train_kwargs(), None, max_turns=settings.max_turns,
+                                   seed=settings.seed)
+    write_records(records, out_dir / "oracle_episodes.jsonl")
+    dataset = sft_dataset(AutoTokenizer.from_pretrained(model_path), records)
+    collected = time.perf_counter() - started
+    model, history, step_times = train_sft(
+        model_path, dataset, out_dir, epochs=settings.sft_epochs, learning_rate=settings.sft_learning_rate,
+        batch_size=settings.sft_batch_size, lora_r=settings.lora_r, seed=settings.seed)
+    (out_dir / "log_history.json").write_text(json.dumps(history, indent=2))
+    return {"model": model, "history": history, "step_times": step_times, "episodes": len(records),
+            "won": sum(r["won"] for r in records), "rows": len(dataset), "collect_s": collected,
+            "stage_s": time.perf_counter() - started}
+
+
+def _grpo_fields(settings: DemoSettings, model_path: str) -> dict[str, Any]:
+    out_dir = Path(settings.out) / "grpo"
+    return dict(
+        output_dir=str(out_dir), model_name_or_path=model_path, env_id=settings.env_id,
+        env_kwargs=settings.train_kwargs(), credit=settings.credit, group_size=settings.group_size,
+        per_device_train_batch_size=settings.group_size * settings.tasks_per_step, max_steps=settings.steps,
+        max_turns=settings.max_turns, max_completion_length=settings.max_new_tokens, action_format="plain",
+        prompt_format="chat", row_layout="trajectory", learning_rate=settings.learning_rate, lora_r=settings.lora_r,
+        beta=0.0, temperature=settings.temperature, use_cpu=True, bf16=False, logging_steps=1, save_strategy="no",
+        report_to="none", seed=settings.seed, disable_tqdm=True, eval_strategy="steps" if settings.eval_every else "no",
+        eval_steps=settings.eval_every or None, eval_env_kwargs={"split": "test", "n_games": settings.eval_episodes},
+        eval_temperature=settings.eval_temperature, per_device_eval_batch_size=settings.eval_episodes,
+        lr_scheduler_type="constant", warmup_steps=0,
+    )
+
+
+def _no_evaluation_at_the_end() -> Any:
+    """A callback that skips the held-out evaluation of the last GRPO step: the demo's ``after``
+    evaluation plays the same games with the saved model right after."""
+    from transformers import TrainerCallback
+
+    class NoEvaluationAtTheEnd(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if state.global_step >= state.max_steps:
+                control.should_evaluate = False
+
+    return NoEvaluationAtTheEnd()
+
+
+def _grpo(settings: DemoSettings, model_path: str) -> dict[str, Any]:
     from agentgym_suite.trainers.agent_grpo import AgentGRPOTrainer
     from agentgym_suite.trainers.config import AgentGRPOConfig
 
-    out_dir = Path(settings.out) / "train"
-    console.rule(f"[bold]train[/] GRPO + {settings.credit} for {settings.steps} steps")
-    fields = dict(
-        output_dir=str(out_dir), model_name_or_path=model_path, env_id=settings.env_id,
-        env_kwargs=settings.train_kwargs(), credit=settings.credit, teacher_context=settings.teacher_context,
-        group_size=settings.group_size, per_device_train_batch_size=settings.group_size * settings.tasks_per_step,
-        max_steps=settings.steps, max_turns=settings.max_turns, max_completion_length=settings.max_new_tokens,
-        action_format="plain", prompt_format="single", row_layout="turn", learning_rate=settings.learning_rate,
-        beta=0.0, temperature=1.0, use_cpu=True, bf16=False, logging_steps=1, save_strategy="no",
-        report_to="none", seed=settings.seed, disable_tqdm=False,
-    )
-    config = AgentGRPOConfig(**fields)
-    trainer = AgentGRPOTrainer(args=config)
+    fields = _grpo_fields(settings, model_path)
+    out_dir = Path(fields["output_dir"])
+    console.rule(f"[bold]GRPO[/] + {settings.credit} for {settings.steps} steps from the SFT weights")
+    started = time.perf_counter()
+    trainer = AgentGRPOTrainer(args=AgentGRPOConfig(**fields), callbacks=[_no_evaluation_at_the_end()])
     trainer.train()
-    final = out_dir / "final"
-    trainer.save_model(str(final))
-    if trainer.processing_class is not None:
-        trainer.processing_class.save_pretrained(str(final))
+    final = trainer.save_merged(str(out_dir / "model"))
     history = [dict(h) for h in trainer.state.log_history if "step" in h]
     (out_dir / "log_history.json").write_text(json.dumps(history, indent=2))
-    flags = []
-    for key in ("env_id", "credit", "teacher_context", "group_size", "per_device_train_batch_size", "max_steps",
-                "max_turns", "max_completion_length", "learning_rate", "seed"):
-        flags += [f"--{key}", fields[key]]
+    flags: list[Any] = []
+    for key in ("env_id", "credit", "group_size", "per_device_train_batch_size", "max_steps", "max_turns",
+                "max_completion_length", "learning_rate", "lora_r", "temperature", "eval_steps", "eval_temperature",
+                "per_device_eval_batch_size", "seed"):
+        if fields[key] is not None:
+            flags += [f"--{key}", fields[key]]
     command = _command("agentgym", "train", "configs/demo_cpu.yaml", "--model_name_or_path", model_path,
-                       "--env_kwargs", json.dumps(settings.train_kwargs()), "--output_dir", out_dir, *flags)
-    return str(final), history, command
+                       "--env_kwargs", json.dumps(fields["env_kwargs"]), "--eval_env_kwargs",
+                       json.dumps(fields["eval_env_kwargs"]), "--output_dir", out_dir, *flags)
+    return {"model": final, "history": history, "step_times": list(trainer.step_times), "command": command,
+            "stage_s": time.perf_counter() - started}
 
 
-def _model_path(spec: str) -> str:
+def cpu_seconds() -> float:
+    """User + system CPU time of this process and its finished children (the game generators)."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def demo_model_path(spec: str) -> str:
+    """The local model folder of a ``--model`` spec (``default`` converts the embedded model once)."""
     if spec == "default":
         from agentgym_suite.llm.smollm2 import default_model_dir
 
@@ -136,26 +264,26 @@ def run_demo(settings: DemoSettings) -> Path:
     out = Path(settings.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "settings.json").write_text(json.dumps(asdict(settings), indent=2))
-    model_path = _model_path(settings.model)
-    held = settings.heldout_kwargs()
-    results: dict[str, Any] = {"settings": asdict(settings), "model_path": model_path}
-    results["random"] = _evaluate(settings, "random", "random", settings.env_id, held, settings.eval_episodes, settings.max_turns)
-    results["oracle"] = _evaluate(settings, "oracle", "oracle", settings.env_id, held, settings.eval_episodes, settings.max_turns)
-    results["before"] = _evaluate(settings, "before", f"hf:{model_path}", settings.env_id, held,
-                                  settings.eval_episodes, settings.max_turns)
-    use_alfworld = settings.alfworld_episodes > 0 and has_benchmark_data("alfworld", "json_2.1.1/valid_unseen")
-    if use_alfworld:
-        results["alfworld_before"] = _evaluate(settings, "alfworld_before", f"hf:{model_path}", "ALFWorld-v0", {},
-                                               settings.alfworld_episodes, settings.alfworld_turns)
-    trained, history, train_command = _train(settings, model_path)
-    results["train"] = {"history": history, "command": train_command, "model": trained}
-    results["after"] = _evaluate(settings, "after", f"hf:{trained}", settings.env_id, held,
-                                 settings.eval_episodes, settings.max_turns)
-    if use_alfworld:
-        results["alfworld_after"] = _evaluate(settings, "alfworld_after", f"hf:{trained}", "ALFWorld-v0", {},
-                                              settings.alfworld_episodes, settings.alfworld_turns)
+    command = demo_command(settings)
+    console.print(f"[bold]agentgym demo[/], seed {settings.seed}; reproduce with:\n  {command}")
+    model_path = demo_model_path(settings.model)
+    import torch
+
+    results: dict[str, Any] = {"settings": asdict(settings), "model_path": model_path, "command": command,
+                               "python": sys.version.split()[0], "torch_threads": torch.get_num_threads()}
+    results["prepare_s"] = prepare_games(settings)
+    results["random"] = _evaluate(settings, "random", "random")
+    results["oracle"] = _evaluate(settings, "oracle", "oracle")
+    results["before"] = _evaluate(settings, "before", f"hf:{model_path}")
+    results["sft"] = _sft(settings, model_path)
+    results["after_sft"] = _evaluate(settings, "after_sft", f"hf:{results['sft']['model']}")
+    results["grpo"] = _grpo(settings, results["sft"]["model"])
+    results["after"] = _evaluate(settings, "after", f"hf:{results['grpo']['model']}")
     results["wall_time_s"] = time.perf_counter() - started
+    results["load"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())  # 1, 5 and 15 min: how busy the CPUs were
+    results["cpu_s"] = cpu_seconds()  # on a shared machine, CPU time / cores is what the run would take alone
     (out / "results.json").write_text(json.dumps(results, indent=2, default=str))
     report = write_report(out, results)
     console.print(f"[bold green]demo finished[/] in {results['wall_time_s'] / 60:.1f} min: {report}")
+    console.print(f"seed {settings.seed}; reproduce with:\n  {command}")
     return report

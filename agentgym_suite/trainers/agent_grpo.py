@@ -73,6 +73,7 @@ from agentgym_suite.trainers.memory_bound import (
 )
 from agentgym_suite.trainers.episode_metrics import log_generation_batch
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
+from agentgym_suite.trainers.step_profile import StepTimer
 from agentgym_suite.trainers.training_tasks import (  # noqa: F401  (default_env_factory, resolve_model_path: public here too)
     build_task_dataset,
     check_group_layout,
@@ -107,7 +108,7 @@ def episode_return(*_: Any, **__: Any) -> list[float]:
     raise RuntimeError("AgentGRPOTrainer scores episodes from the env; this reward function is never called.")
 
 
-class AgentGRPOTrainer(GRPOTrainer):
+class AgentGRPOTrainer(StepTimer, GRPOTrainer):
     """Multi-turn GRPO on suite envs with pluggable credit assignment.
 
     Args:
@@ -171,6 +172,9 @@ class AgentGRPOTrainer(GRPOTrainer):
         self._capture = False
         self._traj_log: TrajectoryLog | None = None
         self._policy_world: set[int] = set()
+        self._last_rollout_stats: Any = None
+        if args.lora_r and kwargs.get("peft_config") is None:
+            kwargs["peft_config"] = lora_config(args.lora_r)
         super().__init__(
             model=model,
             reward_funcs=[episode_return],
@@ -192,6 +196,20 @@ class AgentGRPOTrainer(GRPOTrainer):
         self.fixed_teacher: FixedTeacher | None = (
             build_fixed_teacher(self) if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
+        self._init_step_timer(print_lines=args.print_step_times)  # per-step time profile (trainers.step_profile)
+
+    def save_merged(self, path: str) -> str:
+        """Save the policy as a plain model at ``path`` (a LoRA adapter merged into a copy of the
+        weights; the trainer's own model is left as it is) with its tokenizer; returns ``path``."""
+        import copy
+
+        model = self.accelerator.unwrap_model(self.model)
+        if hasattr(model, "merge_and_unload"):
+            model = copy.deepcopy(model).merge_and_unload()
+        model.save_pretrained(path)
+        if self.processing_class is not None:
+            self.processing_class.save_pretrained(path)
+        return path
 
     # ------------------------------------------------------------------ resume
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
@@ -241,6 +259,10 @@ class AgentGRPOTrainer(GRPOTrainer):
         # died, are replaced here (where they run: args.env_workers)
         envs = self._envs = self._env_pool.get_made(self.env_factory, len(specs), env_id=self.env_id)
         trajectories = self._play(envs, specs, None, seed)
+        stats = self._last_rollout_stats
+        if stats is not None:
+            self.step_profile.add("rollout_generation", stats.generate_s)
+            self.step_profile.add("env_steps", stats.wall_s - stats.generate_s)
         self._env_pool.distrust(envs, trajectories)
         return trajectories
 
@@ -261,7 +283,10 @@ class AgentGRPOTrainer(GRPOTrainer):
                 record_oracle=self.needs_privileged_text and args.teacher_context == "oracle",
                 max_prompt_tokens=args.max_prompt_tokens, lockstep=self.sync.any if self.sync.distributed else None,
             )
-            return engine.run(envs, specs, env_id=self.env_id)
+            try:
+                return engine.run(envs, specs, env_id=self.env_id)
+            finally:
+                self._last_rollout_stats = engine.stats
 
     def _attach_world_model(self, envs: list[gym.Env], backend: Any) -> None:
         """Rehearsal envs made with ``world_model: policy`` get the policy's backend as world model.
@@ -340,7 +365,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs or correct_vllm
         old_logps = ref_logps = teacher_logps = None
         evidence: dict[str, torch.Tensor | None] = {}
-        with torch.no_grad():
+        with torch.no_grad(), self.step_profile.timed("logprob_passes"):
             if need_old:
                 old_logps = self._logps(self.model, input_ids, attention_mask, logits_to_keep, batch_size)
             if self.beta != 0.0:
@@ -593,6 +618,15 @@ class AgentGRPOTrainer(GRPOTrainer):
             return {k: v for name, part in dataset.items()
                     for k, v in self.evaluate(part, ignore_keys, f"{metric_key_prefix}_{name}").items()}
         return held_out.evaluate(self, dataset, metric_key_prefix)
+
+
+def lora_config(rank: int) -> Any:
+    """The LoRA adapter of ``lora_r``: every linear layer, alpha 2*rank, no dropout."""
+    try:
+        from peft import LoraConfig
+    except ImportError as exc:
+        raise ImportError("lora_r > 0 needs peft: pip install peft (or set lora_r: 0 for full fine-tuning).") from exc
+    return LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
 
 
 _TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")

@@ -217,6 +217,23 @@ class AgentGRPOConfig(GRPOConfig):
             "answer within step_timeout per step it was sent, plus 10 s, is killed and replaced. None: no limit."
         },
     )
+    lora_r: int = field(
+        default=0,
+        metadata={
+            "help": "Rank of a LoRA adapter (peft) on every linear layer, trained instead of the full weights; "
+            "0 = full fine-tuning. lora_alpha is 2*lora_r. `agentgym train` saves the adapter merged into the "
+            "weights, so the saved model loads like any other."
+        },
+    )
+    print_step_times: bool = field(
+        default=True,
+        metadata={
+            "help": "Print each step's wall-time profile (rollout generation, env steps, log-prob passes, "
+            "forward+backward, optimizer, logging); it is always written to <output_dir>/step_times.jsonl and "
+            "logged as time/<phase>_s."
+        },
+    )
+
     def __post_init__(self) -> None:
         """Validate the agent fields, then let TRL validate its own."""
         self.env_kwargs = _as_dict("env_kwargs", self.env_kwargs)
@@ -254,6 +271,8 @@ class AgentGRPOConfig(GRPOConfig):
             raise ValueError(f"eval_num_tasks must be >= 1 or null (got {self.eval_num_tasks}).")
         if not (self.eval_temperature >= 0):
             raise ValueError(f"eval_temperature must be >= 0 (got {self.eval_temperature}); 0.4 as the papers, 0 = greedy.")
+        if self.lora_r < 0:
+            raise ValueError(f"lora_r must be >= 0 (got {self.lora_r}); 0 trains the full weights, 8-32 is usual.")
         if self.max_rows_per_pass is not None and self.max_rows_per_pass < 1:
             raise ValueError(f"max_rows_per_pass must be >= 1 or null (got {self.max_rows_per_pass}).")
         if self.num_generations_eval is None:

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from agentgym_suite.commands.train import parse_config
-from agentgym_suite.trainers.tasks import default_env_factory
+from agentgym_suite.trainers.training_tasks import default_env_factory
 
 CONFIGS = sorted(Path("configs").glob("envace_*.yaml"))
 EVALUATION_ENVS = {"BFCL-v0", "Tau2-v0", "VitaBench-v0", "FinMCP-v0"}
