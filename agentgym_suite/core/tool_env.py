@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from agentgym_suite.core.actions import ParsedAction, has_visible_text, unusable_action
+from agentgym_suite.core.task_splits import holdout
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.core.tool_calls import (
     TOOL_EXECUTION_ERROR,
@@ -168,8 +169,6 @@ class ToolEnv(TextEnv):
         hashed 20 % holdout of :meth:`task_ids` (for benchmarks that publish no training
         split); an env with a published split overrides this.
         """
-        from agentgym_suite.envs.rehearsal.grounding import holdout
-
         return {}, holdout(self.task_ids())
 
     def evaluation_tasks(self) -> list[str]:

@@ -9,7 +9,8 @@ import pytest
 
 import agentgym_suite.registration as registration
 from agentgym_suite.envs.rehearsal import RehearsalEnv
-from agentgym_suite.envs.rehearsal.grounding import ExampleBank, holdout
+from agentgym_suite.core.task_splits import holdout
+from agentgym_suite.envs.rehearsal.grounding import ExampleBank
 from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend, call_in_prompt
 
 registration.register_all()

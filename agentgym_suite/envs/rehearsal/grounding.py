@@ -17,30 +17,14 @@ of the world, ChecklistTools-v0's recorded conversation) declare it with
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from agentgym_suite.envs.rehearsal.rewards import canonical
 
-HOLDOUT_FRACTION = 0.2
-"""Share of a benchmark's tasks held out as its grounding (training) split when it publishes none."""
 MAX_GROUNDING_TASKS = 8
 """Most training tasks the oracle plays to collect examples (first in id order)."""
-
-
-def _bucket(task_id: str) -> float:
-    return int(hashlib.sha1(task_id.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF
-
-
-def holdout(task_ids: Sequence[str], fraction: float = HOLDOUT_FRACTION) -> list[str]:
-    """The fixed, hashed share of ``task_ids`` held out for grounding (at least one when there are two or more)."""
-    ids = list(task_ids)
-    chosen = [t for t in ids if _bucket(t) < fraction]
-    if not chosen and len(ids) > 1:
-        chosen = [min(ids, key=_bucket)]
-    return chosen
 
 
 @dataclass
