@@ -157,3 +157,13 @@ def test_the_judge_is_never_the_policy() -> None:
         RehearsalEnv(world_model="policy", judge="policy")
     with pytest.raises(ValueError, match="judge="):
         RehearsalEnv(world_model="tiny", reward_mode="judge")
+
+
+def test_text_nested_too_deep_to_parse_is_no_verdict_and_no_error_result() -> None:
+    from agentgym_suite.envs.rehearsal.checklist import Step, _calls, _result_is_error, parse_verdict
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert parse_verdict('{"answer": ' + deep + "}") is False
+    assert _result_is_error(deep) is False
+    assert _calls({"tool_calls": [{"function": {"name": "f", "arguments": deep}}]}) == [("f", deep)]
+    assert Step(1, {"role": "assistant"}, [{"role": "tool", "content": deep}]).tool_failed is False

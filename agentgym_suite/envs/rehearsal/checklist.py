@@ -83,7 +83,7 @@ class Step:
         for message in self.tools:
             try:
                 value = json.loads(str(message.get("content") or ""))
-            except (json.JSONDecodeError, ValueError):
+            except (ValueError, RecursionError):  # not JSON, a number over the digit limit, absurd nesting
                 continue
             if isinstance(value, dict) and "error_tool_call" in value:
                 return True
@@ -112,7 +112,7 @@ def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments)
-            except (json.JSONDecodeError, ValueError):
+            except (ValueError, RecursionError):  # not JSON, a number over the digit limit, absurd nesting
                 pass
         calls.append((str(fn.get("name")), arguments))
     if not calls and "<tool_call>" in str(message.get("content") or ""):
@@ -123,7 +123,7 @@ def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
 def _result_is_error(content: Any) -> bool:
     try:
         value = json.loads(str(content or ""))
-    except (json.JSONDecodeError, ValueError):
+    except (ValueError, RecursionError):  # not JSON, a number over the digit limit, absurd nesting
         return False
     return isinstance(value, dict) and ("error_tool_call" in value or (len(value) == 1 and "error" in value))
 
@@ -223,7 +223,7 @@ def parse_verdict(text: Any) -> bool:
         return False
     try:
         value = json.loads(raw[start:end + 1])
-    except (json.JSONDecodeError, ValueError):
+    except (ValueError, RecursionError):  # not JSON, a number over the digit limit, absurd nesting
         return False
     return isinstance(value, dict) and value.get("answer") is True
 
