@@ -143,6 +143,18 @@ class TextEnv(gym.Env[str, str]):
         """
         return ""
 
+    def leaderboard_departures(self) -> list[str]:
+        """Why this instance's scores cannot be put next to the official leaderboard's, one reason each.
+
+        Empty (the default) means the env scores episodes as the benchmark's official harness does,
+        as far as the conformance suite (``tests/conformance/``) checks. An env returns a reason for
+        each departure that its current settings bring (a local stand-in for an online service, a
+        fallback scorer used when no judge model is given, ...). ``agentgym eval`` writes them into
+        ``summary.json`` (``comparable_to_leaderboard``, ``leaderboard_departures``) and prints them
+        under the results table.
+        """
+        return []
+
     # ------------------------------------------------------------------ helpers for subclasses
     @property
     def task_id(self) -> str | None:

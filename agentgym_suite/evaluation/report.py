@@ -64,4 +64,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
 
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
     """Print :func:`summary_table` to ``console`` (stdout by default)."""
-    (console or Console()).print(summary_table(summary))
+    console = console or Console()
+    console.print(summary_table(summary))
+    departures = summary.get("leaderboard_departures") or []
+    if departures:
+        console.print("Not comparable to the official leaderboard:")
+        for reason in departures:
+            console.print(f"  - {reason}", markup=False)

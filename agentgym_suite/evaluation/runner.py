@@ -230,6 +230,7 @@ def evaluate(
     try:
         env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
+        config["leaderboard_departures"] = leaderboard_departures(env)
         plan = plan_episodes(tasks, k, seed)
         out.mkdir(parents=True, exist_ok=True)
         store = TrajectoryStore(out)
@@ -301,6 +302,12 @@ def _spec(plan: EpisodePlan) -> EpisodeSpec:
                        attempt=plan.attempt)
 
 
+def leaderboard_departures(env: Any) -> list[str]:
+    """``env.unwrapped.leaderboard_departures()`` as strings; empty for envs without the hook."""
+    method = getattr(env.unwrapped, "leaderboard_departures", None)
+    return [str(reason) for reason in method()] if callable(method) else []
+
+
 def _summary(
     records: list[Trajectory], config: dict[str, Any], run_wall: float, planned: int, missing: int, ran: int
 ) -> dict[str, Any]:
@@ -314,6 +321,8 @@ def _summary(
             "max_turns": config["max_turns"],
             "prompt_format": config["prompt_format"],
             **({"agent_settings": config["agent_settings"]} if "agent_settings" in config else {}),
+            "comparable_to_leaderboard": not config.get("leaderboard_departures"),
+            "leaderboard_departures": list(config.get("leaderboard_departures") or []),
             "episodes_planned": planned,
             "episodes_missing": missing,
             "complete": missing == 0,
