@@ -1,7 +1,7 @@
-"""The README's "A new tool env" example, run as written.
+"""The docs' "A new tool env" example (docs/extending.md), run as written.
 
-The example file must appear in the README verbatim, and its registration line must match the
-README's ``ENV_ENTRIES`` line, so the documentation cannot drift from what is tested. Adding
+The example file must appear in the docs page verbatim, and its registration line must match the
+docs page's ``ENV_ENTRIES`` line, so the documentation cannot drift from what is tested. Adding
 the env touches nothing but its own module and that one line: the rehearsal env, the tests
 and the registry code stay as they are.
 """
@@ -23,7 +23,7 @@ from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "weather_tool_env.py"
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ Everything runs offline on the CPU. Each stage writes into its own folder under 
 number in the report is read back from those folders, and the report lists the command behind
 each one.
 
-The recipe (measured; see the README's demo section):
+The recipe (measured; see docs/demo.md):
 
 1. **Held-out baseline.** The embedded model, the random agent and the oracle on
    ``eval_episodes`` held-out games (the family's ``test`` split: games generated from a seed

@@ -283,7 +283,7 @@ class TurnScore:
     score: float
     """Sum over checklists of the met standards' weights."""
     met: list[list[bool]]
-    """met[c][s]: standard ``s`` of checklist ``c`` was met in this turn."""
+    """``met[c][s]``: standard ``s`` of checklist ``c`` was met in this turn."""
     required_unmet: bool
     """A ``required_for_next_turn`` standard was left unmet: the episode stops here."""
 

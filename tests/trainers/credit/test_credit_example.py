@@ -1,4 +1,4 @@
-"""The README's worked example of a new credit plug-in (``examples/discounted_grpo.py``): the README
+"""The docs' worked example of a new credit plug-in (docs/extending.md) (``examples/discounted_grpo.py``): the page
 shows exactly that file, it passes the shared contract, and the trainer trains it by its import path."""
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ class TestExampleCreditContract(_SharedContract):
 
 
 def test_readme_shows_exactly_the_example_file() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### A new credit plug-in", 1)[1]
+    readme = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    section = readme.split("## A new credit plug-in", 1)[1]
     block = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert block is not None, "the README's 'A new credit plug-in' subsection has no python block"
+    assert block is not None, "the docs page's 'A new credit plug-in' subsection has no python block"
     assert block.group(1) == (EXAMPLES / "discounted_grpo.py").read_text(encoding="utf-8")
     assert f"--credit {IMPORT_PATH}" in section
 
