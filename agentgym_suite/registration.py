@@ -8,8 +8,10 @@ so ``agentgym list`` can tell what is usable on this machine without importing h
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,8 +86,15 @@ def entry(env_id: str) -> EnvEntry:
     for item in ENV_ENTRIES:
         if item.id == env_id:
             return item
-    known = ", ".join(e.id for e in ENV_ENTRIES)
-    raise KeyError(f"Unknown env id {env_id!r}. Known ids: {known}.")
+    ids = [e.id for e in ENV_ENTRIES]
+    raise KeyError(f"Unknown env id {env_id!r}.{did_you_mean(env_id, ids)} Known ids: {', '.join(ids)}.")
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """`` Did you mean 'X'?`` for the known names closest to ``name`` (case ignored); empty when none is close."""
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=3, cutoff=0.6)
+    return f" Did you mean {', '.join(repr(by_lower[c]) for c in close)}?" if close else ""
 
 
 def implemented(item: EnvEntry) -> bool:
@@ -139,6 +148,7 @@ def register_entry(item: EnvEntry) -> None:
     """Register one entry with Gymnasium (idempotent): how :func:`register_all` adds each entry,
     and how a package outside the suite adds an env of its own."""
     if item.id in gymnasium.registry:
+        _warn_if_different(gymnasium.registry[item.id], item)
         return
     gymnasium.register(
         id=item.id,
@@ -146,6 +156,19 @@ def register_entry(item: EnvEntry) -> None:
         max_episode_steps=item.max_episode_steps,
         kwargs=dict(item.kwargs),
     )
+
+
+def _warn_if_different(spec: gymnasium.envs.registration.EnvSpec, item: EnvEntry) -> None:
+    """Warn that ``item`` is not registered because ``item.id`` already names other settings."""
+    ours = (item.entry_point, item.max_episode_steps, dict(item.kwargs))
+    theirs = (spec.entry_point, spec.max_episode_steps, dict(spec.kwargs))
+    if ours != theirs:
+        warnings.warn(
+            f"{item.id} is already registered with other settings (entry point, max_episode_steps, kwargs: "
+            f"{theirs!r}); the new registration {ours!r} is ignored. Pick another id, or bump its version "
+            f"(Name-vN), to register both.",
+            stacklevel=3,
+        )
 
 
 def register_all() -> None:

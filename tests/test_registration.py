@@ -8,6 +8,7 @@ Nothing here is chosen per env id, so a newly registered env is checked the same
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agentgym_suite  # noqa: F401
 from agentgym_suite.core.info import undocumented_keys
-from agentgym_suite.registration import ENV_ENTRIES, entry, implemented, missing_requirements
+from agentgym_suite.registration import ENV_ENTRIES, entry, implemented, missing_requirements, register_entry
 
 
 def fixture_kwargs(env_id: str, scratch: Path) -> dict[str, Any]:
@@ -58,6 +59,21 @@ def test_registration_is_idempotent() -> None:
 def test_unknown_id_lists_known_ids() -> None:
     with pytest.raises(KeyError, match="TextWorld-v0"):
         entry("Zork-v9")
+
+
+def test_unknown_id_suggests_the_closest_ids() -> None:
+    with pytest.raises(KeyError, match=r"Did you mean 'ALFWorld-v0'"):
+        entry("alfworld-v0")
+
+
+def test_registering_an_id_again_with_other_settings_warns(recwarn: pytest.WarningsRecorder) -> None:
+    first = entry("TextWorld-v0")
+    register_entry(first)  # the same settings again: silent
+    assert not [w for w in recwarn if "already registered" in str(w.message)]
+    changed = dataclasses.replace(first, max_episode_steps=first.max_episode_steps + 1)
+    with pytest.warns(UserWarning, match="TextWorld-v0 is already registered with other settings"):
+        register_entry(changed)
+    assert gym.registry["TextWorld-v0"].max_episode_steps == first.max_episode_steps
 
 
 @pytest.mark.parametrize("env_id", [e.id for e in ENV_ENTRIES])
