@@ -19,7 +19,7 @@ import gymnasium as gym
 import numpy as np
 
 import agentgym_suite
-from agentgym_suite.envs.textworld.base import normalise_command
+from agentgym_suite.envs.shared.textworld_engine import normalise_command
 from ratios import report_ratio
 
 

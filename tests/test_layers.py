@@ -54,3 +54,26 @@ def test_imports_only_go_down(path: Path) -> None:
     upward = sorted(t for t in _imports(path) - {own} if t in FLOORS and FLOORS[t] >= FLOORS[own])
     assert not upward, (f"{path.relative_to(PACKAGE)} (floor {FLOORS[own]}) imports {upward} "
                         f"(floors {[FLOORS[t] for t in upward]}); move the shared name down instead")
+
+
+SHARED_ENVS = "shared"
+"""The one package under ``envs/`` that benchmark packages may import from each other's side."""
+
+
+def _benchmark_package(path: Path) -> str | None:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[1] if len(rel.parts) > 2 and rel.parts[0] == "envs" else None
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (PACKAGE / "envs").rglob("*.py") if _benchmark_package(p)),
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_benchmark_packages_do_not_import_each_other(path: Path) -> None:
+    own = _benchmark_package(path)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else \
+            [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        found |= {n.split(".")[2] for n in names if n.startswith("agentgym_suite.envs.") and n.count(".") >= 2}
+    others = sorted(found - {own, SHARED_ENVS})
+    assert not others, (f"{path.relative_to(PACKAGE)} imports the benchmark package(s) {others}; move what they "
+                        f"share into agentgym_suite/envs/{SHARED_ENVS}/")

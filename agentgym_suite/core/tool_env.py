@@ -211,7 +211,7 @@ class ToolEnv(TextEnv):
         A standard is the EnvACE checklist format (question, focus_on, pass_condition,
         failure_examples, evidence, weight, required_for_next_turn), optionally with a machine
         ``check``; the rehearsal env's ``checklist`` reward mode scores them per turn
-        (:mod:`agentgym_suite.envs.rehearsal.checklist`).
+        (:mod:`agentgym_suite.envs.shared.checklists`).
         """
         return []
 

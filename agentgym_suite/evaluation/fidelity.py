@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
-from agentgym_suite.envs.rehearsal.rewards import canonical
+from agentgym_suite.envs.shared.canonical_json import canonical
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 
 CALL_METRICS = ("format_valid", "key_agreement", "exact_agreement", "tf_format_valid", "tf_key_agreement", "tf_exact_agreement")

@@ -9,7 +9,7 @@ import pytest
 
 from agentgym_suite.core.info import undocumented_keys
 from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
-from agentgym_suite.envs.rehearsal.checklist import (
+from agentgym_suite.envs.shared.checklists import (
     ChecklistJudge,
     judge_prompt,
     max_episode_score,
@@ -17,7 +17,7 @@ from agentgym_suite.envs.rehearsal.checklist import (
     parse_verdict,
     score_turn,
 )
-from agentgym_suite.envs.rehearsal.rewards import canonical
+from agentgym_suite.envs.shared.canonical_json import canonical
 from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
 from agentgym_suite.envs.synthetic_tools import SyntheticToolsEnv
 
@@ -160,7 +160,7 @@ def test_the_judge_is_never_the_policy() -> None:
 
 
 def test_text_nested_too_deep_to_parse_is_no_verdict_and_no_error_result() -> None:
-    from agentgym_suite.envs.rehearsal.checklist import Step, _calls, _result_is_error, parse_verdict
+    from agentgym_suite.envs.shared.checklists import Step, _calls, _result_is_error, parse_verdict
 
     deep = "[" * 100_000 + "]" * 100_000
     assert parse_verdict('{"answer": ' + deep + "}") is False

@@ -12,7 +12,7 @@ from agentgym_suite.envs.checklist_tools import ChecklistToolsEnv, load_checklis
 from agentgym_suite.envs.checklist_tools.dataset import parse_item
 from agentgym_suite.envs.checklist_tools.fixtures import items, snippet_judge
 from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
-from agentgym_suite.envs.rehearsal.checklist import ChecklistJudge
+from agentgym_suite.envs.shared.checklists import ChecklistJudge
 from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
 
 

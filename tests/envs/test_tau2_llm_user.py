@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agentgym_suite.core.data import has_benchmark_data
-from agentgym_suite.envs.chat_models import BackendChat, shared_backend
+from agentgym_suite.envs.shared.chat_models import BackendChat, shared_backend
 from agentgym_suite.envs.tau2 import LLMUser, Tau2Env
 from agentgym_suite.envs.tau2.data import load_domain
 from agentgym_suite.envs.tau2.users import AGENT_GREETING, END_TOKENS, OUT_OF_SCOPE, STOP, TRANSFER

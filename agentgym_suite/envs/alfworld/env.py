@@ -19,7 +19,7 @@ from typing import Any
 from agentgym_suite.core.data import benchmark_dir
 from agentgym_suite.core.errors import missing_backend
 from agentgym_suite.core.text_env import TaskStart
-from agentgym_suite.envs.textworld.base import TextWorldBackedEnv, normalise_command
+from agentgym_suite.envs.shared.textworld_engine import TextWorldBackedEnv, normalise_command
 
 SPLITS = ("valid_unseen", "valid_seen", "train")
 TASK_TYPES = (

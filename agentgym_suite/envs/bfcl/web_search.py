@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 from urllib.parse import unquote, urlsplit
 
-from agentgym_suite.envs.bm25_index import BM25Index
+from agentgym_suite.envs.shared.bm25_index import BM25Index
 
 _TEXT_FRAGMENT = "#:~:text="
 _SLUG_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9']*")

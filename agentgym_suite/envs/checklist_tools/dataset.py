@@ -12,7 +12,7 @@ One item (a JSON list of items, or JSON Lines) is, as the released ``ChecklistDa
          "interaction_kwargs": {"checklist_list": [[[standard, ...], ...], ...]}}}
 
 ``checklist_list`` is checklists x user turns x standards (see
-:mod:`agentgym_suite.envs.rehearsal.checklist`). The recorded (name, arguments, result)
+:mod:`agentgym_suite.envs.shared.checklists`). The recorded (name, arguments, result)
 triples are the assistant calls of ``extra_info.messages`` paired with the tool messages that
 follow them (``MCPChecklistTool._get_called_tools_and_response_static``).
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_suite.core.data import benchmark_dir
-from agentgym_suite.envs.rehearsal.checklist import validate_checklists
+from agentgym_suite.envs.shared.checklists import validate_checklists
 
 BENCHMARK = "envace_checklist"
 

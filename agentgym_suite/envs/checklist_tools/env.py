@@ -21,8 +21,8 @@ from typing import Any, Callable, ClassVar
 
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
 from agentgym_suite.envs.checklist_tools.dataset import ChecklistSample, load_checklist_samples
-from agentgym_suite.envs.rehearsal.checklist import ChecklistJudge, episode_score, score_turn
-from agentgym_suite.envs.rehearsal.rewards import canonical
+from agentgym_suite.envs.shared.checklists import ChecklistJudge, episode_score, score_turn
+from agentgym_suite.envs.shared.canonical_json import canonical
 
 
 class ChecklistToolsEnv(ToolEnv):

@@ -56,7 +56,7 @@ from agentgym_suite.core.tool_calls import (
     validate_call,
 )
 from agentgym_suite.core.tool_env import ToolEnv, ToolRecord
-from agentgym_suite.envs.rehearsal.checklist import ChecklistJudge, TurnScore, episode_score, score_turn, validate_checklists
+from agentgym_suite.envs.shared.checklists import ChecklistJudge, TurnScore, episode_score, score_turn, validate_checklists
 from agentgym_suite.envs.rehearsal.contract import ends_episode, is_error_result
 from agentgym_suite.envs.rehearsal.grounding import ExampleBank, cached_bank, collect_examples
 from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, conversation_lines

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from agentgym_suite.envs.rehearsal.rewards import canonical
+from agentgym_suite.envs.shared.canonical_json import canonical
 
 MAX_GROUNDING_TASKS = 8
 """Most training tasks the oracle plays to collect examples (first in id order)."""

@@ -9,7 +9,7 @@
 * ``checklist`` - EnvACE's training reward: the base env's per-turn checklists
   (``ToolEnv.checklists``) scored turn by turn from the trajectory; standards with a machine
   check are decided deterministically, the others by a fixed judge model. See
-  :mod:`agentgym_suite.envs.rehearsal.checklist`.
+  :mod:`agentgym_suite.envs.shared.checklists`.
 * ``gold_calls`` - imitation, not task success: the caller's calls against the gold calls of
   the base env's oracle, taken at reset; nothing is executed. Kept for diagnostics and
   ablations; no EnvACE config trains on it. ``score`` = share of gold calls made (multiset, arguments
@@ -24,30 +24,17 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from typing import Any, Callable, Sequence
 
 from agentgym_suite.core.tool_calls import parse_tool_calls
+from agentgym_suite.envs.shared.canonical_json import canonical
 
 REWARD_MODES = ("base", "checklist", "gold_calls", "judge", "none")
 Call = tuple[str, dict[str, Any]]
 JudgeFn = Callable[[str, list[str]], Any]
 """``(transcript, criteria) -> list[bool] | float``: a callable judge."""
-
-
-def canonical(value: Any) -> str:
-    """Canonical JSON text of a value (sorted keys, integral floats as ints)."""
-    def norm(v: Any) -> Any:
-        if isinstance(v, dict):
-            return {str(k): norm(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [norm(x) for x in v]
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        return v
-    return json.dumps(norm(value), sort_keys=True, ensure_ascii=False, default=str)
 
 
 def gold_calls_from_oracle(actions: Sequence[str]) -> list[Call]:

@@ -17,7 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-from agentgym_suite.envs.bm25_index import BM25Index
+from agentgym_suite.envs.shared.bm25_index import BM25Index
 
 
 class RetrievalError(RuntimeError):

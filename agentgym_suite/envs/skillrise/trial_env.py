@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
 
 from agentgym_suite.envs.skillrise.env import SkillRiseTrial
 
@@ -55,6 +56,5 @@ class SkillRiseEnv(SkillRiseTrial):
     @classmethod
     def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
         """Trials of two TextWorld coin-collector games (the quickest base env to generate and win)."""
-        from agentgym_suite.envs.textworld.env import TextWorldEnv
-
-        return {"base_env_id": "TextWorld-v0", "base_env_kwargs": TextWorldEnv.fixture_kwargs(scratch), "k": 2}
+        base_class = load_env_creator(gym.spec("TextWorld-v0").entry_point)
+        return {"base_env_id": "TextWorld-v0", "base_env_kwargs": base_class.fixture_kwargs(scratch), "k": 2}

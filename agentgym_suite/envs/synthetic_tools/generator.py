@@ -261,7 +261,7 @@ def turn_checklist(changes: list[tuple[str, dict[str, Any]]], parts: list[str]) 
 
     The layout is the released EnvACE checklist's (question, focus_on, pass_condition,
     failure_examples, evidence, weight, required_for_next_turn); ``check`` makes each standard
-    decidable from the trajectory (see :mod:`agentgym_suite.envs.rehearsal.checklist`).
+    decidable from the trajectory (see :mod:`agentgym_suite.envs.shared.checklists`).
     Weights are equal and sum to 1 per turn; the changes are required before the next turn.
     """
     weight = round(1.0 / (len(changes) + 1), 8)

@@ -30,7 +30,7 @@ from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome, TaskStart
 from agentgym_suite.core.tool_calls import ToolCall, tool_name, validate_call
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
-from agentgym_suite.envs.chat_models import LLM_PREFIX, BackendChat
+from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat
 from agentgym_suite.envs.tau2.data import SPLITS, DomainData, load_domain
 from agentgym_suite.envs.tau2.evaluation import GoldHashes, NLJudge, RewardBreakdown, action_matches, evaluate
 from agentgym_suite.envs.tau2.nl_judge import ModelNLJudge

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any, Callable
 
-from agentgym_suite.envs.chat_models import ChatFn
+from agentgym_suite.envs.shared.chat_models import ChatFn
 
 JUDGE_INSTRUCTIONS = (
     "You grade a customer-service conversation between an agent and a customer against a list of expected "

@@ -21,6 +21,7 @@ import json
 import re
 from typing import Any, Callable
 
+from agentgym_suite.envs.shared.text_overlap import content_words
 from agentgym_suite.envs.tau2.users import STOP, TRANSFER, UserContext, scenario_parts, tool_names
 
 CONFIRM_REPLY = "Yes, please go ahead."
@@ -31,13 +32,6 @@ DEVICE_REQUEST = "Please do this on your phone:"
 _CONFIRMATION = re.compile(
     r"\b(confirm|proceed|go ahead|shall i|should i|would you like me to|do you want me to|"
     r"is (?:that|this|it) (?:correct|right|ok|okay))\b", re.IGNORECASE)
-_WORD = re.compile(r"[a-z0-9_#@.\-]+")
-_STOPWORDS = frozenset(
-    "the a an and or but to of in on at for with from by is are was were be been am do does did have has had you your "
-    "yours i me my mine we our it its this that these those can could would should will shall may might please what "
-    "which who whom whose when where why how there here any some all not no yes if then than so as about into also "
-    "just let know tell give need want like get".split())
-
 _OBJECT_BEFORE = frozenset(
     "to for with at about from by of on than into onto upon without toward towards against tell tells told give gives "
     "gave ask asks asked help helps helped send sends sent call calls called let lets contact contacts offer offers "
@@ -71,21 +65,6 @@ def to_first_person(text: str) -> str:
 def sentences(text: str) -> list[str]:
     """``text`` split into sentences (empty and ``.``-only pieces dropped)."""
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text or "") if s.strip() and s.strip() != "."]
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-case words of ``text`` without stop words, with a plural/tense ending trimmed."""
-    words = set()
-    for word in _WORD.findall(text.lower()):
-        word = word.strip(".-")
-        if len(word) < 3 or word in _STOPWORDS:
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)]
-                break
-        words.add(word)
-    return words
 
 
 def device_instruction(name: str, arguments: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_suite.core.text_env import TaskStart
-from agentgym_suite.envs.textworld.base import TextWorldBackedEnv, normalise_command
+from agentgym_suite.envs.shared.textworld_engine import TextWorldBackedEnv, normalise_command
 from agentgym_suite.envs.textworld.games import (
     SPLIT_SEED_OFFSETS,
     DamagedGameError,

@@ -25,7 +25,7 @@ from typing import Any, Callable, ClassVar
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
-from agentgym_suite.envs.chat_models import LLM_PREFIX, BackendChat, chat_from
+from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat, chat_from
 from agentgym_suite.envs.vitabench import data
 from agentgym_suite.envs.vitabench.memory import Memory, make_memory
 from agentgym_suite.envs.vitabench.oracle import plan_calls

@@ -286,7 +286,7 @@ def make_memory(kind: str | Memory, summarise: Callable[[str, str], str] | None 
         return GroundTruthMemory()
     if base == "rewrite":
         if option:
-            from agentgym_suite.envs.chat_models import BackendChat
+            from agentgym_suite.envs.shared.chat_models import BackendChat
 
             chat = BackendChat(spec=option, max_new_tokens=2048)
             return RewriteMemory(model_summariser(chat), label=f"rewrite:llm:{chat.label}")

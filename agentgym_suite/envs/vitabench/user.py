@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Protocol
 
-from agentgym_suite.envs.tau2.scripted_user import content_words
+from agentgym_suite.envs.shared.text_overlap import content_words
 from agentgym_suite.envs.vitabench.personalization import is_proactive, user_system_prompt
 
 STOP = "###STOP###"

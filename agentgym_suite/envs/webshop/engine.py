@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym_suite.envs.bm25_index import BM25Index
+from agentgym_suite.envs.shared.bm25_index import BM25Index
 from agentgym_suite.envs.webshop.catalogue import Catalogue
 
 SEARCH_RETURN_N = 50

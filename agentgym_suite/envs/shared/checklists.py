@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from agentgym_suite.core.tool_calls import parse_tool_calls
-from agentgym_suite.envs.rehearsal.rewards import canonical
+from agentgym_suite.envs.shared.canonical_json import canonical
 
 Standard = dict[str, Any]
 ChecklistList = list[list[list[Standard]]]
