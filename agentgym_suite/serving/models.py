@@ -9,12 +9,12 @@ suite's ``info`` contract as structured fields (``won``, ``score``, ``action_val
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from typing import Any
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
+
+from agentgym_suite.serving.fields import STRUCTURED_KEYS, to_jsonable
 
 MAX_ACTION_CHARS = 200_000
 """Longest action text a session accepts (a frame is bounded by the server's size limit too)."""
@@ -56,32 +56,6 @@ class SuiteState(State):
     task_id: str = ""
 
 
-STRUCTURED_KEYS = ("task_id", "task", "won", "score", "action_valid", "turn", "admissible_actions", "tools")
-"""Info keys that travel as fields of :class:`SuiteObservation` rather than inside ``info``."""
-
-
-def to_jsonable(value: Any, depth: int = 0) -> Any:
-    """``value`` as plain JSON data: dataclasses and pydantic models become dicts, tuples and sets
-    lists, numpy scalars and arrays Python numbers and lists; anything else its ``str``."""
-    if depth > 64:
-        return str(value)
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [to_jsonable(v, depth + 1) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_jsonable(dataclasses.asdict(value), depth + 1)
-    if hasattr(value, "model_dump"):
-        return to_jsonable(value.model_dump(), depth + 1)
-    if hasattr(value, "tolist"):  # numpy scalars and arrays
-        return to_jsonable(value.tolist(), depth + 1)
-    return str(value)
-
-
 def observation_from_step(text: Any, reward: Any, terminated: bool, truncated: bool,
                           info: dict[str, Any]) -> SuiteObservation:
     """The wire observation of one ``reset`` (reward 0, not done) or ``step`` result."""
@@ -89,12 +63,3 @@ def observation_from_step(text: Any, reward: Any, terminated: bool, truncated: b
     fields = {key: data.pop(key) for key in STRUCTURED_KEYS if data.get(key) is not None}
     return SuiteObservation(text=str(text), reward=float(reward), done=bool(terminated or truncated),
                             terminated=bool(terminated), truncated=bool(truncated), info=data, **fields)
-
-
-def info_from_observation(observation: dict[str, Any]) -> dict[str, Any]:
-    """The suite ``info`` dict a wire observation (its JSON fields) carries."""
-    info = dict(observation.get("info") or {})
-    for key in STRUCTURED_KEYS:
-        if key in observation:
-            info[key] = observation[key]
-    return info
