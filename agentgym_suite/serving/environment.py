@@ -55,6 +55,7 @@ class ServeSpec:
     step_timeout: float | None = None
     show_errors: bool = False
     _task_ids: list[str] | None = field(default=None, repr=False)
+    _split: str = field(default="default", repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def make(self) -> gym.Env:
@@ -63,14 +64,23 @@ class ServeSpec:
 
     def task_ids(self) -> list[str]:
         """The served split's task ids (read once from a probe env, then cached)."""
+        self._probe()
+        return list(self._task_ids or [])
+
+    def split(self) -> str:
+        """The served split's name (the env's ``split`` attribute, or ``default``)."""
+        self._probe()
+        return self._split
+
+    def _probe(self) -> None:
         with self._lock:
             if self._task_ids is None:
                 probe = gym.make(self.env_id, **self.env_kwargs)
                 try:
                     self._task_ids = [str(t) for t in probe.unwrapped.task_ids()]  # type: ignore[attr-defined]
+                    self._split = str(getattr(probe.unwrapped, "split", None) or "default")
                 finally:
                     _close_quietly(probe)
-            return list(self._task_ids)
 
 
 def public_message(exc: BaseException, when: str, show_errors: bool) -> str:
@@ -151,8 +161,8 @@ class ServedEnv(Environment[SuiteAction, SuiteObservation, SuiteState]):
 
     # ------------------------------------------------------------------ OpenEnv task API
     def list_splits(self) -> list[str]:
-        """The one split a server serves: the ``split`` env kwarg, or ``default``."""
-        return [str(self.spec.env_kwargs.get("split", "default"))]
+        """The one split a server serves (the env's ``split``, or ``default``)."""
+        return [self.spec.split()]
 
     def list_tasks(self, split: str) -> list[dict[str, Any]]:
         """``[{"id": task_id, "index": i}, ...]`` of the served split."""
