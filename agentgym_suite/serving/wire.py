@@ -140,7 +140,10 @@ class WireSession:
             message["data"] = data
         when = during or message_type
         try:
-            self._ws.send(json.dumps(message))
+            try:
+                self._ws.send(json.dumps(message))
+            except ConnectionClosed:  # a refused session sends an error frame, then closes: read it
+                pass
             raw = self._ws.recv(timeout=self.message_timeout)
         except TimeoutError:
             self.close()
@@ -189,5 +192,6 @@ class WireSession:
 def _close_reason(exc: BaseException) -> str:
     rcvd = getattr(exc, "rcvd", None)
     if rcvd is not None:
-        return f"close code {rcvd.code}" + (f", {rcvd.reason}" if rcvd.reason else "")
+        meaning = {1009: "message too big for the server's frame limit", 1011: "server error"}.get(rcvd.code)
+        return f"close code {rcvd.code}" + (f", {meaning}" if meaning else "") + (f", {rcvd.reason}" if rcvd.reason else "")
     return str(exc) or type(exc).__name__
