@@ -137,6 +137,10 @@ class RemoteTextEnv(gym.Env[str, str]):
             self._task_ids = self._served_task_ids() or [f"episode-{i}" for i in range(self.num_tasks)]
         return list(self._task_ids)
 
+    def format_action(self, command: str) -> str:
+        """A command as the action to send: unchanged (the server's env reads its own format)."""
+        return str(command)
+
     def oracle(self) -> list[str]:
         """A remote env shares no oracle."""
         raise NotImplementedError("a remote env has no oracle; play it with a model or a scripted agent.")
