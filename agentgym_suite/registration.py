@@ -76,6 +76,9 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              data_source="agentgym_suite.envs.checklist_tools.data_source:SOURCE"),
     EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.envs.rehearsal:RehearsalEnv", 20,
              "a world model answers every tool call of a tool env (EnvACE rehearsal)"),
+    EnvEntry("Remote-v0", "agentgym_suite.serving.remote_env:RemoteTextEnv", 1000,
+             "any OpenEnv server's env as a suite env (gym.make('Remote-v0', url='ws://host:port'))",
+             requires=("websockets", "pydantic")),
     EnvEntry("SkillRise-v0", "agentgym_suite.envs.skillrise.trial_env:SkillRiseEnv", 32,
              "SkillRise trials over any env: k tasks (or k attempts) with a curated skill document in between"),
 )

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentgym_suite"
 FLOORS: dict[str, int] = {
     "core": 0,
     "llm": 1, "registration": 1, "vector": 1,
-    "envs": 2,
+    "envs": 2, "serving": 2,
     "rollout": 3,
     "agents": 4,
     "evaluation": 5, "trainers": 5, "integrations": 5,

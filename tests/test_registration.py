@@ -34,6 +34,8 @@ def fixture_kwargs(env_id: str, scratch: Path) -> dict[str, Any]:
         missing = [m for m in missing if not m.startswith("data")]
     if missing:
         pytest.skip(f"{env_id} cannot run here: {missing}")
+    if getattr(env_class, "needs_server", False):
+        pytest.skip(f"{env_id} plays on a running server; tests/serving plays it against `agentgym serve`")
     return env_class.fixture_kwargs(scratch) if hasattr(env_class, "fixture_kwargs") else {}
 
 

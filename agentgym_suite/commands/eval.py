@@ -93,9 +93,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "field, for servers whose chat template drops tools; the model's <tool_call> text is parsed")
     parser.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
                         help="end an episode truncated when one env step takes longer (default: no limit)")
-    parser.add_argument("--env-workers", default=None, metavar="N|ray",
-                        help="where envs run: 1 = in this process, N >= 2 = N worker processes, ray = Ray actors "
-                             "(default: the env's own; ALFWorld and ScienceWorld use processes when --batch-size > 1)")
+    parser.add_argument("--env-workers", default=None, metavar="N|ray|openenv://HOST:PORT,...",
+                        help="where envs run: 1 = in this process, N >= 2 = N worker processes, ray = Ray actors, "
+                             "openenv://HOST:PORT,... = sessions on `agentgym serve` servers (default: the env's own; ALFWorld and ScienceWorld use processes when --batch-size > 1)")
     parser.add_argument("--rehearsal-budget", type=int, default=0, metavar="N",
                         help="test-time private rehearsal: N imagined attempts per task before the real one (default 0: off)")
     parser.add_argument("--rehearsal-mode", choices=("parallel", "sequential"), default="parallel",

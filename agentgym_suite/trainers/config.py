@@ -204,7 +204,8 @@ class AgentGRPOConfig(GRPOConfig):
         default=None,
         metadata={
             "help": "Where rollouts step their envs: 1 = in the training process, N >= 2 = N worker processes, "
-            "ray = Ray actors on the cluster ray.init reaches (ray:N for N actors). Unset: the env's default "
+            "ray = Ray actors on the cluster ray.init reaches (ray:N for N actors), openenv://HOST:PORT[,HOST2:PORT2] = "
+            "sessions spread over `agentgym serve` servers on any machines. Unset: the env's default "
             "(ALFWorld and ScienceWorld: one process per CPU core when more than one env is live). Trajectories "
             "are the same whichever; a worker that dies ends only its episodes, which are recorded, not trained on."
         },

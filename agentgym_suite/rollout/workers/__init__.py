@@ -4,7 +4,9 @@
 * :class:`~agentgym_suite.rollout.workers.processes.ProcessWorkers` — N worker processes on this
   machine, each holding a share of the envs, all sent a turn's calls at once;
 * :class:`~agentgym_suite.rollout.workers.ray_actors.RayWorkers` — Ray actors on a cluster
-  (optional extra ``agentgym-suite[ray]``).
+  (optional extra ``agentgym-suite[ray]``);
+* :class:`~agentgym_suite.rollout.workers.openenv_servers.OpenEnvServers` — sessions on OpenEnv
+  servers (``agentgym serve``) on any machines (``openenv://host:port,...``).
 
 The ``env_workers`` setting picks one (:func:`parse_env_workers`, :func:`resolve_env_workers`;
 unset takes the env's default from its registration entry). A worker that dies or hangs fails

@@ -3,7 +3,9 @@ pool's envs, and each env's own default.
 
 Values: ``1`` (or ``inline``) plays every env in this process; ``N >= 2`` (or ``processes:N``)
 spreads them over N worker processes; ``ray`` (or ``ray:N`` for N actors) makes them Ray actors
-on the cluster ``ray.init`` reaches; unset (None, ``auto``) takes the env's default from its
+on the cluster ``ray.init`` reaches; ``openenv://host:port[,host2:port2…]`` makes them sessions on
+OpenEnv servers (``agentgym serve``, see
+:mod:`~agentgym_suite.rollout.workers.openenv_servers`); unset (None, ``auto``) takes the env's default from its
 registration entry (:attr:`~agentgym_suite.registration.EnvEntry.env_workers`): ALFWorld and
 ScienceWorld use one process per CPU core (at most one per env) when more than one env is live,
 every other env runs inline.
@@ -17,8 +19,10 @@ from typing import Any
 
 from agentgym_suite.rollout.workers.base import EnvExecutor, InlineEnvs
 
-KINDS = ("inline", "processes", "ray")
-HINT = "Use 1 (inline), a number N >= 2 of worker processes, 'ray' (or 'ray:N' actors), or leave it unset for the env's default."
+KINDS = ("inline", "processes", "ray", "openenv")
+HINT = ("Use 1 (inline), a number N >= 2 of worker processes, 'ray' (or 'ray:N' actors), "
+        "'openenv://host:port[,host2:port2]' (sessions on `agentgym serve` servers), or leave it unset for the env's default.")
+OPENENV = "openenv://"
 
 
 @dataclass(frozen=True)
@@ -26,15 +30,19 @@ class EnvWorkers:
     """A parsed ``env_workers`` value.
 
     Attributes:
-        kind: ``inline``, ``processes`` or ``ray``.
+        kind: ``inline``, ``processes``, ``ray`` or ``openenv``.
         count: processes: how many; ray: how many actors (None: one per CPU of the cluster, at
             most one per env).
+        servers: openenv: the servers' ``host:port``.
     """
 
     kind: str
     count: int | None = None
+    servers: tuple[str, ...] = ()
 
     def __str__(self) -> str:
+        if self.kind == "openenv":
+            return OPENENV + ",".join(self.servers)
         if self.kind == "inline":
             return "1"
         if self.kind == "processes":
@@ -52,6 +60,8 @@ def parse_env_workers(value: Any) -> EnvWorkers | None:
         return value
     if isinstance(value, bool):
         raise ValueError(f"env_workers={value!r} is not a setting. {HINT}")
+    if str(value).strip().lower().startswith(OPENENV):
+        return _parse_servers(str(value).strip())
     text = str(value).strip().lower()
     if text in ("", "auto", "default", "none"):
         return None
@@ -70,6 +80,18 @@ def parse_env_workers(value: Any) -> EnvWorkers | None:
             raise ValueError(f"env_workers={value!r} must be >= 1. {HINT}")
         return EnvWorkers("inline") if n == 1 else EnvWorkers("processes", n)
     raise ValueError(f"env_workers={value!r} is not a setting. {HINT}")
+
+
+def _parse_servers(value: str) -> EnvWorkers:
+    servers = []
+    for item in value[len(OPENENV):].split(","):
+        address = item.strip()
+        address = address[len(OPENENV):] if address.lower().startswith(OPENENV) else address
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in address:
+            raise ValueError(f"env_workers={value!r}: {item.strip()!r} is not host:port. {HINT}")
+        servers.append(address)
+    return EnvWorkers("openenv", servers=tuple(servers))
 
 
 def cpu_count() -> int:
@@ -108,4 +130,8 @@ def make_executor(workers: EnvWorkers, step_timeout: float | None = None) -> Env
         from agentgym_suite.rollout.workers.ray_actors import RayWorkers
 
         return RayWorkers(workers.count, step_timeout)
+    if workers.kind == "openenv":
+        from agentgym_suite.rollout.workers.openenv_servers import OpenEnvServers
+
+        return OpenEnvServers(workers.servers, step_timeout)
     raise ValueError(f"unknown env worker kind {workers.kind!r}; choose one of {KINDS}.")

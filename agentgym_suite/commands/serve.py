@@ -1,0 +1,66 @@
+"""``agentgym serve ENV_ID``: serve a registered env over OpenEnv's protocol (see
+:mod:`agentgym_suite.serving`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``serve`` subcommand."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve an env over OpenEnv's WebSocket protocol (one env per session)",
+        description="Serve ENV_ID with OpenEnv's server: sessions on ws://HOST:PORT/ws, plus /health, /schema "
+                    "and /metadata. Each session plays its own env, exactly as gymnasium.make(ENV_ID) would. "
+                    "Needs the extra: pip install 'agentgym-suite[serve]'.",
+    )
+    parser.add_argument("env_id", metavar="ENV_ID", help="a registered env id (see `agentgym list`)")
+    parser.add_argument("--env-kwargs", default="{}", help="JSON object of keyword arguments for gymnasium.make")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    parser.add_argument("--max-sessions", type=int, default=64,
+                        help="concurrent sessions (one env each); more are refused as busy (default 64)")
+    parser.add_argument("--idle-timeout", type=float, default=600.0,
+                        help="seconds without a message after which a session's env is closed (default 600; 0: never)")
+    parser.add_argument("--step-timeout", type=float, default=None,
+                        help="seconds one env.step may take; a slower step ends the episode truncated (default: none)")
+    parser.add_argument("--max-message-bytes", type=int, default=4 * 1024 * 1024,
+                        help="largest WebSocket frame accepted (default 4 MiB)")
+    parser.add_argument("--show-errors", action="store_true",
+                        help="send the env's own exception text to clients (paths masked); off: its type only")
+    parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    try:
+        from agentgym_suite.serving.app import ServerLimits, serve
+        from agentgym_suite.serving.environment import ServeSpec
+    except ImportError as exc:
+        print(f"agentgym serve needs OpenEnv's server package ({exc.name} is missing): "
+              "pip install 'agentgym-suite[serve]'", file=sys.stderr)
+        return 2
+    try:
+        env_kwargs = json.loads(args.env_kwargs)
+        if not isinstance(env_kwargs, dict):
+            raise ValueError("not an object")
+    except ValueError as exc:
+        print(f"--env-kwargs must be a JSON object such as '{{\"split\": \"test\"}}' ({exc}).", file=sys.stderr)
+        return 2
+    try:
+        from agentgym_suite.core.guards import check_timeout
+
+        limits = ServerLimits(max_sessions=args.max_sessions, idle_timeout=args.idle_timeout or None,
+                              max_message_bytes=args.max_message_bytes)
+        spec = ServeSpec(args.env_id, env_kwargs, step_timeout=check_timeout(args.step_timeout),
+                         show_errors=args.show_errors)
+        serve(spec, host=args.host, port=args.port, limits=limits, log_level=args.log_level)
+    except (ValueError, KeyError, TypeError) as exc:
+        print(f"agentgym serve: {exc}", file=sys.stderr)
+        return 2
+    return 0
