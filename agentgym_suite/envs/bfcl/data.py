@@ -19,7 +19,7 @@ INSTALL_COMMAND = f"pip install --no-deps bfcl-eval=={BFCL_VERSION} mpmath"
 
 MULTI_TURN = ("base", "miss_func", "miss_param", "long_context")
 SINGLE_TURN = (
-    "simple", "multiple", "parallel", "parallel_multiple",
+    "simple", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
     "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
     "irrelevance", "live_irrelevance", "live_relevance",
 )

@@ -25,12 +25,12 @@ from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome
 from agentgym_suite.core.tool_calls import ToolCall
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
-from agentgym_suite.envs.bfcl import data, prompts
+from agentgym_suite.envs.bfcl import data, prompts, upstream
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
-from agentgym_suite.envs.bfcl.ast_match import match_calls, oracle_arguments, placeholder_arguments
+from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
 from agentgym_suite.envs.bfcl.call_strings import parse_call_list, parse_call_string
-from agentgym_suite.envs.bfcl.schema import param_types, to_openai_tool
+from agentgym_suite.envs.bfcl.schema import to_openai_tool
 
 logger = logging.getLogger(__name__)
 
@@ -57,12 +57,50 @@ def _tools(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [to_openai_tool(prompts.with_language_hint(d)) for d in docs]
 
 
+def _single_turn_tools(docs: list[dict[str, Any]], category: str) -> list[dict[str, Any]]:
+    """Tools of a single-turn entry as bfcl-eval's FC handlers send them: its language-specific
+    docs (Java and JavaScript parameters as strings) and ``.`` in names replaced by ``_``."""
+    tools = []
+    for doc in upstream.language_specific_docs(docs, data.UPSTREAM_NAMES[category]):
+        tools.append(to_openai_tool(dict(doc, name=upstream.model_function_name(doc["name"]))))
+    return tools
+
+
+def _java_literal(value: Any, java_type: str, item_type: str = "") -> str:
+    """A value as Java source text of ``java_type``, the form the Java category's checker converts from."""
+    def element(v: Any) -> str:
+        return f'"{v}"' if isinstance(v, str) and item_type in ("", "String") else _java_literal(v, item_type or "any")
+    if java_type == "long":
+        return f"{value}L"
+    if java_type == "float":
+        return f"{value}f"
+    if java_type == "Array" and isinstance(value, list):
+        return "new " + (item_type or "Object") + "[]{" + ", ".join(element(v) for v in value) + "}"
+    if java_type == "ArrayList" and isinstance(value, list):
+        return "new ArrayList<>(Arrays.asList(" + ", ".join(element(v) for v in value) + "))"
+    if java_type == "HashMap" and isinstance(value, dict):
+        puts = " ".join(f'put("{k}", {element(v) if not isinstance(v, str) else chr(34) + v + chr(34)});' for k, v in value.items())
+        return "new HashMap<String, String>() {{ " + puts + " }}"
+    return _source_literal(value)
+
+
+def _source_literal(value: Any) -> str:
+    """A value as Java or JavaScript source text, the form those categories' checker converts from."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_source_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_source_literal(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
 class BFCLEnv(ToolEnv):
     """BFCL v4 tasks (data and backends from the ``bfcl-eval`` package).
 
     Args:
         category: multi-turn ``base`` (default), ``miss_func``, ``miss_param``, ``long_context``;
-            single-turn ``simple``, ``multiple``, ``parallel``, ``parallel_multiple``,
+            single-turn ``simple`` (Python), ``simple_java``, ``simple_javascript``, ``multiple``, ``parallel``, ``parallel_multiple``,
             ``live_simple``, ``live_multiple``, ``live_parallel``, ``live_parallel_multiple``,
             ``irrelevance``, ``live_irrelevance``, ``live_relevance``; agentic
             ``web_search_base``, ``web_search_no_snippet`` (local corpus, not the live web),
@@ -110,6 +148,9 @@ class BFCLEnv(ToolEnv):
         self._turn_checks: list[dict[str, Any]] = []
         self._all_results: list[str] = []
         self._turn_call_count = 0
+        self._steps_in_turn = 0
+        """Messages with calls in the current user turn (bfcl-eval's step count)."""
+        self._forced_quit = False
         self._turn_calls: list[str] = []
         """Calls the backend ran this turn (canonical JSON of name and arguments), errors included."""
         self._model: BackendSession | None = None
@@ -161,8 +202,8 @@ class BFCLEnv(ToolEnv):
             return self._start_multi_turn()
         if self.agentic:
             return self._start_agentic(task_id)
-        tools = _tools(self._entry["function"])
-        handlers = {doc["name"]: self._record for doc in self._entry["function"]}
+        tools = _single_turn_tools(self._entry["function"], self.category)
+        handlers = {upstream.model_function_name(doc["name"]): self._record for doc in self._entry["function"]}
         system, user = _user_text(self._entry["question"][0])
         return Conversation(task=user, tools=tools, handlers=handlers, first_user_message=user,
                             system_prompt=self._system(self._entry["function"], system))
@@ -210,6 +251,7 @@ class BFCLEnv(ToolEnv):
         self._truth = BackendSession(entry["involved_classes"], entry["initial_config"], allowed, long_context=long_context)
         self._turn_index, self._turn_checks, self._all_results = 0, [], []
         self._turn_call_count, self._turn_calls = 0, []
+        self._steps_in_turn, self._forced_quit = 0, False
         system, user = _user_text(entry["question"][0])
         return Conversation(
             task=user, tools=_tools(self._docs), handlers=self._multi_turn_handlers(),
@@ -239,7 +281,7 @@ class BFCLEnv(ToolEnv):
         if self.system_prompt == "prompting" and "<tool_call>" not in command:
             calls = parse_call_list(command)
             if calls:
-                command = "\n".join(_tool_call_block(name, args) for name, args in calls)
+                command = "\n".join(_tool_call_block(upstream.model_function_name(name), args) for name, args in calls)
         return super()._execute(command, parsed)
 
     def _after_calls(self, calls: list[ToolCall]) -> bool:
@@ -249,9 +291,39 @@ class BFCLEnv(ToolEnv):
                 self._start_next_context(self._agentic.cut_conversation())
             return verdict == "quit"
         if self.multi_turn:
-            return False
+            return self._count_step()
         self._calls = list(calls)
         return True
+
+    def _count_step(self) -> bool:
+        """Count a message of calls against bfcl-eval's limit of steps in one user turn.
+
+        Past the limit bfcl-eval force-quits the entry: the turns after it are never played,
+        so the entry fails; on the last turn the turn is still checked (its answers are all
+        there), as bfcl-eval's checker does. Returns True when the episode ends here.
+        """
+        self._steps_in_turn += 1
+        if self._steps_in_turn <= prompts.max_steps_per_turn():
+            return False
+        self._forced_quit = True
+        if self._turn_index == len(self._entry["question"]) - 1:
+            self._close_turn()
+        else:
+            self._turn_checks.append({"turn": self._turn_index, "passed": False,
+                                      "reason": f"forced to quit after {prompts.max_steps_per_turn()} steps in one turn"})
+        return True
+
+    def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """As :class:`ToolEnv`, and in multi-turn a refused call (unknown name, arguments against
+        the schema) still counts as a call of the turn with its error as result: bfcl-eval
+        executes every decoded call and records the error."""
+        counted = self._turn_call_count
+        name, result, status = super().execute_call(call)
+        if self.multi_turn and self._turn_call_count == counted:  # the backend never saw it
+            self._turn_call_count += 1
+            self._turn_calls.append(_call_key(call.name, call.arguments))
+            self._all_results.append(f"Error during execution: {result}")
+        return name, result, status
 
     def _start_next_context(self, user: str | None) -> None:
         """A new conversation of a memory episode: the next prompt shows only it (fresh context)."""
@@ -270,7 +342,7 @@ class BFCLEnv(ToolEnv):
         self._close_turn()
         questions = self._entry["question"]
         self._turn_index += 1
-        self._turn_call_count, self._turn_calls = 0, []
+        self._turn_call_count, self._turn_calls, self._steps_in_turn = 0, [], 0
         if self._turn_index >= len(questions):
             return None
         key = str(self._turn_index)
@@ -317,8 +389,11 @@ class BFCLEnv(ToolEnv):
             return (not calls, "no call made" if not calls else "a function was called for an irrelevant request")
         if self.category in data.CALL_EXPECTED_ANY:
             return (bool(calls), "a call was made" if calls else "no function was called")
-        docs = {d["name"]: param_types(d) for d in self._entry["function"]}
-        return match_calls(calls, self._answer or [], docs)
+        verdict = upstream.check_calls(data.UPSTREAM_NAMES[self.category], self._entry["function"],
+                                       [(upstream.model_function_name(n), a) for n, a in calls], self._answer or [])
+        if verdict.get("valid"):
+            return True, "all calls match"
+        return False, f"{verdict.get('error_type', '')}: {verdict.get('error')}"
 
     def _extra_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"bfcl_category": self.category}
@@ -364,9 +439,17 @@ class BFCLEnv(ToolEnv):
             if self.category in data.NO_CALL_EXPECTED:
                 return ["None of the available functions can answer this request."]
             if self.category in data.CALL_EXPECTED_ANY:
-                tool = to_openai_tool(self._entry["function"][0])["function"]
+                tool = _single_turn_tools(self._entry["function"][:1], self.category)[0]["function"]
                 return [_tool_call_block(tool["name"], placeholder_arguments(tool["parameters"]))]
-            blocks = [_tool_call_block(name, oracle_arguments(params)) for answer in self._answer for name, params in answer.items()]
+            source_text = upstream.language_of(data.UPSTREAM_NAMES[self.category]).value != "python"
+            blocks = []
+            for answer in self._answer:
+                for name, params in answer.items():
+                    doc = next((d for d in self._entry["function"] if d["name"] == name), {})
+                    arguments = oracle_arguments(params, (doc.get("parameters") or {}).get("required") or ())
+                    if source_text:
+                        arguments = self._as_source_text(name, arguments)
+                    blocks.append(_tool_call_block(upstream.model_function_name(name), arguments))
             return ["\n".join(blocks)]
         actions: list[str] = []
         for turn in range(self._turn_index, len(self._entry["question"])):
@@ -377,6 +460,19 @@ class BFCLEnv(ToolEnv):
                 actions.append("\n".join(_tool_call_block(name, kwargs) for name, kwargs in calls))
             actions.append(TURN_DONE)
         return actions
+
+    def _as_source_text(self, name: str, arguments: dict[str, Any]) -> dict[str, str]:
+        """Oracle arguments of a Java or JavaScript entry as the source text a model would send."""
+        doc = next((d for d in self._entry["function"] if d["name"] == name), {})
+        props = (doc.get("parameters") or {}).get("properties") or {}
+        out = {}
+        for key, value in arguments.items():
+            spec = props.get(key) or {}
+            if self.category == "simple_java":
+                out[key] = _java_literal(value, str(spec.get("type", "any")), str((spec.get("items") or {}).get("type", "")))
+            else:
+                out[key] = _source_literal(value)
+        return out
 
     def _gold_calls_made(self, gold: list[tuple[str, dict[str, Any]]]) -> int:
         """How many of ``gold`` (a prefix) the backend has run this turn, in order, other calls between."""
