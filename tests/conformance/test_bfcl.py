@@ -132,8 +132,8 @@ def _single_turn_cases(category: str, limit: int | None) -> None:
             env.reset(options={"task_id": task_id})
             entry, answer = env._entry, env._answer
             if category in RELEVANCE_CATEGORIES:
-                tool = next(iter(env.tool_index.values()))["function"]
-                call = (tool["name"], placeholder_arguments(tool["parameters"]))
+                tools = [t["function"] for t in env.tool_index.values()]
+                call = (tools[0]["name"], placeholder_arguments(tools[0]["parameters"])) if tools else ("made_up", {})
                 variants: dict[str, list[Call] | None] = {"no_call": [], "one_call": [call], "two_calls": [call, call]}
             else:
                 gold = _gold_calls(env)
