@@ -290,3 +290,32 @@ def test_multi_turn_verdicts_match_bfcl_eval(category: str) -> None:
 @pytest.mark.parametrize("category", MULTI_TURN)
 def test_multi_turn_verdicts_match_bfcl_eval_full(category: str) -> None:
     _multi_turn_cases(category, None)
+
+
+# ---------------------------------------------------------------------------------------- overall table
+def _upstream_overall_row(results: dict[str, tuple[float, int]], tmp_path: Any) -> dict[str, str]:
+    """bfcl-eval's ``generate_leaderboard_csv`` on the same per-category results: its data_overall.csv row."""
+    import csv
+
+    helper, model_name = upstream.import_with_model_table("bfcl_eval.eval_checker.eval_runner_helper")
+    table = {model_name: {c: {"accuracy": a, "total_count": n} for c, (a, n) in results.items()}}
+    helper.generate_leaderboard_csv(table, tmp_path)
+    with (tmp_path / "data_overall.csv").open(newline="") as fh:
+        header, row = list(csv.reader(fh))[:2]
+    return dict(zip(header, row))
+
+
+@pytest.mark.parametrize("evaluated", ["all", "some"])
+def test_overall_columns_match_bfcl_evals_leaderboard_table(evaluated: str, tmp_path: Any) -> None:
+    from agentgym_suite.envs.bfcl.scoring import LEADERBOARD_COLUMNS, SCORED_CATEGORIES, CategoryScore, leaderboard_row
+    from agentgym_suite.evaluation.bfcl_overall import category_counts
+
+    counts = category_counts()
+    chosen = SCORED_CATEGORIES if evaluated == "all" else ("simple_python", "live_simple", "live_multiple",
+                                                           "multi_turn_base", "irrelevance", "web_search_base")
+    results = {c: ((7 * i % 10 + 1) / 11, counts[c]) for i, c in enumerate(chosen)}
+    expected = _upstream_overall_row(results, tmp_path)
+    mine = leaderboard_row({c: CategoryScore(a, n) for c, (a, n) in results.items()}, counts)
+    assert list(mine) == list(LEADERBOARD_COLUMNS) and set(LEADERBOARD_COLUMNS) <= set(expected)
+    for header, value in mine.items():
+        assert expected[header] == ("N/A" if value is None else f"{value * 100:.2f}%"), header

@@ -25,7 +25,7 @@ from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome
 from agentgym_suite.core.tool_calls import ToolCall
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
-from agentgym_suite.envs.bfcl import data, prompts, upstream
+from agentgym_suite.envs.bfcl import data, prompts, upstream, web_search
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
@@ -109,8 +109,11 @@ class BFCLEnv(ToolEnv):
         memory_dir: folder of the memory snapshots (memory categories). Default: a fresh
             temporary folder per env, removed at ``close()``; give a folder to keep the memory
             the agent wrote across envs, processes and resumed runs (one folder per model).
-        web_corpus: JSONL file of ``{"href", "title", "body"}`` pages for web search; default:
-            pages generated from the benchmark's cited hop sources (see :mod:`.web_search`).
+        web_corpus: JSONL file of ``{"href", "title", "body"}`` pages for the local web search;
+            default: pages generated from the benchmark's cited hop sources (see :mod:`.web_search`).
+        web_search_backend: ``local`` (offline corpus, the default; not comparable with the
+            leaderboard), ``serpapi`` (bfcl-eval's own live search, needs ``SERPAPI_API_KEY``) or
+            ``package.module:ClassName``; default from ``$AGENTGYM_BFCL_WEB_SEARCH``.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
 
     ``info`` adds ``bfcl_category`` and, for multi-turn, ``bfcl_turn`` (index of the current
@@ -123,10 +126,15 @@ class BFCLEnv(ToolEnv):
     """
 
     benchmark: ClassVar[str] = "bfcl"
+    eval_sampling_defaults: ClassVar[dict[str, Any]] = {"temperature": 0.001, "max_new_tokens": 4096}
+    """bfcl-eval's sampling: ``--temperature`` defaults to 0.001 (``bfcl_eval/__main__.py``,
+    ``_llm_response_generation.py``); its local-model handlers ask for at most 4096 new tokens
+    per step (``base_oss_handler._query_prompting``: ``min(4096, context left)``)."""
 
     def __init__(self, *, category: str = "base", system_prompt: str = "fc", memory_dir: str | Path | None = None,
-                 web_corpus: str | None = None, **kwargs: Any) -> None:
+                 web_corpus: str | None = None, web_search_backend: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.web_search_backend = web_search.backend_name(web_search_backend)
         self.category = data.check_category(category)
         self.system_prompt = prompts.check_style(system_prompt)
         data.package_root()  # fail early with the install command
@@ -157,6 +165,13 @@ class BFCLEnv(ToolEnv):
         self._truth: BackendSession | None = None
         self._docs: list[dict[str, Any]] = []
         self._holdout: dict[str, list[dict[str, Any]]] = {}
+
+    def leaderboard_departures(self) -> list[str]:
+        """Web search off bfcl-eval's live backend is the one departure (see :mod:`.web_search`)."""
+        if self.category not in data.WEB_SEARCH:
+            return []
+        reason = web_search.departure(self.web_search_backend, self.web_corpus)
+        return [reason] if reason else []
 
     # ------------------------------------------------------------------ task set
     def task_ids(self) -> list[str]:
@@ -216,7 +231,8 @@ class BFCLEnv(ToolEnv):
 
     def _start_agentic(self, task_id: str) -> Conversation:
         memory_dir = self.memory_dir if self.category in data.MEMORY else None
-        task = AgenticTask(self.category, task_id, self.system_prompt, memory_dir=memory_dir, web_corpus=self.web_corpus)
+        task = AgenticTask(self.category, task_id, self.system_prompt, memory_dir=memory_dir, web_corpus=self.web_corpus,
+                           web_backend=self.web_search_backend)
         self._agentic = task
         system, user = task.begin()
         self._context_start = 1 if system else 0

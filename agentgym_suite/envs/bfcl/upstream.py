@@ -26,23 +26,42 @@ CHECKER_MODEL_NAME = "agentgym-FC"
 
 
 class _UnderscoreToDotConfig:
+    """What bfcl-eval's checker and leaderboard code read of a model's config: a function-calling
+    model that gets ``_`` for ``.``, with no price (its cost columns read N/A)."""
+
     underscore_to_dot = True
+    input_price = None
+    output_price = None
+    url = ""
+    org = ""
+    license = ""
+
+    def __init__(self, name: str = CHECKER_MODEL_NAME) -> None:
+        self.display_name = name
 
 
 class _AnyModel(dict):  # type: ignore[type-arg]
     """A model table answering every name with a function-calling model that gets ``_`` for ``.``."""
 
     def __missing__(self, key: str) -> _UnderscoreToDotConfig:
-        return _UnderscoreToDotConfig()
+        return _UnderscoreToDotConfig(key)
 
 
 @cache
 def _checker() -> tuple[Any, str]:
     """(the ast_checker module, the model name to pass to it)."""
+    return import_with_model_table("bfcl_eval.eval_checker.ast_eval.ast_checker")
+
+
+def import_with_model_table(name: str) -> tuple[Any, str]:
+    """Import a bfcl-eval module that reads its model table: (the module, a model name to give it).
+
+    With every provider's dependencies installed the real table is used (the model name is one
+    whose config replaces dots); otherwise the stand-in described in the module docstring.
+    """
     from agentgym_suite.envs.bfcl.data import package_root
 
     package_root()  # a missing wheel raises with the install command
-    name = "bfcl_eval.eval_checker.ast_eval.ast_checker"
     try:
         module = importlib.import_module(name)
         mapping = importlib.import_module("bfcl_eval.constants.model_config").MODEL_CONFIG_MAPPING
