@@ -39,15 +39,16 @@ class BFCLOverall:
     out_dir: Path
     results: dict[str, EvalResult] = field(default_factory=dict)
     leaderboard: dict[str, float | None] = field(default_factory=dict)
-    """bfcl-eval's overall-table columns (header -> accuracy in [0, 1], None where it shows N/A)."""
+    """bfcl-eval's overall-table columns (header -> accuracy in [0, 1], the two format-sensitivity
+    columns in points; None where it shows N/A)."""
     departures: list[str] = field(default_factory=list)
     """Every category's reasons for not being comparable to the leaderboard, without repeats."""
 
 
 def parse_categories(text: str) -> list[str]:
     """``"all"`` (every category the env offers) or a comma list of the env's category names."""
-    if text.strip() == "all":
-        return list(data.CATEGORIES)
+    if text.strip() == "all":  # format_sensitivity is for prompting models and outside the score: name it to run it
+        return [c for c in data.CATEGORIES if c != data.FORMAT_SENSITIVITY]
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise ValueError("--bfcl-overall needs 'all' or categories such as base,simple,web_search_base")
@@ -105,6 +106,10 @@ def run_bfcl_overall(agent: Any, categories: list[str], *, out_dir: str | Path, 
     counts = category_counts()
     score = overall_score(results, counts)
     leaderboard = leaderboard_row(results, counts)
+    sensitivity = runs[data.FORMAT_SENSITIVITY].summary.get("benchmark_metrics", {}).get(data.FORMAT_SENSITIVITY) \
+        if data.FORMAT_SENSITIVITY in runs else None
+    leaderboard["Format Sensitivity Max Delta"] = sensitivity["accuracy_max_delta"] if sensitivity else None
+    leaderboard["Format Sensitivity Standard Deviation"] = sensitivity["accuracy_std"] if sensitivity else None
     departures = list(dict.fromkeys(d for r in runs.values() for d in r.summary.get("leaderboard_departures") or []))
     out.mkdir(parents=True, exist_ok=True)
     partial = [r["category"] for r in rows if r["tasks"] != r["of"]]
@@ -127,8 +132,9 @@ def overall_table(result: BFCLOverall, title: str = "") -> Table:
     for column in ("column", "accuracy %", "tasks"):
         table.add_column(column, justify="left" if column == "column" else "right")
     for header, value in result.leaderboard.items():
-        label = f"[bold]{header}[/bold]" if header.endswith("Acc") or header == "Overall Acc" else header
-        table.add_row(label, "N/A" if value is None else _pct(value), "")
+        label = f"[bold]{header}[/bold]" if header.endswith("Acc") else header
+        shown = "N/A" if value is None else f"{value:.2f}" if header.startswith("Format Sensitivity") else _pct(value)
+        table.add_row(label, shown, "")
     table.add_section()
     for row in result.rows:
         table.add_row(row["bfcl_name"], _pct(row["accuracy"]), f"{row['tasks']}/{row['of']}")

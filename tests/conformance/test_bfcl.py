@@ -319,3 +319,106 @@ def test_overall_columns_match_bfcl_evals_leaderboard_table(evaluated: str, tmp_
     assert list(mine) == list(LEADERBOARD_COLUMNS) and set(LEADERBOARD_COLUMNS) <= set(expected)
     for header, value in mine.items():
         assert expected[header] == ("N/A" if value is None else f"{value * 100:.2f}%"), header
+
+
+# ---------------------------------------------------------------------------------------- format sensitivity
+def _upstream_prompting_verdict(entry_id: str, entry: dict[str, Any], answer: list[dict[str, Any]], reply: str) -> bool:
+    """bfcl-eval's format_sensitivity_runner on one reply of a prompting model."""
+    from bfcl_eval.constants.enums import ReturnFormat
+    from bfcl_eval.model_handler.utils import default_decode_ast_prompting, parse_prompt_variation_params
+
+    from agentgym_suite.envs.bfcl import format_sensitivity
+
+    return_format, has_tag, _, _, _ = parse_prompt_variation_params(format_sensitivity.config_of(entry_id))
+    try:  # the prompting handlers' decode_ast (replies here are the test's own, never a model's)
+        decoded = default_decode_ast_prompting(reply, ReturnFormat(return_format), has_tag)
+    except Exception:
+        return False
+    if not is_function_calling_format_output(decoded):
+        return False
+    checker, _ = upstream._checker()
+    verdict = checker.ast_checker(copy.deepcopy(entry["function"]), decoded, copy.deepcopy(answer), Language.PYTHON,
+                                  entry_id.split(":")[-1], upstream.PROMPTING_MODEL_NAME)
+    return bool(verdict["valid"])
+
+
+def _format_cases(step: int) -> None:
+    pytest.importorskip("tree_sitter")
+    from agentgym_suite.envs.bfcl import format_sensitivity
+
+    env = BFCLEnv(category="format_sensitivity")
+    verdicts: set[bool] = set()
+    finals = []
+    for task_id in env.task_ids()[::step]:
+        env.reset(options={"task_id": task_id})
+        entry, answer = env._entry, env._answer
+        gold = [(n, oracle_arguments_for(env, n, p)) for a in answer for n, p in a.items()]
+        replies = {"gold": format_sensitivity.render_calls(task_id, gold), "text": "I cannot help with that."}
+        wrong = _perturb(gold, "wrong_value", env)
+        if wrong:
+            replies["wrong_value"] = format_sensitivity.render_calls(task_id, wrong)
+        replies["extra_call"] = format_sensitivity.render_calls(task_id, gold + gold[:1])
+        for how, reply in replies.items():
+            env.reset(options={"task_id": task_id})
+            info = _play(env, [reply])
+            expected = _upstream_prompting_verdict(task_id, entry, answer, reply)
+            assert info["won"] is expected, (task_id, how, reply, info.get("bfcl_check"))
+            verdicts.add(expected)
+            if how == "gold":
+                finals.append(info)
+    assert verdicts == {True, False}
+    report = BFCLEnv.benchmark_metrics(finals)["format_sensitivity"]
+    assert {"accuracy_max_delta", "accuracy_std", "accuracy_variance"} <= set(report)
+
+
+def oracle_arguments_for(env: BFCLEnv, name: str, params: dict[str, Any]) -> dict[str, Any]:
+    from agentgym_suite.envs.bfcl.ast_match import oracle_arguments
+
+    return oracle_arguments(params, env._required(name))
+
+
+def test_format_sensitivity_verdicts_match_bfcl_eval() -> None:
+    _format_cases(97)
+
+
+@pytest.mark.slow
+def test_format_sensitivity_verdicts_match_bfcl_eval_full() -> None:
+    _format_cases(1)
+
+
+def test_format_sensitivity_report_is_bfcl_evals(tmp_path: Any) -> None:
+    """The env's report (per-configuration accuracy, max delta, std, variance) equals the header
+    bfcl-eval's own format_sensitivity_runner writes for the same replies."""
+    pytest.importorskip("tree_sitter")
+    from bfcl_eval.model_handler.utils import default_decode_ast_prompting
+
+    from agentgym_suite.envs.bfcl import format_sensitivity
+
+    class PromptingDecoder:  # what the runner uses of a prompting handler
+        def decode_ast(self, result: str, language: Any, has_tool_call_tag: bool) -> Any:
+            return default_decode_ast_prompting(result, language, has_tool_call_tag)
+
+    env = BFCLEnv(category="format_sensitivity")
+    model_result, prompts, answers, finals = [], [], [], []
+    for number, task_id in enumerate(env.task_ids()[::53]):
+        env.reset(options={"task_id": task_id})
+        gold = [(n, oracle_arguments_for(env, n, p)) for a in env._answer for n, p in a.items()]
+        calls = gold if number % 3 else (_perturb(gold, "wrong_value", env) or gold)
+        reply = format_sensitivity.render_calls(task_id, calls)
+        model_result.append({"id": task_id, "result": reply})
+        prompts.append(copy.deepcopy(env._entry))
+        answers.append({"id": task_id, "ground_truth": copy.deepcopy(env._answer)})
+        finals.append(_play(env, [reply]))
+    runner, _ = upstream.import_with_model_table("bfcl_eval.eval_checker.eval_runner")
+    runner.format_sensitivity_runner(PromptingDecoder(), model_result, prompts, answers, upstream.PROMPTING_MODEL_NAME,
+                                     "format_sensitivity", tmp_path)
+    score_file = next(tmp_path.rglob("*format_sensitivity_score.json"))
+    header = json.loads(score_file.read_text().splitlines()[0])
+    report = BFCLEnv.benchmark_metrics(finals)["format_sensitivity"]
+    assert 0 < header["accuracy"] < 1
+    assert header["accuracy"] == pytest.approx(sum(bool(i["won"]) for i in finals) / len(finals))
+    for key in ("accuracy_max_delta", "accuracy_variance", "accuracy_std"):
+        assert report[key] == header[key], key
+    for config, stats in report.items():
+        if isinstance(stats, dict):
+            assert stats == header[config], config

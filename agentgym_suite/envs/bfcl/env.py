@@ -19,13 +19,13 @@ import json
 import logging
 import shutil
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome
 from agentgym_suite.core.tool_calls import ToolCall
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
-from agentgym_suite.envs.bfcl import data, prompts, upstream, web_search
+from agentgym_suite.envs.bfcl import data, format_sensitivity, prompts, upstream, web_search
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
@@ -217,9 +217,13 @@ class BFCLEnv(ToolEnv):
             return self._start_multi_turn()
         if self.agentic:
             return self._start_agentic(task_id)
-        tools = _single_turn_tools(self._entry["function"], self.category)
         handlers = {upstream.model_function_name(doc["name"]): self._record for doc in self._entry["function"]}
         system, user = _user_text(self._entry["question"][0])
+        if self.category == data.FORMAT_SENSITIVITY:  # the entry's docs already carry bfcl-eval's hint
+            tools = [to_openai_tool(dict(d, name=upstream.model_function_name(d["name"]))) for d in self._entry["function"]]
+            system = prompts.join_system(format_sensitivity.system_prompt(task_id, self._entry["function"]), system)
+            return Conversation(task=user, tools=tools, handlers=handlers, first_user_message=user, system_prompt=system)
+        tools = _single_turn_tools(self._entry["function"], self.category)
         return Conversation(task=user, tools=tools, handlers=handlers, first_user_message=user,
                             system_prompt=self._system(self._entry["function"], system))
 
@@ -294,7 +298,13 @@ class BFCLEnv(ToolEnv):
     # ------------------------------------------------------------------ turn logic
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         self._raw_actions[len(self.messages)] = command
-        if self.system_prompt == "prompting" and "<tool_call>" not in command:
+        if self.category == data.FORMAT_SENSITIVITY:
+            decoded = format_sensitivity.decode(str(self.task_id), command)
+            if decoded:
+                command = "\n".join(_tool_call_block(upstream.model_function_name(n), a) for n, a in decoded)
+            elif "<tool_call>" in command:  # not the format the prompt asked for: read as a plain reply
+                command = command.replace("<tool_call>", "<tool-call>")
+        elif self.system_prompt == "prompting" and "<tool_call>" not in command:
             calls = parse_call_list(command)
             if calls:
                 command = "\n".join(_tool_call_block(upstream.model_function_name(name), args) for name, args in calls)
@@ -405,14 +415,26 @@ class BFCLEnv(ToolEnv):
             return (not calls, "no call made" if not calls else "a function was called for an irrelevant request")
         if self.category in data.CALL_EXPECTED_ANY:
             return (bool(calls), "a call was made" if calls else "no function was called")
-        verdict = upstream.check_calls(data.UPSTREAM_NAMES[self.category], self._entry["function"],
+        category = data.UPSTREAM_NAMES[self.category]
+        if self.category == data.FORMAT_SENSITIVITY:  # bfcl-eval tells the checker the original id
+            category = format_sensitivity.original_id(str(self.task_id))
+        verdict = upstream.check_calls(category, self._entry["function"],
                                        [(upstream.model_function_name(n), a) for n, a in calls], self._answer or [])
         if verdict.get("valid"):
             return True, "all calls match"
         return False, f"{verdict.get('error_type', '')}: {verdict.get('error')}"
 
+    @classmethod
+    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """For ``format_sensitivity``, bfcl-eval's report: accuracy per prompt configuration, their
+        max delta, standard deviation and variance (see :mod:`.format_sensitivity`)."""
+        pairs = [(str(i["bfcl_format_config"]), bool(i.get("won"))) for i in final_infos if "bfcl_format_config" in i]
+        return {"format_sensitivity": format_sensitivity.sensitivity_report(pairs)} if pairs else {}
+
     def _extra_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"bfcl_category": self.category}
+        if self.category == data.FORMAT_SENSITIVITY and self.task_id:
+            info["bfcl_format_config"] = format_sensitivity.config_of(self.task_id)
         if self.multi_turn:
             info["bfcl_turn"] = self._turn_index
             info["bfcl_turn_checks"] = [dict(c) for c in self._turn_checks]
@@ -466,6 +488,10 @@ class BFCLEnv(ToolEnv):
                     if source_text:
                         arguments = self._as_source_text(name, arguments)
                     blocks.append(_tool_call_block(upstream.model_function_name(name), arguments))
+            if self.category == data.FORMAT_SENSITIVITY:
+                calls = [(name, oracle_arguments(params, self._required(name))) for answer in self._answer
+                         for name, params in answer.items()]
+                return [format_sensitivity.render_calls(str(self.task_id), calls)]
             return ["\n".join(blocks)]
         actions: list[str] = []
         for turn in range(self._turn_index, len(self._entry["question"])):
@@ -476,6 +502,10 @@ class BFCLEnv(ToolEnv):
                 actions.append("\n".join(_tool_call_block(name, kwargs) for name, kwargs in calls))
             actions.append(TURN_DONE)
         return actions
+
+    def _required(self, name: str) -> list[str]:
+        doc = next((d for d in self._entry["function"] if d["name"] == name), {})
+        return list((doc.get("parameters") or {}).get("required") or [])
 
     def _as_source_text(self, name: str, arguments: dict[str, Any]) -> dict[str, str]:
         """Oracle arguments of a Java or JavaScript entry as the source text a model would send."""

@@ -23,6 +23,8 @@ from typing import Any
 
 CHECKER_MODEL_NAME = "agentgym-FC"
 """Model name given to the checker when the stand-in table is in use."""
+PROMPTING_MODEL_NAME = "agentgym-prompting"
+"""A stand-in model that gets function names as they are (bfcl-eval's prompting handlers)."""
 
 
 class _UnderscoreToDotConfig:
@@ -44,7 +46,9 @@ class _AnyModel(dict):  # type: ignore[type-arg]
     """A model table answering every name with a function-calling model that gets ``_`` for ``.``."""
 
     def __missing__(self, key: str) -> _UnderscoreToDotConfig:
-        return _UnderscoreToDotConfig(key)
+        config = _UnderscoreToDotConfig(key)
+        config.underscore_to_dot = key != PROMPTING_MODEL_NAME
+        return config
 
 
 @cache
