@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Sequence
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome
 from agentgym_suite.core.tool_calls import ToolCall
-from agentgym_suite.core.tool_env import Conversation, ToolEnv
+from agentgym_suite.core.tool_env import MAX_TOOL_RESULT_CHARS, Conversation, ToolEnv, ToolRecord
 from agentgym_suite.envs.bfcl import data, format_sensitivity, prompts, upstream, web_search
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
@@ -321,6 +321,15 @@ class BFCLEnv(ToolEnv):
         self._calls = list(calls)
         return True
 
+    def _run_on_backend(self, call: ToolCall) -> tuple[str, Any, str]:
+        result = self._handlers[call.name](**call.arguments)
+        ok = not (isinstance(result, dict) and set(result) == {"error"})
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+        if len(text) > MAX_TOOL_RESULT_CHARS:
+            result = text[:MAX_TOOL_RESULT_CHARS] + f"... [truncated {len(text) - MAX_TOOL_RESULT_CHARS} characters]"
+        self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
+        return call.name, result, "ok" if ok else "error"
+
     def _count_step(self) -> bool:
         """Count a message of calls against bfcl-eval's limit of steps in one user turn.
 
@@ -340,9 +349,12 @@ class BFCLEnv(ToolEnv):
         return True
 
     def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
-        """As :class:`ToolEnv`, and in multi-turn a refused call (unknown name, arguments against
-        the schema) still counts as a call of the turn with its error as result: bfcl-eval
-        executes every decoded call and records the error."""
+        """As :class:`ToolEnv`, except in multi-turn, where bfcl-eval executes every decoded call:
+        a call to a known function runs on the backend whatever its arguments (the backend's
+        error is the result when they are wrong), and a call to an unknown one is refused but
+        still counts as a call of the turn, with its error as result."""
+        if self.multi_turn and call.name in self._handlers:
+            return self._run_on_backend(call)
         counted = self._turn_call_count
         name, result, status = super().execute_call(call)
         if self.multi_turn and self._turn_call_count == counted:  # the backend never saw it
