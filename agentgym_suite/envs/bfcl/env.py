@@ -1,16 +1,30 @@
 """``BFCLEnv``: the Berkeley Function Calling Leaderboard v4 as a tool env.
 
-Single-turn categories end after the first assistant message and are scored by AST matching
-against the possible answers (irrelevance categories: success when no call is made).
-Multi-turn categories run the calls on BFCL's executable backends; after each user turn the
-backend state and results are compared with a second set of backends that executed that
-turn's ground truth; reward 1 only when every turn passes. The agentic categories (web
-search on a local corpus, memory on bfcl-eval's memory backends; see :mod:`.agentic`) end
-with a reply in words that must contain an expected answer.
+Single-turn categories end after the first assistant message; its calls are judged by
+bfcl-eval's own AST checker (:mod:`.upstream`; Java and JavaScript arguments through its type
+converters), irrelevance categories succeed when no call is made and ``live_relevance`` when
+one is. Function names reach the model with ``.`` replaced by ``_``, as bfcl-eval's
+function-calling handlers send them to OpenAI-compatible servers, and the checker compares
+them the same way. ``format_sensitivity`` re-runs 200 entries under bfcl-eval's 26 prompt
+formats (:mod:`.format_sensitivity`).
+
+Multi-turn categories run every call on BFCL's executable backends, as bfcl-eval executes every
+decoded call (wrong arguments reach the backend; unknown functions get an error result). After
+each user turn the backend state and results are compared with a second set of backends that
+executed that turn's ground truth; reward 1 only when every turn passes. A user turn that takes
+more than 20 model steps force-quits the entry, as bfcl-eval's inference does (the entry fails
+unless it was the last turn, which is still checked). The agentic categories (web search,
+memory on bfcl-eval's memory backends; see :mod:`.agentic`) end with a reply in words that must
+contain an expected answer.
 
 Prompts are bfcl-eval's (see :mod:`.prompts`): with ``system_prompt="fc"`` (default) no system
 text beyond the entry's own, as its function-calling handlers; with ``"prompting"`` its default
 system prompt, and call lists ``[f(a=1)]`` are read as calls.
+
+Departure from the leaderboard (``leaderboard_departures``, written into ``summary.json``): web
+search on the offline local corpus (the default) instead of bfcl-eval's live SerpAPI search;
+``web_search_backend="serpapi"`` runs bfcl-eval's own backend. Conformance with bfcl-eval's
+checkers is tested in ``tests/conformance/test_bfcl.py``.
 """
 
 from __future__ import annotations
