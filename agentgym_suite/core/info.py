@@ -104,7 +104,9 @@ ENV_INFO_KEYS: dict[str, str] = {
     "vitabench_memory": "str, VitaBench 2.0: what earlier episodes of the same user left in memory, given to the agent.",
     "finmcp_called": "list[str], FinMCP: names of the tools called so far.",
     "finmcp_replay": "dict, FinMCP: recorded calls matched and unmatched by the replay.",
-    "finmcp_metrics": "dict, FinMCP: tool precision, recall and the other task metrics (when the episode ended).",
+    "finmcp_metrics": "dict, FinMCP: TP, FP, FN, consist, precision, recall, f1 of the tool names (when the episode ended).",
+    "finmcp_TP": "int, FinMCP, at the end: also finmcp_FP, finmcp_FN, finmcp_consist (the sample's counts as scalars).",
+    "finmcp_scenario": "str, FinMCP: also finmcp_difficulty, finmcp_task (upstream's metric groups of the sample).",
     "theme": "str, SyntheticTools: the theme of the generated world.",
 }
 """Key -> ``type, benchmark: meaning`` of the keys one benchmark adds."""

@@ -155,6 +155,17 @@ class TextEnv(gym.Env[str, str]):
         """
         return []
 
+    @classmethod
+    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The benchmark's own aggregate metrics over a run's scored episodes (their final infos).
+
+        Empty (the default) for benchmarks whose official numbers are the success rates that
+        every run reports. A benchmark whose official harness reports other aggregates (FinMCP's
+        macro/micro F1 by group) computes them here; ``agentgym eval`` writes them into
+        ``summary.json`` as ``benchmark_metrics``.
+        """
+        return {}
+
     # ------------------------------------------------------------------ helpers for subclasses
     @property
     def task_id(self) -> str | None:

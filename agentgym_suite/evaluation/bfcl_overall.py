@@ -2,10 +2,13 @@
 
 Every category runs as its own resumable evaluation (``<out>/<category>/``) with the same
 agent and settings; their success rates are combined with bfcl-eval's weights
-(:mod:`agentgym_suite.envs.bfcl.scoring`) into one table and ``<out>/bfcl_overall.json``.
-Categories the env does not offer (``simple_java``, ``simple_javascript``) and categories not
-run count as 0 in the overall score, as on bfcl-eval's leaderboard, and are listed. Web-search
-numbers come from the local corpus, not the live web (see :mod:`agentgym_suite.envs.bfcl.web_search`).
+(:mod:`agentgym_suite.envs.bfcl.scoring`) into the columns of bfcl-eval's overall leaderboard
+table (``Overall Acc``, ``Non-Live AST Acc``, ``Live Acc``, ``Multi Turn Acc``, ``Web Search
+Acc``, ``Memory Acc``, ``Relevance Detection``, ``Irrelevance Detection`` and their parts),
+printed and written to ``<out>/bfcl_overall.json`` (``leaderboard_row``). Categories not run
+count as 0 in the overall score, as on bfcl-eval's leaderboard, show N/A in their columns, and
+are listed. Each category's own departures from the leaderboard (web search on the local
+corpus, see :mod:`agentgym_suite.envs.bfcl.web_search`) are listed as its summary.json lists them.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from rich.table import Table
 
 from agentgym_suite.envs.bfcl import data
-from agentgym_suite.envs.bfcl.scoring import SCORED_CATEGORIES, CategoryScore, OverallScore, overall_score
+from agentgym_suite.envs.bfcl.scoring import SCORED_CATEGORIES, CategoryScore, OverallScore, leaderboard_row, overall_score
 from agentgym_suite.evaluation.runner import EvalResult, evaluate
 
 OVERALL_FILE = "bfcl_overall.json"
@@ -35,12 +38,17 @@ class BFCLOverall:
     rows: list[dict[str, Any]]
     out_dir: Path
     results: dict[str, EvalResult] = field(default_factory=dict)
+    leaderboard: dict[str, float | None] = field(default_factory=dict)
+    """bfcl-eval's overall-table columns (header -> accuracy in [0, 1], the two format-sensitivity
+    columns in points; None where it shows N/A)."""
+    departures: list[str] = field(default_factory=list)
+    """Every category's reasons for not being comparable to the leaderboard, without repeats."""
 
 
 def parse_categories(text: str) -> list[str]:
     """``"all"`` (every category the env offers) or a comma list of the env's category names."""
-    if text.strip() == "all":
-        return list(data.CATEGORIES)
+    if text.strip() == "all":  # format_sensitivity is for prompting models and outside the score: name it to run it
+        return [c for c in data.CATEGORIES if c != data.FORMAT_SENSITIVITY]
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise ValueError("--bfcl-overall needs 'all' or categories such as base,simple,web_search_base")
@@ -95,14 +103,22 @@ def run_bfcl_overall(agent: Any, categories: list[str], *, out_dir: str | Path, 
             results[upstream] = CategoryScore(float(rate), int(summary.get("tasks") or 0))
         rows.append({"category": category, "bfcl_name": upstream, "accuracy": rate, "tasks": summary.get("tasks"),
                      "of": total, "out_dir": str(result.out_dir)})
-    score = overall_score(results, category_counts())
+    counts = category_counts()
+    score = overall_score(results, counts)
+    leaderboard = leaderboard_row(results, counts)
+    sensitivity = runs[data.FORMAT_SENSITIVITY].summary.get("benchmark_metrics", {}).get(data.FORMAT_SENSITIVITY) \
+        if data.FORMAT_SENSITIVITY in runs else None
+    leaderboard["Format Sensitivity Max Delta"] = sensitivity["accuracy_max_delta"] if sensitivity else None
+    leaderboard["Format Sensitivity Standard Deviation"] = sensitivity["accuracy_std"] if sensitivity else None
+    departures = list(dict.fromkeys(d for r in runs.values() for d in r.summary.get("leaderboard_departures") or []))
     out.mkdir(parents=True, exist_ok=True)
     partial = [r["category"] for r in rows if r["tasks"] != r["of"]]
     (out / OVERALL_FILE).write_text(json.dumps({
-        "overall": score.overall, "summaries": score.summaries, "missing": score.missing, "partial": partial,
-        "rows": rows, "web_search": "local corpus, not the live web",
+        "overall": score.overall, "summaries": score.summaries, "leaderboard_row": leaderboard, "missing": score.missing,
+        "partial": partial, "rows": rows, "comparable_to_leaderboard": not departures and not score.missing and not partial,
+        "leaderboard_departures": departures,
     }, indent=2) + "\n", encoding="utf-8")
-    return BFCLOverall(score=score, rows=rows, out_dir=out, results=runs)
+    return BFCLOverall(score=score, rows=rows, out_dir=out, results=runs, leaderboard=leaderboard, departures=departures)
 
 
 def _pct(value: Any) -> str:
@@ -110,17 +126,18 @@ def _pct(value: Any) -> str:
 
 
 def overall_table(result: BFCLOverall, title: str = "") -> Table:
-    """One row per category run, then the five summaries and the overall score (percent)."""
-    table = Table(title=title or "BFCL-v4 (bfcl-eval's weights 10/10/10/30/40)",
-                  caption=f"not evaluated, counted as 0: {', '.join(result.score.missing) or 'none'}; "
-                          "web search on the local corpus, not the live web")
-    for column in ("category", "accuracy %", "tasks"):
-        table.add_column(column, justify="left" if column == "category" else "right")
+    """bfcl-eval's overall-table columns, one per row (percent, N/A as upstream), then the categories run."""
+    notes = [f"not evaluated, counted as 0: {', '.join(result.score.missing) or 'none'}"] + result.departures
+    table = Table(title=title or "BFCL-v4 (bfcl-eval's weights 10/10/10/30/40)", caption="; ".join(notes))
+    for column in ("column", "accuracy %", "tasks"):
+        table.add_column(column, justify="left" if column == "column" else "right")
+    for header, value in result.leaderboard.items():
+        label = f"[bold]{header}[/bold]" if header.endswith("Acc") else header
+        shown = "N/A" if value is None else f"{value:.2f}" if header.startswith("Format Sensitivity") else _pct(value)
+        table.add_row(label, shown, "")
+    table.add_section()
     for row in result.rows:
         table.add_row(row["bfcl_name"], _pct(row["accuracy"]), f"{row['tasks']}/{row['of']}")
-    for name, value in result.score.summaries.items():
-        table.add_row(f"[bold]{name} (summary)[/bold]", _pct(value), "")
-    table.add_row("[bold]overall[/bold]", _pct(result.score.overall), "")
     return table
 
 

@@ -36,7 +36,7 @@ from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.guards import check_timeout
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
-from agentgym_suite.evaluation.metrics import crash_kind, summarize
+from agentgym_suite.evaluation.metrics import crash_kind, final_info, is_scorable, summarize
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, LoadReport, TrajectoryStore
 from agentgym_suite.evaluation.task_selection import EpisodePlan, plan_episodes, select_tasks
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
@@ -278,6 +278,9 @@ def evaluate(
             records = list(finished.values())
             missing = sum(1 for p in plan if episode_key(p.task_id, p.attempt) not in finished)
             summary = _summary(records, config, time.perf_counter() - started, len(plan), missing, ran)
+            extra_metrics = benchmark_metrics(env, records)
+            if extra_metrics:
+                summary["benchmark_metrics"] = extra_metrics
             if policy is not None and callable(getattr(policy, "rehearsal_stats", None)):
                 summary["rehearsal"] = policy.rehearsal_stats()
             _write_json(out / SUMMARY_FILE, summary)
@@ -306,6 +309,14 @@ def leaderboard_departures(env: Any) -> list[str]:
     """``env.unwrapped.leaderboard_departures()`` as strings; empty for envs without the hook."""
     method = getattr(env.unwrapped, "leaderboard_departures", None)
     return [str(reason) for reason in method()] if callable(method) else []
+
+
+def benchmark_metrics(env: Any, records: list[Trajectory]) -> dict[str, Any]:
+    """``env.unwrapped.benchmark_metrics`` over the final infos of the run's scorable episodes."""
+    method = getattr(env.unwrapped, "benchmark_metrics", None)
+    if not callable(method):
+        return {}
+    return dict(method([final_info(r) for r in records if not r.broken and is_scorable(r)]))
 
 
 def _summary(

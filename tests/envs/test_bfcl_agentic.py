@@ -225,3 +225,41 @@ def test_held_out_functions_are_announced_with_bfcl_evals_message() -> None:
     env.reset(options={"task_id": "multi_turn_miss_func_0"})
     info = play(env, env.oracle()[:5])
     assert info["messages"][-1] == {"role": "user", "content": upstream_prompts.DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC}
+
+
+class PinnedAnswerSearch:
+    """A user-supplied web-search backend: bfcl-eval's two functions, one fixed page."""
+
+    def __init__(self) -> None:
+        self.show_snippet = True
+
+    def _load_scenario(self, initial_config: dict, long_context: bool = False) -> None:
+        self.show_snippet = bool(initial_config.get("show_snippet", True))
+
+    def search_engine_query(self, keywords: str, max_results: int = 10, region: str = "wt-wt") -> list[dict]:
+        return [{"title": "Pinned", "href": "https://pinned.example/", "body": f"pinned result for {keywords}"}]
+
+    def fetch_url_content(self, url: str, mode: str = "raw") -> dict:
+        return {"content": "pinned page"}
+
+
+def test_web_search_backend_is_pluggable_and_labelled(monkeypatch: pytest.MonkeyPatch) -> None:
+    local = BFCLEnv(category="web_search_base")
+    assert local.web_search_backend == "local"
+    assert len(local.leaderboard_departures()) == 1 and "local corpus" in local.leaderboard_departures()[0]
+    assert BFCLEnv(category="simple").leaderboard_departures() == []
+
+    custom = BFCLEnv(category="web_search_base", web_search_backend=f"{__name__}:PinnedAnswerSearch")
+    assert "PinnedAnswerSearch" in custom.leaderboard_departures()[0]
+    custom.reset(options={"task_id": custom.task_ids()[0]})
+    obs, *_ = custom.step(call("search_engine_query", keywords="tallest tower"))
+    assert "pinned result for tallest tower" in obs
+
+    monkeypatch.setenv("AGENTGYM_BFCL_WEB_SEARCH", "serpapi")
+    monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
+    live = BFCLEnv(category="web_search_no_snippet")
+    assert live.web_search_backend == "serpapi" and live.leaderboard_departures() == []
+    with pytest.raises(ValueError, match="SERPAPI_API_KEY"):
+        live.reset(options={"task_id": live.task_ids()[0]})
+    with pytest.raises(ValueError, match="choose local or serpapi"):
+        BFCLEnv(category="web_search_base", web_search_backend="bing")

@@ -48,7 +48,8 @@ def test_oracle_wins(data_file: Path, task_id: str) -> None:
         _, reward, terminated, _, info = env.step(action)
         assert info["action_valid"]
     assert terminated and reward == 1.0 and info["won"]
-    assert info["finmcp_metrics"] == {"TP": 1.0, "TR": 1.0, "TF1": 1.0, "exact_sequence": 1.0}
+    assert info["finmcp_metrics"]["f1"] == 1.0 and info["finmcp_metrics"]["consist"] == 1.0
+    assert info["finmcp_FP"] == 0 and info["finmcp_FN"] == 0
     assert info["finmcp_replay"]["unmatched"] == 0
 
 
@@ -61,7 +62,7 @@ def test_replay_returns_recording_and_errors_on_unmatched(data_file: Path) -> No
     assert "no recorded output" in obs and info["finmcp_replay"]["unmatched"] == 1
     _, reward, terminated, _, info = env.step("Done.")
     assert terminated
-    assert info["finmcp_metrics"]["TP"] == 0.5 and info["finmcp_metrics"]["TR"] == 1.0
+    assert info["finmcp_metrics"]["precision"] == 0.5 and info["finmcp_metrics"]["recall"] == 1.0
     assert reward == pytest.approx(2 / 3) and not info["won"]
 
 
@@ -79,10 +80,13 @@ def test_unmatched_call_handler_hook(data_file: Path) -> None:
 
 
 def test_metrics() -> None:
-    assert tool_metrics(["A", "B"], ["B", "A"])["exact_sequence"] == 0.0
-    assert tool_metrics(["A", "B"], ["B", "A"])["TF1"] == 1.0
-    assert tool_metrics([], ["A"])["TF1"] == 0.0
-    assert tool_metrics(["A", "A", "C"], ["A"]) == pytest.approx({"TP": 1 / 3, "TR": 1.0, "TF1": 0.5, "exact_sequence": 0.0})
+    assert tool_metrics(["A", "B"], ["B", "A"])["consist"] == 0.0
+    assert tool_metrics(["A", "B"], ["B", "A"])["f1"] == 1.0
+    assert tool_metrics([], ["A"])["f1"] == 0.0
+    assert tool_metrics(["A", "A", "C"], ["A"]) == pytest.approx(
+        {"TP": 1, "FP": 2, "FN": 0, "consist": 0, "precision": 1 / 3, "recall": 1.0, "f1": 0.5})
+    # upstream's empty case: no tool on either side is consistent but scores 0
+    assert tool_metrics([], []) == {"TP": 0, "FP": 0, "FN": 0, "consist": 1, "precision": 0.0, "recall": 0.0, "f1": 0.0}
 
 
 @pytest.mark.parametrize(
@@ -114,7 +118,9 @@ REFUSED_CALLS = {
 @pytest.mark.parametrize("task_id", ["1", "2", "201", "202", "602"])
 def test_refused_calls_take_no_recorded_step(data_file: Path, task_id: str, refused: str, after_steps: int) -> None:
     """A call the env refuses (unknown tool, schema violation) once advanced the recorded sequence,
-    so the oracle skipped a step and a solvable task scored 0."""
+    so the oracle skipped a step and a solvable task scored 0. The refused call still counts as a
+    predicted name (upstream reads every call of the messages), so every recorded call is made
+    but the sample is not consistent."""
     env = FinMCPEnv(data_path=data_file)
     env.reset(options={"task_id": task_id})
     for _ in range(after_steps):
@@ -127,7 +133,9 @@ def test_refused_calls_take_no_recorded_step(data_file: Path, task_id: str, refu
         _, reward, terminated, _, info = env.step(env.oracle()[0])
         if terminated:
             break
-    assert info["won"] and reward == 1.0, info["finmcp_metrics"]
+    assert terminated and info["finmcp_FN"] == 0, info["finmcp_metrics"]
+    assert info["finmcp_FP"] == 1 and not info["won"]
+    assert ("scorable" in info) is (refused == "refused next to a malformed block")
 
 
 @pytest.mark.parametrize("action", ["", "y" * 300_000])
@@ -146,3 +154,49 @@ def test_unknown_task_and_missing_data(data_file: Path, tmp_path: Path, monkeypa
     monkeypatch.setenv("AGENTGYM_DATA", str(tmp_path))
     with pytest.raises(DataNotFoundError):
         FinMCPEnv()
+
+
+def test_later_turns_are_answered_from_the_recorded_history(data_file: Path) -> None:
+    """As DianJin-TIR's inference: turn 2 sees the recorded turn 1 (calls, outputs, answer), not the model's."""
+    env = FinMCPEnv(data_path=data_file)
+    _, info = env.reset(options={"task_id": "602"})
+    assert [m["role"] for m in info["messages"]] == ["user"], "no system prompt of our own"
+    env.step(call("SearchFunds", keyword="anything"))
+    _, _, _, _, info = env.step("My own, different answer.")
+    prompt = info["prompt_messages"]
+    recorded = json.loads((data_file).read_text())[-1]["messages"]
+    assert [m["role"] for m in prompt] == [m["role"] for m in recorded[:5]]
+    assert prompt[3]["content"] == recorded[3]["content"] and "different answer" not in json.dumps(prompt)
+    _, _, _, _, info = env.step(call("GetFundAnnouncements", fund_code="F0001"))
+    assert info["prompt_messages"][-2]["tool_calls"][0]["function"]["name"] == "GetFundAnnouncements"
+    assert info["prompt_messages"][-1]["role"] == "tool"
+
+
+def test_turn_stops_executing_past_twenty_calls(data_file: Path) -> None:
+    """Upstream executes a message of calls while the turn's executed calls number at most 20;
+    the next message of calls is counted, not executed, and the turn ends."""
+    env = FinMCPEnv(data_path=data_file)
+    env.reset(options={"task_id": "602"})
+    many = call("BatchGetFundTradeRules", fund_codes=["F0001"]) * 7
+    for _ in range(3):  # 21 calls executed
+        obs, _, terminated, _, info = env.step(many)
+        assert "not executed" not in obs and not terminated
+    obs, _, terminated, _, info = env.step(call("SearchFunds", keyword="bond"))
+    assert "not executed" in obs and not terminated
+    assert info["prompt_messages"][-1]["content"] == "And what did it announce recently?"
+    assert info["finmcp_called"][-1] == "SearchFunds" and len(info["finmcp_called"]) == 22
+
+
+def test_benchmark_metrics_from_final_infos(data_file: Path) -> None:
+    env = FinMCPEnv(data_path=data_file)
+    finals = []
+    for task_id in env.task_ids():
+        env.reset(options={"task_id": task_id})
+        for action in env.oracle():
+            _, _, terminated, _, info = env.step(action)
+        finals.append(info)
+    report = FinMCPEnv.benchmark_metrics(finals)
+    assert report["overall"]["N"] == 5 and report["overall"]["micro_F1"] == 1.0 and report["overall"]["consist_mean"] == 1.0
+    assert set(report["by_task"]) == {"single_step", "multi_step", "multi_turn"}
+    assert set(report["by_difficulty"]) == {"easy", "medium", "hard"}
+    assert FinMCPEnv.benchmark_metrics([{"finmcp_TP": 1}]) == {}

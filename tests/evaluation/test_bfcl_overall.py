@@ -53,3 +53,8 @@ def test_cli_bfcl_overall(tmp_path: Path) -> None:
     assert {r["bfcl_name"]: r["accuracy"] for r in written["rows"]} == {"simple_python": 1.0, "web_search_base": 1.0}
     assert written["overall"] == pytest.approx(0.1 * (1 / 12) + 0.4 * 0.25)
     assert (tmp_path / "simple" / "trajectories.jsonl").exists() and "memory_kv" in written["missing"]
+    row = written["leaderboard_row"]
+    assert row["Overall Acc"] == pytest.approx(written["overall"]) and row["Web Search Base"] == 1.0
+    assert row["Web Search Acc"] is None and row["Non-Live Simple AST"] is None  # N/A as upstream: a part is missing
+    assert row["Multi Turn Acc"] == 0.0 and written["comparable_to_leaderboard"] is False
+    assert any("local corpus" in reason for reason in written["leaderboard_departures"])

@@ -22,6 +22,11 @@ ALLOWED: dict[tuple[str, str], str] = {
         "module names looked up in the fixed BACKEND_MODULES table; unknown class names are refused first",
     ("envs/bfcl/memory.py", "importlib.import_module(<non-literal>)"):
         "bfcl-eval's memory backend modules from the fixed MEMORY_MODULES table",
+    ("envs/bfcl/upstream.py", "importlib.import_module(<non-literal>)"):
+        "bfcl-eval checker/leaderboard modules named by literals at the call sites (import_with_model_table)",
+    ("envs/bfcl/web_search.py", "importlib.import_module(<non-literal>)"):
+        "the web-search backend class the user names (web_search_backend='module:Class' or its env var), as "
+        "credit plug-ins are named; never model text",
     ("llm/__init__.py", "importlib.import_module(<non-literal>)"): "lazy attributes from the fixed _LAZY table",
     ("trainers/credit/registry.py", "importlib.import_module(<non-literal>)"):
         "the credit plug-in's import path from the user's training config (`credit: module:Class`), as TRL "

@@ -17,7 +17,7 @@ from typing import Any
 
 from agentgym_suite.envs.bfcl import data, memory, prompts
 from agentgym_suite.envs.bfcl.backends import BackendSession
-from agentgym_suite.envs.bfcl.web_search import LocalWebSearchAPI, load_corpus
+from agentgym_suite.envs.bfcl.web_search import make_backend
 
 
 def _user_texts(turn: list[dict[str, Any]]) -> tuple[str, str]:
@@ -61,6 +61,7 @@ class AgenticTask:
         style: ``fc`` or ``prompting`` (see :mod:`.prompts`).
         memory_dir: where memory snapshots live (memory categories).
         web_corpus: corpus source for web search (None: pages generated from the hop sources).
+        web_backend: web-search backend name (see :func:`.web_search.make_backend`).
     """
 
     category: str
@@ -68,6 +69,7 @@ class AgenticTask:
     style: str
     memory_dir: Path | None = None
     web_corpus: str | None = None
+    web_backend: str = "local"
     queue: list[Dialogue] = field(default_factory=list)
     current: Dialogue | None = None
     turn: int = 0
@@ -153,7 +155,7 @@ class AgenticTask:
         if self.is_memory:
             assert self.memory_dir is not None
             return memory.open_memory(self.category, self.memory_dir, conversation.test_id, self.scenario)
-        api = LocalWebSearchAPI(load_corpus(self.web_corpus))
+        api = make_backend(self.web_backend, self.web_corpus)
         api._load_scenario({"show_snippet": self.category == "web_search_base"})
         return api
 

@@ -128,11 +128,15 @@ def _first_value(value: Any) -> Any:
     return value
 
 
-def oracle_arguments(params: dict[str, list[Any]]) -> dict[str, Any]:
-    """A call's arguments built from the first allowed value of each parameter (omitting optional ones)."""
+def oracle_arguments(params: dict[str, list[Any]], required: Any = ()) -> dict[str, Any]:
+    """A call's arguments built from the first allowed value of each parameter (omitting optional
+    ones, unless listed in ``required``: then its first value that is not the omission marker)."""
     out: dict[str, Any] = {}
     for key, allowed in params.items():
         if not allowed or allowed[0] == "":
+            concrete = [a for a in allowed if a != ""]
+            if key in required and concrete:
+                out[key] = _first_value(concrete[0])
             continue
         out[key] = _first_value(allowed[0])
     return out

@@ -19,7 +19,7 @@ INSTALL_COMMAND = f"pip install --no-deps bfcl-eval=={BFCL_VERSION} mpmath"
 
 MULTI_TURN = ("base", "miss_func", "miss_param", "long_context")
 SINGLE_TURN = (
-    "simple", "multiple", "parallel", "parallel_multiple",
+    "simple", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
     "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
     "irrelevance", "live_irrelevance", "live_relevance",
 )
@@ -27,7 +27,9 @@ WEB_SEARCH = ("web_search_base", "web_search_no_snippet")
 MEMORY = ("memory_kv", "memory_vector", "memory_rec_sum")
 AGENTIC = WEB_SEARCH + MEMORY
 """The agentic categories: one question answered in words, checked for the expected answer."""
-CATEGORIES = MULTI_TURN + SINGLE_TURN + AGENTIC
+FORMAT_SENSITIVITY = "format_sensitivity"
+"""Single-turn entries re-run under 26 prompt formats (prompting style only, not in the overall score)."""
+CATEGORIES = MULTI_TURN + SINGLE_TURN + AGENTIC + (FORMAT_SENSITIVITY,)
 NO_CALL_EXPECTED = ("irrelevance", "live_irrelevance")
 CALL_EXPECTED_ANY = ("live_relevance",)
 MEMORY_SCENARIOS = ("student", "customer", "finance", "healthcare", "notetaker")
@@ -42,6 +44,7 @@ _FILE_STEM.update({c: "memory" for c in MEMORY})
 UPSTREAM_NAMES = {c: f"multi_turn_{c}" for c in MULTI_TURN}
 UPSTREAM_NAMES.update({c: c for c in SINGLE_TURN + AGENTIC})
 UPSTREAM_NAMES["simple"] = "simple_python"
+UPSTREAM_NAMES[FORMAT_SENSITIVITY] = FORMAT_SENSITIVITY
 """Category name here -> bfcl-eval's test category name (its score files and leaderboard columns)."""
 
 FUNC_DOC_FILES = {
@@ -119,6 +122,10 @@ def upstream_id(category: str, entry_id: str) -> str:
 @cache
 def load_questions(category: str) -> dict[str, dict[str, Any]]:
     """Test entries of ``category`` by id, in file order (agentic ids renamed as bfcl-eval does)."""
+    if check_category(category) == FORMAT_SENSITIVITY:
+        from agentgym_suite.envs.bfcl.format_sensitivity import entries
+
+        return {key: entry for key, (entry, _) in entries().items()}
     path = data_root() / f"BFCL_v4_{_FILE_STEM[check_category(category)]}.json"
     return {upstream_id(category, entry["id"]): entry for entry in _read_jsonl(path)}
 
@@ -134,6 +141,10 @@ def load_answer_records(category: str) -> dict[str, dict[str, Any]]:
 
 def load_answers(category: str) -> dict[str, Any]:
     """Ground truth of ``category`` by id (empty for categories without a possible-answer file)."""
+    if check_category(category) == FORMAT_SENSITIVITY:
+        from agentgym_suite.envs.bfcl.format_sensitivity import entries
+
+        return {key: answer for key, (_, answer) in entries().items()}
     return {key: record["ground_truth"] for key, record in load_answer_records(category).items()}
 
 

@@ -1,16 +1,30 @@
 """``BFCLEnv``: the Berkeley Function Calling Leaderboard v4 as a tool env.
 
-Single-turn categories end after the first assistant message and are scored by AST matching
-against the possible answers (irrelevance categories: success when no call is made).
-Multi-turn categories run the calls on BFCL's executable backends; after each user turn the
-backend state and results are compared with a second set of backends that executed that
-turn's ground truth; reward 1 only when every turn passes. The agentic categories (web
-search on a local corpus, memory on bfcl-eval's memory backends; see :mod:`.agentic`) end
-with a reply in words that must contain an expected answer.
+Single-turn categories end after the first assistant message; its calls are judged by
+bfcl-eval's own AST checker (:mod:`.upstream`; Java and JavaScript arguments through its type
+converters), irrelevance categories succeed when no call is made and ``live_relevance`` when
+one is. Function names reach the model with ``.`` replaced by ``_``, as bfcl-eval's
+function-calling handlers send them to OpenAI-compatible servers, and the checker compares
+them the same way. ``format_sensitivity`` re-runs 200 entries under bfcl-eval's 26 prompt
+formats (:mod:`.format_sensitivity`).
+
+Multi-turn categories run every call on BFCL's executable backends, as bfcl-eval executes every
+decoded call (wrong arguments reach the backend; unknown functions get an error result). After
+each user turn the backend state and results are compared with a second set of backends that
+executed that turn's ground truth; reward 1 only when every turn passes. A user turn that takes
+more than 20 model steps force-quits the entry, as bfcl-eval's inference does (the entry fails
+unless it was the last turn, which is still checked). The agentic categories (web search,
+memory on bfcl-eval's memory backends; see :mod:`.agentic`) end with a reply in words that must
+contain an expected answer.
 
 Prompts are bfcl-eval's (see :mod:`.prompts`): with ``system_prompt="fc"`` (default) no system
 text beyond the entry's own, as its function-calling handlers; with ``"prompting"`` its default
 system prompt, and call lists ``[f(a=1)]`` are read as calls.
+
+Departure from the leaderboard (``leaderboard_departures``, written into ``summary.json``): web
+search on the offline local corpus (the default) instead of bfcl-eval's live SerpAPI search;
+``web_search_backend="serpapi"`` runs bfcl-eval's own backend. Conformance with bfcl-eval's
+checkers is tested in ``tests/conformance/test_bfcl.py``.
 """
 
 from __future__ import annotations
@@ -19,18 +33,18 @@ import json
 import logging
 import shutil
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome
 from agentgym_suite.core.tool_calls import ToolCall
-from agentgym_suite.core.tool_env import Conversation, ToolEnv
-from agentgym_suite.envs.bfcl import data, prompts
+from agentgym_suite.core.tool_env import MAX_TOOL_RESULT_CHARS, Conversation, ToolEnv, ToolRecord
+from agentgym_suite.envs.bfcl import data, format_sensitivity, prompts, upstream, web_search
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
-from agentgym_suite.envs.bfcl.ast_match import match_calls, oracle_arguments, placeholder_arguments
+from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
 from agentgym_suite.envs.bfcl.call_strings import parse_call_list, parse_call_string
-from agentgym_suite.envs.bfcl.schema import param_types, to_openai_tool
+from agentgym_suite.envs.bfcl.schema import to_openai_tool
 
 logger = logging.getLogger(__name__)
 
@@ -57,12 +71,50 @@ def _tools(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [to_openai_tool(prompts.with_language_hint(d)) for d in docs]
 
 
+def _single_turn_tools(docs: list[dict[str, Any]], category: str) -> list[dict[str, Any]]:
+    """Tools of a single-turn entry as bfcl-eval's FC handlers send them: its language-specific
+    docs (Java and JavaScript parameters as strings) and ``.`` in names replaced by ``_``."""
+    tools = []
+    for doc in upstream.language_specific_docs(docs, data.UPSTREAM_NAMES[category]):
+        tools.append(to_openai_tool(dict(doc, name=upstream.model_function_name(doc["name"]))))
+    return tools
+
+
+def _java_literal(value: Any, java_type: str, item_type: str = "") -> str:
+    """A value as Java source text of ``java_type``, the form the Java category's checker converts from."""
+    def element(v: Any) -> str:
+        return f'"{v}"' if isinstance(v, str) and item_type in ("", "String") else _java_literal(v, item_type or "any")
+    if java_type == "long":
+        return f"{value}L"
+    if java_type == "float":
+        return f"{value}f"
+    if java_type == "Array" and isinstance(value, list):
+        return "new " + (item_type or "Object") + "[]{" + ", ".join(element(v) for v in value) + "}"
+    if java_type == "ArrayList" and isinstance(value, list):
+        return "new ArrayList<>(Arrays.asList(" + ", ".join(element(v) for v in value) + "))"
+    if java_type == "HashMap" and isinstance(value, dict):
+        puts = " ".join(f'put("{k}", {element(v) if not isinstance(v, str) else chr(34) + v + chr(34)});' for k, v in value.items())
+        return "new HashMap<String, String>() {{ " + puts + " }}"
+    return _source_literal(value)
+
+
+def _source_literal(value: Any) -> str:
+    """A value as Java or JavaScript source text, the form those categories' checker converts from."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_source_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_source_literal(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
 class BFCLEnv(ToolEnv):
     """BFCL v4 tasks (data and backends from the ``bfcl-eval`` package).
 
     Args:
         category: multi-turn ``base`` (default), ``miss_func``, ``miss_param``, ``long_context``;
-            single-turn ``simple``, ``multiple``, ``parallel``, ``parallel_multiple``,
+            single-turn ``simple`` (Python), ``simple_java``, ``simple_javascript``, ``multiple``, ``parallel``, ``parallel_multiple``,
             ``live_simple``, ``live_multiple``, ``live_parallel``, ``live_parallel_multiple``,
             ``irrelevance``, ``live_irrelevance``, ``live_relevance``; agentic
             ``web_search_base``, ``web_search_no_snippet`` (local corpus, not the live web),
@@ -71,8 +123,11 @@ class BFCLEnv(ToolEnv):
         memory_dir: folder of the memory snapshots (memory categories). Default: a fresh
             temporary folder per env, removed at ``close()``; give a folder to keep the memory
             the agent wrote across envs, processes and resumed runs (one folder per model).
-        web_corpus: JSONL file of ``{"href", "title", "body"}`` pages for web search; default:
-            pages generated from the benchmark's cited hop sources (see :mod:`.web_search`).
+        web_corpus: JSONL file of ``{"href", "title", "body"}`` pages for the local web search;
+            default: pages generated from the benchmark's cited hop sources (see :mod:`.web_search`).
+        web_search_backend: ``local`` (offline corpus, the default; not comparable with the
+            leaderboard), ``serpapi`` (bfcl-eval's own live search, needs ``SERPAPI_API_KEY``) or
+            ``package.module:ClassName``; default from ``$AGENTGYM_BFCL_WEB_SEARCH``.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
 
     ``info`` adds ``bfcl_category`` and, for multi-turn, ``bfcl_turn`` (index of the current
@@ -85,10 +140,15 @@ class BFCLEnv(ToolEnv):
     """
 
     benchmark: ClassVar[str] = "bfcl"
+    eval_sampling_defaults: ClassVar[dict[str, Any]] = {"temperature": 0.001, "max_new_tokens": 4096}
+    """bfcl-eval's sampling: ``--temperature`` defaults to 0.001 (``bfcl_eval/__main__.py``,
+    ``_llm_response_generation.py``); its local-model handlers ask for at most 4096 new tokens
+    per step (``base_oss_handler._query_prompting``: ``min(4096, context left)``)."""
 
     def __init__(self, *, category: str = "base", system_prompt: str = "fc", memory_dir: str | Path | None = None,
-                 web_corpus: str | None = None, **kwargs: Any) -> None:
+                 web_corpus: str | None = None, web_search_backend: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.web_search_backend = web_search.backend_name(web_search_backend)
         self.category = data.check_category(category)
         self.system_prompt = prompts.check_style(system_prompt)
         data.package_root()  # fail early with the install command
@@ -110,12 +170,22 @@ class BFCLEnv(ToolEnv):
         self._turn_checks: list[dict[str, Any]] = []
         self._all_results: list[str] = []
         self._turn_call_count = 0
+        self._steps_in_turn = 0
+        """Messages with calls in the current user turn (bfcl-eval's step count)."""
+        self._forced_quit = False
         self._turn_calls: list[str] = []
         """Calls the backend ran this turn (canonical JSON of name and arguments), errors included."""
         self._model: BackendSession | None = None
         self._truth: BackendSession | None = None
         self._docs: list[dict[str, Any]] = []
         self._holdout: dict[str, list[dict[str, Any]]] = {}
+
+    def leaderboard_departures(self) -> list[str]:
+        """Web search off bfcl-eval's live backend is the one departure (see :mod:`.web_search`)."""
+        if self.category not in data.WEB_SEARCH:
+            return []
+        reason = web_search.departure(self.web_search_backend, self.web_corpus)
+        return [reason] if reason else []
 
     # ------------------------------------------------------------------ task set
     def task_ids(self) -> list[str]:
@@ -161,9 +231,13 @@ class BFCLEnv(ToolEnv):
             return self._start_multi_turn()
         if self.agentic:
             return self._start_agentic(task_id)
-        tools = _tools(self._entry["function"])
-        handlers = {doc["name"]: self._record for doc in self._entry["function"]}
+        handlers = {upstream.model_function_name(doc["name"]): self._record for doc in self._entry["function"]}
         system, user = _user_text(self._entry["question"][0])
+        if self.category == data.FORMAT_SENSITIVITY:  # the entry's docs already carry bfcl-eval's hint
+            tools = [to_openai_tool(dict(d, name=upstream.model_function_name(d["name"]))) for d in self._entry["function"]]
+            system = prompts.join_system(format_sensitivity.system_prompt(task_id, self._entry["function"]), system)
+            return Conversation(task=user, tools=tools, handlers=handlers, first_user_message=user, system_prompt=system)
+        tools = _single_turn_tools(self._entry["function"], self.category)
         return Conversation(task=user, tools=tools, handlers=handlers, first_user_message=user,
                             system_prompt=self._system(self._entry["function"], system))
 
@@ -175,7 +249,8 @@ class BFCLEnv(ToolEnv):
 
     def _start_agentic(self, task_id: str) -> Conversation:
         memory_dir = self.memory_dir if self.category in data.MEMORY else None
-        task = AgenticTask(self.category, task_id, self.system_prompt, memory_dir=memory_dir, web_corpus=self.web_corpus)
+        task = AgenticTask(self.category, task_id, self.system_prompt, memory_dir=memory_dir, web_corpus=self.web_corpus,
+                           web_backend=self.web_search_backend)
         self._agentic = task
         system, user = task.begin()
         self._context_start = 1 if system else 0
@@ -210,6 +285,7 @@ class BFCLEnv(ToolEnv):
         self._truth = BackendSession(entry["involved_classes"], entry["initial_config"], allowed, long_context=long_context)
         self._turn_index, self._turn_checks, self._all_results = 0, [], []
         self._turn_call_count, self._turn_calls = 0, []
+        self._steps_in_turn, self._forced_quit = 0, False
         system, user = _user_text(entry["question"][0])
         return Conversation(
             task=user, tools=_tools(self._docs), handlers=self._multi_turn_handlers(),
@@ -236,10 +312,16 @@ class BFCLEnv(ToolEnv):
     # ------------------------------------------------------------------ turn logic
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         self._raw_actions[len(self.messages)] = command
-        if self.system_prompt == "prompting" and "<tool_call>" not in command:
+        if self.category == data.FORMAT_SENSITIVITY:
+            decoded = format_sensitivity.decode(str(self.task_id), command)
+            if decoded:
+                command = "\n".join(_tool_call_block(upstream.model_function_name(n), a) for n, a in decoded)
+            elif "<tool_call>" in command:  # not the format the prompt asked for: read as a plain reply
+                command = command.replace("<tool_call>", "<tool-call>")
+        elif self.system_prompt == "prompting" and "<tool_call>" not in command:
             calls = parse_call_list(command)
             if calls:
-                command = "\n".join(_tool_call_block(name, args) for name, args in calls)
+                command = "\n".join(_tool_call_block(upstream.model_function_name(name), args) for name, args in calls)
         return super()._execute(command, parsed)
 
     def _after_calls(self, calls: list[ToolCall]) -> bool:
@@ -249,9 +331,51 @@ class BFCLEnv(ToolEnv):
                 self._start_next_context(self._agentic.cut_conversation())
             return verdict == "quit"
         if self.multi_turn:
-            return False
+            return self._count_step()
         self._calls = list(calls)
         return True
+
+    def _run_on_backend(self, call: ToolCall) -> tuple[str, Any, str]:
+        result = self._handlers[call.name](**call.arguments)
+        ok = not (isinstance(result, dict) and set(result) == {"error"})
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+        if len(text) > MAX_TOOL_RESULT_CHARS:
+            result = text[:MAX_TOOL_RESULT_CHARS] + f"... [truncated {len(text) - MAX_TOOL_RESULT_CHARS} characters]"
+        self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
+        return call.name, result, "ok" if ok else "error"
+
+    def _count_step(self) -> bool:
+        """Count a message of calls against bfcl-eval's limit of steps in one user turn.
+
+        Past the limit bfcl-eval force-quits the entry: the turns after it are never played,
+        so the entry fails; on the last turn the turn is still checked (its answers are all
+        there), as bfcl-eval's checker does. Returns True when the episode ends here.
+        """
+        self._steps_in_turn += 1
+        if self._steps_in_turn <= prompts.max_steps_per_turn():
+            return False
+        self._forced_quit = True
+        if self._turn_index == len(self._entry["question"]) - 1:
+            self._close_turn()
+        else:
+            self._turn_checks.append({"turn": self._turn_index, "passed": False,
+                                      "reason": f"forced to quit after {prompts.max_steps_per_turn()} steps in one turn"})
+        return True
+
+    def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """As :class:`ToolEnv`, except in multi-turn, where bfcl-eval executes every decoded call:
+        a call to a known function runs on the backend whatever its arguments (the backend's
+        error is the result when they are wrong), and a call to an unknown one is refused but
+        still counts as a call of the turn, with its error as result."""
+        if self.multi_turn and call.name in self._handlers:
+            return self._run_on_backend(call)
+        counted = self._turn_call_count
+        name, result, status = super().execute_call(call)
+        if self.multi_turn and self._turn_call_count == counted:  # the backend never saw it
+            self._turn_call_count += 1
+            self._turn_calls.append(_call_key(call.name, call.arguments))
+            self._all_results.append(f"Error during execution: {result}")
+        return name, result, status
 
     def _start_next_context(self, user: str | None) -> None:
         """A new conversation of a memory episode: the next prompt shows only it (fresh context)."""
@@ -270,7 +394,7 @@ class BFCLEnv(ToolEnv):
         self._close_turn()
         questions = self._entry["question"]
         self._turn_index += 1
-        self._turn_call_count, self._turn_calls = 0, []
+        self._turn_call_count, self._turn_calls, self._steps_in_turn = 0, [], 0
         if self._turn_index >= len(questions):
             return None
         key = str(self._turn_index)
@@ -317,11 +441,26 @@ class BFCLEnv(ToolEnv):
             return (not calls, "no call made" if not calls else "a function was called for an irrelevant request")
         if self.category in data.CALL_EXPECTED_ANY:
             return (bool(calls), "a call was made" if calls else "no function was called")
-        docs = {d["name"]: param_types(d) for d in self._entry["function"]}
-        return match_calls(calls, self._answer or [], docs)
+        category = data.UPSTREAM_NAMES[self.category]
+        if self.category == data.FORMAT_SENSITIVITY:  # bfcl-eval tells the checker the original id
+            category = format_sensitivity.original_id(str(self.task_id))
+        verdict = upstream.check_calls(category, self._entry["function"],
+                                       [(upstream.model_function_name(n), a) for n, a in calls], self._answer or [])
+        if verdict.get("valid"):
+            return True, "all calls match"
+        return False, f"{verdict.get('error_type', '')}: {verdict.get('error')}"
+
+    @classmethod
+    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """For ``format_sensitivity``, bfcl-eval's report: accuracy per prompt configuration, their
+        max delta, standard deviation and variance (see :mod:`.format_sensitivity`)."""
+        pairs = [(str(i["bfcl_format_config"]), bool(i.get("won"))) for i in final_infos if "bfcl_format_config" in i]
+        return {"format_sensitivity": format_sensitivity.sensitivity_report(pairs)} if pairs else {}
 
     def _extra_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"bfcl_category": self.category}
+        if self.category == data.FORMAT_SENSITIVITY and self.task_id:
+            info["bfcl_format_config"] = format_sensitivity.config_of(self.task_id)
         if self.multi_turn:
             info["bfcl_turn"] = self._turn_index
             info["bfcl_turn_checks"] = [dict(c) for c in self._turn_checks]
@@ -364,9 +503,21 @@ class BFCLEnv(ToolEnv):
             if self.category in data.NO_CALL_EXPECTED:
                 return ["None of the available functions can answer this request."]
             if self.category in data.CALL_EXPECTED_ANY:
-                tool = to_openai_tool(self._entry["function"][0])["function"]
+                tool = _single_turn_tools(self._entry["function"][:1], self.category)[0]["function"]
                 return [_tool_call_block(tool["name"], placeholder_arguments(tool["parameters"]))]
-            blocks = [_tool_call_block(name, oracle_arguments(params)) for answer in self._answer for name, params in answer.items()]
+            source_text = upstream.language_of(data.UPSTREAM_NAMES[self.category]).value != "python"
+            blocks = []
+            for answer in self._answer:
+                for name, params in answer.items():
+                    doc = next((d for d in self._entry["function"] if d["name"] == name), {})
+                    arguments = oracle_arguments(params, (doc.get("parameters") or {}).get("required") or ())
+                    if source_text:
+                        arguments = self._as_source_text(name, arguments)
+                    blocks.append(_tool_call_block(upstream.model_function_name(name), arguments))
+            if self.category == data.FORMAT_SENSITIVITY:
+                calls = [(name, oracle_arguments(params, self._required(name))) for answer in self._answer
+                         for name, params in answer.items()]
+                return [format_sensitivity.render_calls(str(self.task_id), calls)]
             return ["\n".join(blocks)]
         actions: list[str] = []
         for turn in range(self._turn_index, len(self._entry["question"])):
@@ -377,6 +528,23 @@ class BFCLEnv(ToolEnv):
                 actions.append("\n".join(_tool_call_block(name, kwargs) for name, kwargs in calls))
             actions.append(TURN_DONE)
         return actions
+
+    def _required(self, name: str) -> list[str]:
+        doc = next((d for d in self._entry["function"] if d["name"] == name), {})
+        return list((doc.get("parameters") or {}).get("required") or [])
+
+    def _as_source_text(self, name: str, arguments: dict[str, Any]) -> dict[str, str]:
+        """Oracle arguments of a Java or JavaScript entry as the source text a model would send."""
+        doc = next((d for d in self._entry["function"] if d["name"] == name), {})
+        props = (doc.get("parameters") or {}).get("properties") or {}
+        out = {}
+        for key, value in arguments.items():
+            spec = props.get(key) or {}
+            if self.category == "simple_java":
+                out[key] = _java_literal(value, str(spec.get("type", "any")), str((spec.get("items") or {}).get("type", "")))
+            else:
+                out[key] = _source_literal(value)
+        return out
 
     def _gold_calls_made(self, gold: list[tuple[str, dict[str, Any]]]) -> int:
         """How many of ``gold`` (a prefix) the backend has run this turn, in order, other calls between."""

@@ -96,3 +96,69 @@ def overall_score(results: Mapping[str, CategoryScore], counts: Mapping[str, int
     total = sum(OVERALL_WEIGHTS.values())
     overall = sum(summaries[name] * weight / total for name, weight in OVERALL_WEIGHTS.items())
     return OverallScore(overall=overall, summaries=summaries, missing=missing)
+
+
+_SUMMARY_COLUMNS: dict[str, tuple[str, tuple[str, ...]]] = {
+    # header -> (how bfcl-eval combines them, categories)
+    "Non-Live AST Acc": ("non_live", NON_LIVE_SIMPLE + NON_LIVE_OTHER),
+    "Non-Live Simple AST": ("simple", NON_LIVE_SIMPLE),
+    "Live Acc": ("live", LIVE_AST),
+    "Multi Turn Acc": ("multi_turn", MULTI_TURN),
+    "Web Search Acc": ("mean", WEB_SEARCH),
+    "Memory Acc": ("mean", MEMORY),
+    "Irrelevance Detection": ("mean", IRRELEVANCE),
+}
+_CATEGORY_COLUMNS: dict[str, str] = {
+    "Non-Live Multiple AST": "multiple",
+    "Non-Live Parallel AST": "parallel",
+    "Non-Live Parallel Multiple AST": "parallel_multiple",
+    "Live Simple AST": "live_simple",
+    "Live Multiple AST": "live_multiple",
+    "Live Parallel AST": "live_parallel",
+    "Live Parallel Multiple AST": "live_parallel_multiple",
+    "Multi Turn Base": "multi_turn_base",
+    "Multi Turn Miss Func": "multi_turn_miss_func",
+    "Multi Turn Miss Param": "multi_turn_miss_param",
+    "Multi Turn Long Context": "multi_turn_long_context",
+    "Web Search Base": "web_search_base",
+    "Web Search No Snippet": "web_search_no_snippet",
+    "Memory KV": "memory_kv",
+    "Memory Vector": "memory_vector",
+    "Memory Recursive Summarization": "memory_rec_sum",
+    "Relevance Detection": "live_relevance",
+}
+_ALWAYS_SHOWN = ("Live Acc", "Multi Turn Acc")
+"""Section totals bfcl-eval shows even with a category missing (``display_na_if_category_missing=False``)."""
+LEADERBOARD_COLUMNS: tuple[str, ...] = (
+    "Overall Acc", "Non-Live AST Acc", "Non-Live Simple AST", "Non-Live Multiple AST", "Non-Live Parallel AST",
+    "Non-Live Parallel Multiple AST", "Live Acc", "Live Simple AST", "Live Multiple AST", "Live Parallel AST",
+    "Live Parallel Multiple AST", "Multi Turn Acc", "Multi Turn Base", "Multi Turn Miss Func", "Multi Turn Miss Param",
+    "Multi Turn Long Context", "Web Search Acc", "Web Search Base", "Web Search No Snippet", "Memory Acc", "Memory KV",
+    "Memory Vector", "Memory Recursive Summarization", "Relevance Detection", "Irrelevance Detection",
+)
+"""The score columns of bfcl-eval's overall leaderboard table (``COLUMNS_OVERALL``), in its order."""
+
+
+def leaderboard_row(results: Mapping[str, CategoryScore], counts: Mapping[str, int] | None = None) -> dict[str, float | None]:
+    """Each column of :data:`LEADERBOARD_COLUMNS` as bfcl-eval's ``data_overall.csv`` fills it.
+
+    A summary column is None (bfcl-eval prints N/A) when one of its categories was not evaluated;
+    ``Overall Acc`` and the section totals still count missing categories as 0, as upstream.
+    """
+    score = overall_score(results, counts)
+    counts = dict(counts or {})
+
+    def get(category: str) -> CategoryScore:
+        return results.get(category) or CategoryScore(0.0, int(counts.get(category, 1)))
+
+    row: dict[str, float | None] = {"Overall Acc": score.overall}
+    for header, (how, members) in _SUMMARY_COLUMNS.items():
+        if any(c not in results for c in members) and header not in _ALWAYS_SHOWN:
+            row[header] = None
+        elif how in score.summaries and how != "simple":
+            row[header] = score.summaries[how]
+        else:
+            row[header] = _unweighted([get(c) for c in members]).accuracy
+    for header, category in _CATEGORY_COLUMNS.items():
+        row[header] = results[category].accuracy if category in results else None
+    return {header: row[header] for header in LEADERBOARD_COLUMNS}

@@ -180,3 +180,62 @@ class LocalWebSearchAPI:
         if mode == "truncate":
             return {"content": "\n".join(line for line in page.content.splitlines() if line.strip())}
         return {"error": f"An error occurred while fetching {url}: Unsupported mode: {mode}"}
+
+
+WEB_SEARCH_ENV_VAR = "AGENTGYM_BFCL_WEB_SEARCH"
+"""Environment variable naming the web-search backend when the env is not given one."""
+WEB_SEARCH_BACKENDS = ("local", "serpapi")
+"""``local``: :class:`LocalWebSearchAPI` (offline, the default); ``serpapi``: bfcl-eval's own
+``WebSearchAPI`` (DuckDuckGo through SerpAPI, live pages; needs ``SERPAPI_API_KEY``). Any other
+value is read as ``package.module:ClassName`` of a class with bfcl-eval's two functions and
+``_load_scenario``."""
+SERPAPI_INSTALL = "pip install google-search-results html2text beautifulsoup4 requests"
+
+
+def backend_name(name: str | None) -> str:
+    """The backend to use: ``name``, else ``$AGENTGYM_BFCL_WEB_SEARCH``, else ``local``."""
+    import os
+
+    chosen = (name or os.environ.get(WEB_SEARCH_ENV_VAR) or "local").strip()
+    if chosen not in WEB_SEARCH_BACKENDS and ":" not in chosen:
+        raise ValueError(f"web_search_backend={chosen!r}: choose {' or '.join(WEB_SEARCH_BACKENDS)}, or give "
+                         "package.module:ClassName of your own backend.")
+    return chosen
+
+
+def make_backend(name: str, corpus: str | None = None) -> Any:
+    """A fresh web-search backend instance (``_load_scenario`` not yet called)."""
+    import importlib
+    import os
+
+    from agentgym_suite.core.errors import BackendNotInstalledError
+
+    if name == "local":
+        return LocalWebSearchAPI(load_corpus(corpus))
+    if name == "serpapi":
+        if not os.environ.get("SERPAPI_API_KEY"):
+            raise ValueError("web_search_backend='serpapi' is bfcl-eval's live search: set SERPAPI_API_KEY "
+                             "(a SerpAPI key), or use the offline 'local' backend.")
+        try:
+            module = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.func_source_code.web_search")
+        except ImportError as exc:
+            raise BackendNotInstalledError(f"bfcl-eval's live web search needs more packages ({exc}); install "
+                                           f"them with:  {SERPAPI_INSTALL}") from exc
+        return module.WebSearchAPI()
+    module_name, _, class_name = name.partition(":")
+    try:
+        backend_class = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"web_search_backend={name!r} does not name an importable class ({exc}).") from exc
+    return backend_class()
+
+
+def departure(name: str, corpus: str | None) -> str | None:
+    """Why web-search scores from this backend are not the leaderboard's (None for bfcl-eval's own)."""
+    if name == "serpapi":
+        return None
+    if name == "local":
+        source = f"the pages in {corpus}" if corpus else "pages generated from the benchmark's cited hop sources"
+        return (f"BFCL web search answered from a local corpus ({source}), not the live web through SerpAPI as "
+                f"bfcl-eval does; set web_search_backend='serpapi' (or ${WEB_SEARCH_ENV_VAR}=serpapi) with a key")
+    return f"BFCL web search answered by {name}, not bfcl-eval's SerpAPI backend"

@@ -1,8 +1,27 @@
 """``FinMCPEnv``: FinMCP-Bench financial tool use, replayed from recorded tool outputs.
 
-Reward = TF1, the F1 of the tool names called against the recorded ones (multisets, all
-turns), given at the end; ``info["finmcp_metrics"]`` also holds TP (precision), TR (recall)
-and ``exact_sequence`` (1.0 when the called names equal the recorded sequence).
+The episode follows DianJin-TIR's ``infer/inference_api.py``: each user turn is answered from
+the **recorded** history of the turns before it (the sample's own messages up to that user
+message: earlier questions, the recorded tool calls and outputs, the recorded answers), never
+from the model's earlier answers; the model gets no system prompt but the sample's own. In a
+turn, a message of tool calls is executed while the calls executed so far in that turn number
+at most 20 (upstream's ``max_tool_num``); the next message of calls is recorded but not
+executed, and the turn ends there.
+
+Scoring is upstream's ``eval/evaluation.py`` (see :mod:`.metrics`): the tool names of every
+call the model made (all turns, in order, refused calls included) against the recorded ones.
+The reward is the sample's F1 (0 when neither side calls a tool, upstream's rule);
+``won`` is ``consist`` (the name sequences are equal). ``info["finmcp_metrics"]`` holds TP, FP,
+FN, consist, precision, recall and f1; the scalars ``finmcp_TP``, ``finmcp_FP``, ``finmcp_FN``,
+``finmcp_consist``, ``finmcp_scenario``, ``finmcp_difficulty`` and ``finmcp_task`` are what a
+run's records keep, and ``agentgym eval`` turns them into upstream's macro/micro tables, overall
+and per group, in ``summary.json`` (``benchmark_metrics``). A message whose tool call is not valid JSON makes
+upstream's inference fail and the sample is dropped from its metrics; here the episode is
+marked ``scorable: False`` the same way.
+
+Departures (``leaderboard_departures``): the tool schemas are inferred from the recorded calls
+(the Qieman MCP server's schemas are not published with the data) and calls are answered from
+the recordings instead of the live server (a call with other arguments gets an error result).
 
 The check reads only the names of the calls made, so it is execution-free: a rehearsed
 episode is scored from its calls (:meth:`FinMCPEnv.rehearsed_score`), and the recordings are
@@ -15,15 +34,17 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
+from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.text_env import StepOutcome
+from agentgym_suite.core.tool_calls import ToolCall, parse_tool_calls
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
 from agentgym_suite.envs.finmcp.dataset import Sample, infer_tools, load_samples
-from agentgym_suite.envs.finmcp.metrics import tool_metrics
+from agentgym_suite.envs.finmcp.metrics import COUNT_KEYS, GROUP_KEYS, benchmark_report, group_keys, tool_metrics
 from agentgym_suite.envs.finmcp.replay import Replayer, UnmatchedCallHandler, decode_output
 
-SYSTEM_PROMPT = (
-    "You are a financial assistant with access to financial data tools (funds, news, user assets, "
-    "strategies). Call the tools you need to answer the user's question, then answer in plain text."
-)
+MAX_TOOL_CALLS_PER_TURN = 20
+"""DianJin-TIR's ``max_tool_num``: calls executed in one user turn before the turn is cut."""
+_HISTORY_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
 class FinMCPEnv(ToolEnv):
@@ -38,6 +59,9 @@ class FinMCPEnv(ToolEnv):
     """
 
     benchmark: ClassVar[str] = "finmcp"
+    eval_sampling_defaults: ClassVar[dict[str, Any]] = {"max_new_tokens": 4096, "temperature": None}
+    """Sampling of DianJin-TIR's ``infer/infer_config.yaml``: ``max_new_tokens: 4096`` (sent as
+    ``max_tokens``), no temperature (the server's default), ``enable_thinking: true``."""
 
     def __init__(
         self,
@@ -54,9 +78,14 @@ class FinMCPEnv(ToolEnv):
         self._sample: Sample | None = None
         self._replayer: Replayer | None = None
         self._turn_index = 0
+        self._turn_start = 0
+        """Index in ``messages`` of the current turn's first model message."""
         self._steps_in_turn = 0
         self._handled_on_turn = -1
         """Env turn of the last call a handler answered (calls refused before that take no step)."""
+        self._calls_in_turn = 0
+        self._over_limit = False
+        self._malformed = False
         self._called: list[str] = []
         self._metrics: dict[str, float] | None = None
 
@@ -73,50 +102,121 @@ class FinMCPEnv(ToolEnv):
         """Sample ids, in file order."""
         return list(self.samples)
 
+    def leaderboard_departures(self) -> list[str]:
+        """The two ways an offline replay differs from DianJin-TIR's live-server inference."""
+        return [
+            "FinMCP tool schemas are inferred from the recorded calls (the MCP server's schemas are not published)",
+            "FinMCP tool calls are answered from the recordings, not the live MCP server (calls with other "
+            "arguments get an error result)",
+        ]
+
+    @classmethod
+    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """DianJin-TIR's macro/micro P/R/F1 and consistency, overall and by scenario, difficulty and task type."""
+        keys = COUNT_KEYS + GROUP_KEYS
+        rows = [{key: info[f"finmcp_{key}"] for key in keys} for info in final_infos
+                if all(f"finmcp_{key}" in info for key in keys) and info.get("scorable", True) is not False]
+        return benchmark_report(rows) if rows else {}
+
+    # ------------------------------------------------------------------ conversation
+    def _gold_history(self, turn: int) -> list[dict[str, Any]]:
+        """The sample's messages up to and including its ``turn``-th user message."""
+        assert self._sample is not None
+        out: list[dict[str, Any]] = []
+        users = 0
+        for message in self._sample.raw.get("messages", []):
+            out.append({k: message[k] for k in _HISTORY_KEYS if k in message})
+            if message.get("role") == "user":
+                if users == turn:
+                    return out
+                users += 1
+        return out
+
     def _start_conversation(self, task_id: str) -> Conversation:
         self._sample = self.samples[task_id]
         self._replayer = Replayer(self._sample, self.unmatched_call_handler)
         self._turn_index, self._steps_in_turn, self._called, self._metrics = 0, 0, [], None
+        self._calls_in_turn, self._over_limit, self._malformed = 0, False, False
         self._handled_on_turn = -1
         handlers = {t["function"]["name"]: self._handler(t["function"]["name"]) for t in self.tools}
         first = self._sample.turns[0].user
-        return Conversation(task=first, tools=self.tools, handlers=handlers, system_prompt=SYSTEM_PROMPT, first_user_message=first)
+        history = self._gold_history(0)
+        system = "\n\n".join(str(m.get("content", "")) for m in history if m.get("role") == "system")
+        self._turn_start = 2 if system else 1
+        return Conversation(task=first, tools=self.tools, handlers=handlers, system_prompt=system, first_user_message=first)
 
     def _handler(self, name: str) -> Any:
         def handler(**arguments: Any) -> Any:
             assert self._replayer is not None
-            self._called.append(name)
             self._handled_on_turn = self.turn
             return self._replayer.answer(name, arguments)
         handler.__name__ = name
         return handler
 
-    def _after_calls(self, calls: list[Any]) -> bool:
-        # a step is taken when a call reached a recorded tool; a message whose calls were all
-        # refused (unknown tool, arguments against the schema) leaves the recorded sequence alone
+    def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
+        message = parse_tool_calls(command)
+        if message.errors:
+            self._malformed = True
+        self._over_limit = bool(message.calls) and self._calls_in_turn > MAX_TOOL_CALLS_PER_TURN
+        return super()._execute(command, parsed)
+
+    def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """As :class:`ToolEnv`, except past the turn's call limit: recorded, not executed."""
+        if self._over_limit:
+            note = {"error": f"not executed: more than {MAX_TOOL_CALLS_PER_TURN} tool calls in this turn"}
+            return call.name, note, "error"
+        return super().execute_call(call)
+
+    def _after_calls(self, calls: list[ToolCall]) -> bool:
+        # every call the model wrote counts in the metrics, as upstream reads the names from the
+        # messages; a recorded step is taken only when a call reached a recorded tool
+        self._called.extend(c.name for c in calls)
         if self._handled_on_turn == self.turn:
             self._steps_in_turn += 1
+        if not self._over_limit:
+            self._calls_in_turn += len(calls)
+            return False
+        reply = self._next_turn()
+        if reply is None:
+            return True
+        self.messages.append({"role": "user", "content": reply})
+        self._turn_start = len(self.messages)
         return False
 
-    def _user_reply(self, assistant_text: str) -> str | None:
+    def _next_turn(self) -> str | None:
         assert self._sample is not None
         self._turn_index += 1
-        self._steps_in_turn = 0
+        self._steps_in_turn, self._calls_in_turn, self._over_limit = 0, 0, False
         if self._turn_index >= len(self._sample.turns):
             return None
         return self._sample.turns[self._turn_index].user
 
+    def _user_reply(self, assistant_text: str) -> str | None:
+        reply = self._next_turn()
+        if reply is not None:
+            self._turn_start = len(self.messages) + 1  # after the user message the caller appends
+        return reply
+
     def _evaluate(self) -> tuple[float, bool]:
         assert self._sample is not None
         self._metrics = tool_metrics(self._called, self._sample.gold_names)
-        return self._metrics["TF1"], self._metrics["exact_sequence"] == 1.0
+        return self._metrics["f1"], self._metrics["consist"] == 1.0
 
     def _extra_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"finmcp_called": list(self._called)}
         if self._replayer is not None:
             info["finmcp_replay"] = {"matched": self._replayer.matched, "unmatched": self._replayer.unmatched}
+        if self._sample is not None:
+            for key, value in (group_keys(self._sample.raw) or {}).items():
+                info[f"finmcp_{key}"] = value
+            if 0 < self._turn_index < len(self._sample.turns):
+                info["prompt_messages"] = self._gold_history(self._turn_index) + [
+                    dict(m) for m in self.messages[self._turn_start:]]
         if self._metrics is not None:
             info["finmcp_metrics"] = dict(self._metrics)
+            info.update({f"finmcp_{key}": int(self._metrics[key]) for key in COUNT_KEYS})
+            if self._malformed:
+                info["scorable"] = False  # upstream's inference fails on a non-JSON call; its evaluation drops the sample
         return info
 
     # ------------------------------------------------------------------ hooks for wrapping envs
@@ -129,15 +229,15 @@ class FinMCPEnv(ToolEnv):
 
     @property
     def execution_free(self) -> bool:
-        """True: TF1 compares tool names only."""
+        """True: the metrics compare tool names only."""
         return True
 
     def rehearsed_score(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> tuple[float, bool] | None:
-        """TF1 (and exact sequence for ``won``) of the names in ``calls``: the handlers that count them never ran."""
+        """F1 (and consistency for ``won``) of the names in ``calls``: the handlers that count them never ran."""
         if self._sample is None:
             return None
         metrics = tool_metrics([name for name, _ in calls], self._sample.gold_names)
-        return float(metrics["TF1"]), metrics["exact_sequence"] == 1.0
+        return float(metrics["f1"]), metrics["consist"] == 1.0
 
     def oracle(self) -> list[str]:
         """The recorded calls of the remaining turns, step by step, each turn closed by its answer.

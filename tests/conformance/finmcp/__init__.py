@@ -1,0 +1,1 @@
+"""FinMCP conformance inputs and DianJin-TIR's metrics on them."""
