@@ -9,11 +9,11 @@ DefaultLuceneDocumentGenerator --threads 1 --storePositions --storeDocvectors --
 
     /work/scratch/webshop/bin/pip install --no-deps pyserini==0.17.0
     /work/scratch/webshop/bin/pip install pyjnius numpy pandas tqdm requests
-    JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 PYTHONPATH=<stubs> \\
+    JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 PYTHONPATH=tests/conformance/webshop/pyserini_stubs \\
         /work/scratch/webshop/bin/python tests/conformance/webshop/regenerate_webshop_search.py \\
         $AGENTGYM_DATA/webshop
 
-``<stubs>`` holds a ``sitecustomize.py`` that stubs the dense-retrieval imports (torch, faiss,
+``pyserini_stubs/`` holds a ``sitecustomize.py`` that stubs the dense-retrieval imports (torch, faiss,
 transformers, sklearn, ...) which ``pyserini.search`` imports but BM25 search never uses.
 
 Two corpora:
