@@ -115,7 +115,7 @@ def test_pages_paging_and_navigation(env: WebShopEnv) -> None:
                   if a not in {"click[back to search]", "click[< prev]", "click[description]", "click[features]",
                                "click[reviews]", "click[buy now]"})
     observation, _, _, info = play(env, [option])
-    assert "Selected options:" in observation
+    assert "Selected options:" not in observation  # upstream's text mode does not show the choice
     for sub_page, marker in (("description", "made with care"), ("features", "quality you can trust"),
                              ("reviews", "would buy again")):
         observation, _, _, info = play(env, [f"click[{sub_page}]"])
@@ -246,3 +246,33 @@ def test_oracle_pages_to_a_gold_product_beyond_the_first_page(tmp_path: Path, mo
         _, reward, terminated, info = play(env, plan)
         assert terminated and info["won"] and reward == 1.0, task_id
     assert paged > 0
+
+
+def test_selected_options_element_is_opt_in_and_declared(catalogue_dir: Path) -> None:
+    shown = WebShopEnv(data_dir=catalogue_dir, show_selected_options=True)
+    shown.reset(options={"task_id": "0"})
+    plan = shown.oracle()
+    option_clicks = [a for a in plan if a.startswith("click[") and a not in ("click[buy now]",)
+                     and not a.startswith("click[b0")]
+    observation, _, _, _ = play(shown, plan[:plan.index(option_clicks[-1]) + 1])
+    assert "Selected options:" in observation
+    assert any("Selected options" in reason for reason in shown.leaderboard_departures())
+    assert WebShopEnv(data_dir=catalogue_dir).leaderboard_departures() == []
+
+
+def test_heuristic_noun_tagger_is_a_declared_departure(catalogue_dir: Path) -> None:
+    heuristic = WebShopEnv(data_dir=catalogue_dir, noun_tagger="heuristic")
+    assert heuristic.catalogue.noun_tagger == "heuristic"
+    assert any("spaCy" in reason for reason in heuristic.leaderboard_departures())
+    with pytest.raises(ValueError, match="noun_tagger"):
+        WebShopEnv(data_dir=catalogue_dir, noun_tagger="nltk")
+
+
+def test_verl_agent_settings_pay_ten_for_a_win(catalogue_dir: Path) -> None:
+    from agentgym_suite.envs.webshop.env import VERL_AGENT_SETTINGS
+
+    made = gym.make("WebShop-v0", data_dir=catalogue_dir, **VERL_AGENT_SETTINGS)
+    assert made.spec is not None and made.spec.max_episode_steps == 15
+    made.reset(options={"task_id": "0"})
+    observation, reward, terminated, info = play(made, made.unwrapped.oracle())
+    assert terminated and info["won"] and reward == 10.0

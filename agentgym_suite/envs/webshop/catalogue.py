@@ -50,7 +50,9 @@ class Catalogue:
     goals: list[dict[str, Any]]
     source: Path
     nouns: dict[str, list[str]] = field(default_factory=dict)
-    """Product name -> its type nouns (see :mod:`agentgym_suite.envs.webshop.prepare`)."""
+    """Product name -> its type nouns, repeats kept (see :mod:`agentgym_suite.envs.webshop.nouns`)."""
+    noun_tagger: str = ""
+    """Which tagger found ``nouns`` (``spacy-<version>/<model>`` or ``heuristic``)."""
 
 
 def _read_json(path: Path) -> Any:

@@ -3,7 +3,8 @@
 Pages and their clickables (all matched lower-case, as WebShop's text env does):
 
 * ``search`` — the start page; only ``search[query]`` works here.
-* ``results`` — 10 products per page out of the top 50 BM25 hits: ``back to search``,
+* ``results`` — 10 products per page out of the top 50 hits of a Pyserini-compatible BM25
+  (:mod:`agentgym_suite.envs.shared.lucene_bm25`, over the document text WebShop indexes): ``back to search``,
   ``< prev`` (from page 2), ``next >`` (while more results follow), and each product's ASIN.
 * ``item`` — a product: ``back to search``, ``< prev`` (to the results), one clickable per
   option value, ``description``, ``features``, ``reviews`` and ``buy now``.
@@ -11,9 +12,10 @@ Pages and their clickables (all matched lower-case, as WebShop's text env does):
 * ``done`` — after ``buy now``; nothing is clickable.
 
 Observations follow WebShop's "simple" text mode: the page's visible texts joined by
-`` [SEP] ``, each page opening with the instruction. The item page adds one non-upstream
-element when options are chosen, ``Selected options: name: value``, because the text mode has
-no other way to show which radio buttons are on.
+`` [SEP] ``, each page opening with the instruction. Like upstream's text mode, the item page
+does not say which options are chosen; ``show_selected_options=True`` adds a non-upstream
+``Selected options: name: value`` element after the option lists (off by default, and a declared
+departure from the official harness when on).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym_suite.envs.shared.bm25_index import BM25Index
+from agentgym_suite.envs.shared.lucene_bm25 import LuceneBM25Index
 from agentgym_suite.envs.webshop.catalogue import Catalogue
 
 SEARCH_RETURN_N = 50
@@ -38,17 +40,18 @@ _ACTION = re.compile(r"^\s*(search|click)\s*\[(.*)\]\s*$", re.DOTALL)
 
 
 def product_document(product: dict[str, Any]) -> str:
-    """The text a product is indexed under: title, description, features and option values."""
-    options = " ".join(v for values in product["options"].values() for v in values)
-    return " ".join([product["Title"], product["Description"], " ".join(product["BulletPoints"]), options])
+    """The text WebShop indexes a product under: title, description, first feature, option lists."""
+    option_text = ", and ".join(f"{name}: {', '.join(values)}" for name, values in product["options"].items())
+    first_feature = product["BulletPoints"][0] if product["BulletPoints"] else ""
+    return " ".join([product["Title"], product["Description"], first_feature, option_text]).lower()
 
 
 class ProductSearch:
-    """BM25 search over a catalogue's products (top 50 ASINs per query, like WebShop)."""
+    """Pyserini-compatible BM25 search over a catalogue's products (top 50 ASINs per query, like WebShop)."""
 
     def __init__(self, catalogue: Catalogue) -> None:
-        self._asins = [p["asin"] for p in catalogue.products]
-        self._index = BM25Index([product_document(p) for p in catalogue.products])
+        self._index = LuceneBM25Index([p["asin"] for p in catalogue.products],
+                                      [product_document(p) for p in catalogue.products])
         self._cache: dict[str, list[str]] = {}
 
     def search(self, query: str) -> list[str]:
@@ -57,7 +60,7 @@ class ProductSearch:
         if key not in self._cache:
             if len(self._cache) > 4096:
                 self._cache.clear()
-            self._cache[key] = [self._asins[i] for i, _ in self._index.search(key, SEARCH_RETURN_N)]
+            self._cache[key] = [asin for asin, _ in self._index.search(key, SEARCH_RETURN_N)]
         return list(self._cache[key])
 
 
@@ -83,6 +86,8 @@ class Session:
     options: dict[str, str] = field(default_factory=dict)
     sub_page: str = ""
     visited: list[str] = field(default_factory=list)
+    show_selected_options: bool = False
+    """Add the non-upstream ``Selected options`` element to the item page."""
 
     # ------------------------------------------------------------------ clickables
     def clickables(self, catalogue: Catalogue) -> dict[str, tuple[str, str]]:
@@ -196,7 +201,7 @@ class Session:
             parts = [*head, "Back to Search", "< Prev"]
             for option_name, values in product["options"].items():
                 parts += [option_name, *values]
-            if self.options:
+            if self.options and self.show_selected_options:
                 parts.append("Selected options: " + ", ".join(f"{k}: {v}" for k, v in self.options.items()))
             parts += [product["Title"], f"Price: {product['Price']}", f"Rating: {product['Rating']}",
                       "Description", "Features", "Reviews", "Buy Now"]

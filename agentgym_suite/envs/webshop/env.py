@@ -12,21 +12,30 @@ from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.envs.webshop.catalogue import SHUFFLE_SEED, Catalogue, load_catalogue, split_goals
 from agentgym_suite.envs.webshop.engine import BUY_NOW, NEXT_PAGE, PREV_PAGE, BACK_TO_SEARCH, PRODUCT_WINDOW, ProductSearch, Session
 from agentgym_suite.envs.webshop.families import product_family
+from agentgym_suite.envs.webshop.nouns import INSTALL_HINT, load_tagger
 from agentgym_suite.envs.webshop.prepare import load_or_prepare_nouns
 from agentgym_suite.envs.webshop.reward import FUZZY_THRESHOLD, goal_option_values, purchase_reward
 from agentgym_suite.envs.webshop.text_match import normalize_color, token_set_ratio
 
-_CACHE: dict[tuple[str, str, int | None, int], tuple[Catalogue, ProductSearch]] = {}
+_CACHE: dict[tuple[str, str, int | None, int, str], tuple[Catalogue, ProductSearch]] = {}
 _CACHE_LOCK = threading.Lock()
 
+VERL_AGENT_SETTINGS: dict[str, Any] = {"success_reward": 10.0, "max_episode_steps": 15}
+"""verl-agent's WebShop runs (GiGPO and the seeds that train on WebShop): the buy step pays 10 when
+the purchase scores 1.0 and 0 otherwise, and an episode ends after 15 steps. Pass them to
+``gymnasium.make("WebShop-v0", **VERL_AGENT_SETTINGS)`` (15 steps is also the registered default)."""
 
-def shared_catalogue(data_dir: Path, goals: str, num_products: int | None, seed: int) -> tuple[Catalogue, ProductSearch]:
+
+def shared_catalogue(data_dir: Path, goals: str, num_products: int | None, seed: int,
+                     noun_tagger: str = "auto") -> tuple[Catalogue, ProductSearch]:
     """Load (once per process) a catalogue, its noun sets and its search index."""
-    key = (str(Path(data_dir).resolve()), goals, num_products, seed)
+    tagger = load_tagger(noun_tagger)
+    key = (str(Path(data_dir).resolve()), goals, num_products, seed, tagger.name)
     with _CACHE_LOCK:
         if key not in _CACHE:
             catalogue = load_catalogue(Path(data_dir), goals=goals, seed=seed, num_products=num_products)
-            catalogue.nouns = load_or_prepare_nouns(Path(data_dir), catalogue.products)
+            catalogue.nouns = load_or_prepare_nouns(catalogue.products, tagger)
+            catalogue.noun_tagger = tagger.name
             _CACHE[key] = (catalogue, ProductSearch(catalogue))
         return _CACHE[key]
 
@@ -38,7 +47,11 @@ class WebShopEnv(TextEnv):
     value, ``next >``, ``< prev``, ``back to search``, ``description``, ``features``,
     ``reviews``, ``buy now``); ``info["admissible_actions"]`` lists them for the current page.
     The episode ends at ``buy now`` with WebShop's reward in [0, 1] as ``info["score"]``;
-    ``won`` is a perfect 1.0.
+    ``won`` is a perfect 1.0. The reward is upstream's ``get_reward`` (checked against it in
+    ``tests/conformance/webshop``), its type factor from spaCy part-of-speech nouns (the
+    ``webshop`` extra); search ranks as Pyserini's BM25 does.
+
+    verl-agent's runs use ``success_reward=10`` and 15 steps (:data:`VERL_AGENT_SETTINGS`).
 
     Args:
         data_dir: directory with ``items_shuffle_1000.json``, ``items_ins_v2_1000.json`` and
@@ -51,6 +64,11 @@ class WebShopEnv(TextEnv):
         success_reward: if set, the buy step's reward is this value when won and 0 otherwise
             (the seeds use 10).
         data_seed: seed of the price draws and goal price bounds.
+        noun_tagger: how product names' nouns are found for the type reward: ``spacy`` (as
+            upstream; needs the ``webshop`` extra), ``heuristic`` (a POS-free stand-in, declared as a
+            departure) or ``auto`` (spaCy when installed).
+        show_selected_options: add a ``Selected options`` element to the item page, which
+            upstream's text mode does not have (off by default; a declared departure when on).
         **kwargs: ``action_format``, ``privileged``, ``invalid_action``, ``render_mode``.
     """
 
@@ -68,6 +86,8 @@ class WebShopEnv(TextEnv):
         reward_scale: float = 1.0,
         success_reward: float | None = None,
         data_seed: int = SHUFFLE_SEED,
+        noun_tagger: str = "auto",
+        show_selected_options: bool = False,
         action_format: str | ActionFormat | None = None,
         privileged: bool = False,
         invalid_action: str = "explain",
@@ -76,7 +96,8 @@ class WebShopEnv(TextEnv):
         super().__init__(action_format=action_format, privileged=privileged,
                          invalid_action=invalid_action, render_mode=render_mode)
         root = Path(data_dir) if data_dir is not None else benchmark_dir("webshop") / "data"
-        self.catalogue, self.search_engine = shared_catalogue(root, goals, num_products, data_seed)
+        self.catalogue, self.search_engine = shared_catalogue(root, goals, num_products, data_seed, noun_tagger)
+        self.show_selected_options = bool(show_selected_options)
         self._ids = [str(i) for i in split_goals(len(self.catalogue.goals), split)]
         self.split = split
         self.reward_scale = float(reward_scale)
@@ -110,7 +131,8 @@ class WebShopEnv(TextEnv):
 
     def _load_task(self, task_id: str) -> TaskStart:
         self._goal = self.catalogue.goals[int(task_id)]
-        self._session = Session(instruction=self._goal["instruction_text"])
+        self._session = Session(instruction=self._goal["instruction_text"],
+                                show_selected_options=self.show_selected_options)
         return TaskStart(
             observation=self._session.render(self.catalogue),
             task=self._goal["instruction_text"],
@@ -141,6 +163,17 @@ class WebShopEnv(TextEnv):
             admissible_actions=[], extra={"purchased": {"asin": asin, "options": dict(session.options)},
                                           "reward_parts": parts},
         )
+
+    def leaderboard_departures(self) -> list[str]:
+        """Departures from WebShop's own harness that this instance's settings bring."""
+        reasons = []
+        if not self.catalogue.noun_tagger.startswith("spacy"):
+            reasons.append("WebShop type reward: product-name nouns come from a POS-free heuristic, not spaCy "
+                           f"part-of-speech tags as upstream ({INSTALL_HINT})")
+        if self.show_selected_options:
+            reasons.append("WebShop observations: show_selected_options adds a 'Selected options' element that "
+                           "upstream's text mode does not have")
+        return reasons
 
     def _privileged_info(self) -> dict[str, Any]:
         goal = self.goal
