@@ -259,11 +259,20 @@ def _env_actions(plan: Plan) -> list[str]:
     return actions
 
 
+REGRESSION_IDS = {
+    "base": ["multi_turn_base_173"],  # close_ticket('ticket_001') against an int schema: upstream runs it
+    "miss_func": ["multi_turn_miss_func_49"],  # the ground truth calls a held-out function before it is offered
+}
+"""Entries where the env once disagreed with bfcl-eval; part of the fast run."""
+
+
 def _multi_turn_cases(category: str, limit: int | None) -> None:
     env = BFCLEnv(category=category)
     verdicts: set[bool] = set()
+    ids = env.task_ids()[:limit]
+    ids += [i for i in REGRESSION_IDS.get(category, []) if i not in ids]
     try:
-        for task_id in env.task_ids()[:limit]:
+        for task_id in ids:
             env.reset(options={"task_id": task_id})
             entry, answer = dict(env._entry, id=task_id), env._answer
             for how, plan in _multi_turn_variants(_gold_plan(env)).items():

@@ -200,3 +200,13 @@ def test_benchmark_metrics_from_final_infos(data_file: Path) -> None:
     assert set(report["by_task"]) == {"single_step", "multi_step", "multi_turn"}
     assert set(report["by_difficulty"]) == {"easy", "medium", "hard"}
     assert FinMCPEnv.benchmark_metrics([{"finmcp_TP": 1}]) == {}
+
+
+def test_eval_writes_upstream_tables_into_the_summary(data_file: Path, tmp_path: Path) -> None:
+    from agentgym_suite.evaluation.runner import evaluate
+
+    result = evaluate("FinMCP-v0", "oracle", out_dir=tmp_path, env_kwargs={"data_path": str(data_file)}, progress=False)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["benchmark_metrics"] == result.summary["benchmark_metrics"]
+    assert summary["benchmark_metrics"]["overall"]["N"] == 5 and summary["benchmark_metrics"]["overall"]["macro_F1"] == 1.0
+    assert summary["comparable_to_leaderboard"] is False and len(summary["leaderboard_departures"]) == 2

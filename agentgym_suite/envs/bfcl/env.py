@@ -49,6 +49,8 @@ from agentgym_suite.envs.bfcl.schema import to_openai_tool
 logger = logging.getLogger(__name__)
 
 TURN_DONE = "I have finished this request."
+_UPSTREAM_REFUSED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
+"""Names bfcl-eval's executor refuses to call (``execute_multi_turn_func_call``)."""
 _RECORDED = {"status": "recorded", "note": "single-turn task: the call itself is scored; nothing was executed"}
 
 
@@ -279,10 +281,13 @@ class BFCLEnv(ToolEnv):
             turn: [d for d in docs if d["name"] in names] for turn, names in entry.get("missed_function", {}).items()
         }
         self._docs = [d for d in docs if d["name"] not in held]
-        allowed = [d["name"] for d in docs]
         long_context = self.category == "long_context"
-        self._model = BackendSession(entry["involved_classes"], entry["initial_config"], allowed, long_context=long_context)
-        self._truth = BackendSession(entry["involved_classes"], entry["initial_config"], allowed, long_context=long_context)
+        # bfcl-eval executes any public method of the involved backends, offered or not (a held-out
+        # function the ground truth itself calls early, an excluded one): both sessions allow them all
+        self._model = BackendSession(entry["involved_classes"], entry["initial_config"], (), long_context=long_context)
+        self._truth = BackendSession(entry["involved_classes"], entry["initial_config"], (), long_context=long_context)
+        for session in (self._model, self._truth):
+            session.allowed = set(session.owner)
         self._turn_index, self._turn_checks, self._all_results = 0, [], []
         self._turn_call_count, self._turn_calls = 0, []
         self._steps_in_turn, self._forced_quit = 0, False
@@ -336,7 +341,7 @@ class BFCLEnv(ToolEnv):
         return True
 
     def _run_on_backend(self, call: ToolCall) -> tuple[str, Any, str]:
-        result = self._handlers[call.name](**call.arguments)
+        result = (self._handlers.get(call.name) or self._dispatcher(call.name))(**call.arguments)
         ok = not (isinstance(result, dict) and set(result) == {"error"})
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
         if len(text) > MAX_TOOL_RESULT_CHARS:
@@ -364,10 +369,12 @@ class BFCLEnv(ToolEnv):
 
     def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
         """As :class:`ToolEnv`, except in multi-turn, where bfcl-eval executes every decoded call:
-        a call to a known function runs on the backend whatever its arguments (the backend's
-        error is the result when they are wrong), and a call to an unknown one is refused but
-        still counts as a call of the turn, with its error as result."""
-        if self.multi_turn and call.name in self._handlers:
+        a call to any public method of the involved backends runs whatever its arguments and
+        whether or not it is offered this turn (the backend's error is the result when the
+        arguments are wrong), and a call to an unknown name is refused but still counts as a
+        call of the turn, with its error as result."""
+        if self.multi_turn and self._model is not None and call.name in self._model.owner and \
+                call.name not in _UPSTREAM_REFUSED:
             return self._run_on_backend(call)
         counted = self._turn_call_count
         name, result, status = super().execute_call(call)

@@ -52,9 +52,3 @@ def to_openai_tool(doc: dict[str, Any]) -> dict[str, Any]:
         "type": "function",
         "function": {"name": doc["name"], "description": doc.get("description", ""), "parameters": params},
     }
-
-
-def param_types(doc: dict[str, Any]) -> dict[str, str]:
-    """Top-level parameter name -> BFCL type string (``integer``, ``float``, ``string``...)."""
-    props = (doc.get("parameters") or {}).get("properties") or {}
-    return {name: str(spec.get("type", "any")) for name, spec in props.items() if isinstance(spec, dict)}
