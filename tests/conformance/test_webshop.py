@@ -156,3 +156,15 @@ def test_human_goal_corpus_search_ranks_as_pyserini() -> None:
     index = LuceneBM25Index([f"g{n:05d}" for n in range(len(goals))], goals)
     assert len(corpus["results"]) == 1000
     _assert_same_rankings(index, corpus["results"], corpus["k"])
+
+
+def test_analyzer_splits_and_stems_as_lucene() -> None:
+    from agentgym_suite.envs.lucene_bm25 import LuceneEnglishAnalyzer
+    from agentgym_suite.envs.shared.porter_stemmer import porter_stem
+
+    analysis = SEARCH["analyzer"]
+    analyzer = LuceneEnglishAnalyzer()
+    assert {text: analyzer.analyze(text) for text in analysis["texts"]} == analysis["texts"]
+    stems = analysis["porter_stems"]
+    assert len(stems) > 8000
+    assert {word: porter_stem(word) for word in stems} == stems

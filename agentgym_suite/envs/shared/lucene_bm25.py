@@ -6,8 +6,7 @@ this module reproduces that ranking in Python:
 * **analysis** (Anserini's default English analyzer): Unicode word segmentation (UAX #29, as
   Lucene's ``StandardTokenizer``; segments with a letter, digit, ideograph or emoji are kept), the
   English possessive ``'s`` dropped, lower case, Lucene's 33 English stop words removed, and
-  Porter stemming as Lucene's ``PorterStemmer`` does it (Martin Porter's own implementation:
-  NLTK's ``PorterStemmer`` in ``MARTIN_EXTENSIONS`` mode; words of one or two letters unstemmed);
+  Porter stemming as Lucene's ``PorterStemmer`` does it (:mod:`agentgym_suite.envs.shared.porter_stemmer`);
 * **query**: a bag of words, each distinct term one clause boosted by its count in the query;
 * **scoring**: Lucene 8's BM25 with ``k1=0.9, b=0.4``: ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``,
   term score ``w - w / (1 + tf / (k1 * (1 - b + b * dl / avgdl)))`` with ``w = boost * idf``, in
@@ -26,12 +25,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 import regex
-from nltk.stem.porter import PorterStemmer
+
+from agentgym_suite.envs.shared.porter_stemmer import porter_stem
 
 K1 = 0.9
 B = 0.4
@@ -47,13 +46,6 @@ _WORD_LIKE = regex.compile(
     r"\p{Extended_Pictographic}]"
 )
 _POSSESSIVE = regex.compile(r"['’＇][sS]$")
-_PORTER = PorterStemmer(mode=PorterStemmer.MARTIN_EXTENSIONS)
-
-
-@lru_cache(maxsize=200_000)
-def porter_stem(term: str) -> str:
-    """Lucene's Porter stem of a lower-cased term."""
-    return _PORTER.stem(term, to_lowercase=False)
 
 
 class LuceneEnglishAnalyzer:

