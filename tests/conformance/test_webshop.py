@@ -159,7 +159,7 @@ def test_human_goal_corpus_search_ranks_as_pyserini() -> None:
 
 
 def test_analyzer_splits_and_stems_as_lucene() -> None:
-    from agentgym_suite.envs.lucene_bm25 import LuceneEnglishAnalyzer
+    from agentgym_suite.envs.shared.lucene_bm25 import LuceneEnglishAnalyzer
     from agentgym_suite.envs.shared.porter_stemmer import porter_stem
 
     analysis = SEARCH["analyzer"]
