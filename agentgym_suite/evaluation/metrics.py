@@ -71,7 +71,7 @@ def mean_pass(counts: dict[str, tuple[int, int]], k: int, *, hat: bool = False) 
     return (sum(values) / len(values) if values else None), len(values)
 
 
-LABEL_KEYS = ("user_simulator", "nl_judge", "judge", "scoring", "memory")
+LABEL_KEYS = ("user_simulator", "nl_judge", "judge", "scoring", "memory", "retriever", "corpus")
 """Final-info keys that say how a result was obtained; :func:`summarize` lists their values under ``labels``."""
 
 
@@ -186,7 +186,8 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
         "agent_time_s": sum(r.policy_s for r in records),
         "tokens_per_s": (tokens / token_time) if token_records and token_time > 0 else None,
         "by_task_type": {
-            name: {"episodes": len(rs), "success_rate": _mean([float(r.won) for r in rs])}
+            name: {"episodes": len(rs), "success_rate": _mean([float(r.won) for r in rs]),
+                   "mean_score": _mean([float(r.score) for r in rs])}
             for name, rs in sorted(by_type.items())
         },
         "unscorable_episodes": len(unscorable),
