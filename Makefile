@@ -22,7 +22,7 @@ $(PY):
 
 $(STAMP): pyproject.toml Makefile | $(PY)
 	$(PIP) install "torch==$(TORCH_VERSION)" $(TORCH_SOURCE)
-	$(PIP) install -e ".[dev,demo,alfworld,scienceworld,vitabench-memory]"
+	$(PIP) install -e ".[dev,demo,alfworld,scienceworld,vitabench-memory,searchqa-dense]"
 	# bfcl-eval pins an old numpy and many API clients: take its data and backends only, plus
 	# what its memory backends import (BM25, the summary memory's base class, the vector index).
 	$(PIP) install --no-deps "bfcl-eval==2026.3.23" "mpmath>=1.3" "rank_bm25==0.2.2" "overrides>=7" "faiss-cpu==1.11.0"

@@ -1,0 +1,37 @@
+"""What SearchQA-v0/v1 are measured against: Search-R1's code and data, and published exact-match scores."""
+
+from __future__ import annotations
+
+from agentgym_suite.core.env_card import EnvCard, EpisodeCost, ReferenceScore
+
+_GIGPO = "GiGPO paper (Feng et al., arXiv:2505.10978v3), search-augmented QA table, e5 retriever, top-3"
+_SEARCH_R1 = "Search-R1 paper (Jin et al., arXiv:2503.09516), main results table, Qwen2.5-3B-Instruct rows"
+
+_GIGPO_7B = {"nq": 0.464, "triviaqa": 0.647, "popqa": 0.461, "hotpotqa": 0.416, "2wikimultihopqa": 0.436,
+             "musique": 0.189, "bamboogle": 0.689}
+_SEARCH_R1_3B = {"nq": 0.397, "triviaqa": 0.565, "popqa": 0.391, "hotpotqa": 0.331, "2wikimultihopqa": 0.310,
+                 "musique": 0.124, "bamboogle": 0.232}
+
+CARD = EnvCard(
+    benchmark="Search-R1 QA (NQ, TriviaQA, PopQA, HotpotQA, 2WikiMultiHopQA, MuSiQue, Bamboogle)",
+    version="Search-R1 a14dc3a; FlashRAG_datasets; wiki-18 corpus",
+    upstream="github.com/PeterGriffinJin/Search-R1",
+    data_licence="CC BY-SA (Wikipedia, NQ, HotpotQA), Apache-2.0 (TriviaQA), MIT (PopQA), CC BY 4.0 (MuSiQue, 2Wiki)",
+    conformance=(
+        "exact match equal to Search-R1's em_check / compute_score_em (verl/utils/reward_score/qa_em.py) on fixed answers",
+        "passage block equal to Search-R1's _passages2string + <information> observation on fixed passages",
+        "action parsing (cut at the first </search> or </answer>, first tag wins) and the invalid-action turn equal "
+        "to Search-R1's generation.py",
+    ),
+    conformance_tests=("tests/conformance/test_searchqa.py",),
+    references=(
+        *(ReferenceScore(v, "exact match", "Qwen2.5-7B-Instruct", name, _GIGPO, method="GiGPO")
+          for name, v in _GIGPO_7B.items()),
+        *(ReferenceScore(v, "exact match", "Qwen2.5-3B-Instruct", name, _SEARCH_R1, method="Search-R1")
+          for name, v in _SEARCH_R1_3B.items()),
+    ),
+    cost=EpisodeCost(3268.0, "benchmarks/webshop_searchqa_speed.py, 'SearchQA-v0 (hotpotqa, BM25)' (2026-11-30)"),
+    notes="SearchQA-v1 plays Search-R1's sets as its evaluation does; SearchQA-v0 plays HippoRAG's small samples. "
+          "The published numbers use e5 over Wikipedia-2018; the offline default retriever is BM25 (a departure).",
+)
+"""The card of SearchQA-v0 and SearchQA-v1 (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""
