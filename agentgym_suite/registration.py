@@ -60,7 +60,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry("SearchQA-v0", "agentgym_suite.envs.searchqa:SearchQAEnv", 4,
              "multi-hop QA with a search tool (HotpotQA, MuSiQue samples from HippoRAG)",
              data_source="agentgym_suite.envs.searchqa.data_source:SOURCE", card="agentgym_suite.envs.searchqa.card:CARD"),
-    EnvEntry("SearchQA-v1", "agentgym_suite.envs.searchqa:SearchR1Env", 5,
+    EnvEntry("SearchR1-v0", "agentgym_suite.envs.searchqa:SearchR1Env", 5,
              "Search-R1's evaluation: NQ, TriviaQA, PopQA, HotpotQA, 2Wiki, MuSiQue, Bamboogle with its prompt, top-3, "
              "4 searches + answer turn, exact match",
              data_source="agentgym_suite.envs.searchqa.data_source:SEARCH_R1_SOURCE",

@@ -19,7 +19,7 @@ def test_docs_table_is_up_to_date() -> None:
 def test_cards_name_their_conformance_tests_and_those_exist() -> None:
     root = DOCS.parents[1]
     cards = {item.id: env_card(item) for item in ENV_ENTRIES}
-    for env_id in ("ALFWorld-v0", "ScienceWorld-v0", "SearchQA-v0", "SearchQA-v1"):
+    for env_id in ("ALFWorld-v0", "ScienceWorld-v0", "SearchQA-v0", "SearchR1-v0"):
         card = cards[env_id]
         assert card is not None and card.conformance and card.conformance_tests, env_id
         assert all((root / test).exists() for test in card.conformance_tests), env_id

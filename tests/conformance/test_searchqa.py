@@ -1,4 +1,4 @@
-"""SearchQA-v1 against Search-R1's own code: exact match, response cut and parsing, observations, passage
+"""SearchR1-v0 against Search-R1's own code: exact match, response cut and parsing, observations, passage
 block and whole-episode scores equal what ``regenerate_searchqa.py`` recorded from upstream."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SearchQA-v1: Search-R1's task sets, prompt, turn budget, per-dataset exact match, retrievers (BM25, e5)."""
+"""SearchR1-v0: Search-R1's task sets, prompt, turn budget, per-dataset exact match, retrievers (BM25, e5)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_four_searches_then_an_answer_turn(kwargs: dict) -> None:
 
 
 def test_a_search_in_the_last_turn_ends_without_an_answer(kwargs: dict) -> None:
-    env = gym.make("SearchQA-v1", **kwargs)
+    env = gym.make("SearchR1-v0", **kwargs)
     env.reset(options={"task_id": "nq/nq_0"})
     for _ in range(4):
         env.step("<search>paris</search>")
@@ -72,7 +72,7 @@ def test_departures_name_the_retriever_and_corpus(kwargs: dict) -> None:
 
 
 def test_eval_reports_exact_match_per_dataset(kwargs: dict, tmp_path: Path) -> None:
-    result = evaluate("SearchQA-v1", "oracle", out_dir=tmp_path / "run", env_kwargs=kwargs, progress=False)
+    result = evaluate("SearchR1-v0", "oracle", out_dir=tmp_path / "run", env_kwargs=kwargs, progress=False)
     summary = result.summary
     assert summary["split"] == "search_r1_test" and summary["success_rate"] == 1.0
     assert set(summary["by_task_type"]) == set(SEARCH_R1_TEST)

@@ -31,7 +31,7 @@ CARD = EnvCard(
           for name, v in _SEARCH_R1_3B.items()),
     ),
     cost=EpisodeCost(3268.0, "benchmarks/webshop_searchqa_speed.py, 'SearchQA-v0 (hotpotqa, BM25)' (2026-11-30)"),
-    notes="SearchQA-v1 plays Search-R1's sets as its evaluation does; SearchQA-v0 plays HippoRAG's small samples. "
+    notes="SearchR1-v0 plays Search-R1's sets as its evaluation does; SearchQA-v0 plays HippoRAG's small samples. "
           "The published numbers use e5 over Wikipedia-2018; the offline default retriever is BM25 (a departure).",
 )
-"""The card of SearchQA-v0 and SearchQA-v1 (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""
+"""The card of SearchQA-v0 and SearchR1-v0 (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""

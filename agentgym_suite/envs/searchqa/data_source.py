@@ -80,5 +80,5 @@ SEARCH_R1_SOURCE = replace(
     SOURCE,
     required=(*(f"{FLASHRAG_DIR}/{rel}" for rel, _ in SEARCH_R1_TEST.values()), WIKI18_CORPUS),
 )
-"""The same files, with what SearchQA-v1's default (Search-R1's evaluation sets over Wikipedia-2018
+"""The same files, with what SearchR1-v0's default (Search-R1's evaluation sets over Wikipedia-2018
 with local BM25) needs."""

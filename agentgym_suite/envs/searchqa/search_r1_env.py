@@ -1,4 +1,4 @@
-"""``SearchQA-v1``: Search-R1's question sets played as Search-R1 plays them (see :mod:`.search_r1`)."""
+"""``SearchR1-v0``: Search-R1's question sets played as Search-R1 plays them (see :mod:`.search_r1`)."""
 
 from __future__ import annotations
 
@@ -129,6 +129,7 @@ class SearchR1Env(SearchQAEnv):
         """Two questions per evaluation set and a four-passage corpus, in the published formats."""
         passages = [("Paris", "Paris is the capital of France."), ("Everest", "Mount Everest is 8,849 m high."),
                     ("Python", "Python was created by Guido van Rossum."), ("Nile", "The Nile flows into the Mediterranean.")]
+        scratch.mkdir(parents=True, exist_ok=True)
         with (scratch / "corpus.jsonl").open("w", encoding="utf-8") as out:
             for number, (title, text) in enumerate(passages):
                 out.write(json.dumps({"id": str(number), "contents": f'"{title}"\n{text}'}) + "\n")
