@@ -51,3 +51,15 @@ def test_eval_prints_the_split_it_ran_and_references_of_the_card(tmp_path) -> No
     text = out.getvalue()
     assert "split: valid_seen" in text
     assert "0.908" in text and "GiGPO" in text and "arXiv:2505.10978v3" in text
+
+
+def test_scienceworld_eval_plays_test_variations_and_reports_the_0_100_score(tmp_path) -> None:
+    pytest.importorskip("scienceworld")
+    result = evaluate("ScienceWorld-v0", "oracle", out_dir=tmp_path, episodes=1, progress=False,
+                      env_kwargs={"task": "find-living-thing", "max_admissible": None})
+    summary = result.summary
+    assert summary["split"] == "test" and summary["env_kwargs"]["split"] == "test"
+    assert summary["score_scale"] == 100.0 and summary["mean_score_scaled"] == pytest.approx(100 * summary["mean_score"])
+    out = io.StringIO()
+    print_summary(summary, Console(file=out, width=200))
+    assert "average score (0-100)" in out.getvalue() and "split: test" in out.getvalue()

@@ -1,11 +1,12 @@
-"""What SearchQA-v0/v1 are measured against: Search-R1's code and data, and published exact-match scores."""
+"""What SearchQA-v0 and SearchR1-v0 are measured against: Search-R1's code and data, and published exact-match scores."""
 
 from __future__ import annotations
 
 from agentgym_suite.core.env_card import EnvCard, EpisodeCost, ReferenceScore
 
 _GIGPO = "GiGPO paper (Feng et al., arXiv:2505.10978v3), search-augmented QA table, e5 retriever, top-3"
-_SEARCH_R1 = "Search-R1 paper (Jin et al., arXiv:2503.09516), main results table, Qwen2.5-3B-Instruct rows"
+_SEARCH_R1 = ("Search-R1 paper (Jin et al., arXiv:2503.09516), main results, Qwen2.5-3B-Instruct row "
+              "(as reprinted in huggingface.co/blog/Seungyoun/reproduce-search-r1)")
 
 _GIGPO_7B = {"nq": 0.464, "triviaqa": 0.647, "popqa": 0.461, "hotpotqa": 0.416, "2wikimultihopqa": 0.436,
              "musique": 0.189, "bamboogle": 0.689}
