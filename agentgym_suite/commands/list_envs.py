@@ -36,32 +36,40 @@ def _source(card: EnvCard | None) -> str:
 
 
 def _conformance(card: EnvCard | None) -> str:
-    if card is None or not card.conformance:
+    if card is None:
+        return "-"
+    if not card.conformance:
         return "none against upstream yet"
     return "; ".join(card.conformance)
 
 
-def _references(card: EnvCard | None) -> str:
+def _references(card: EnvCard | None, compact: bool = False) -> str:
     if card is None or not card.references:
         return "-"
+    if compact:
+        sources = sorted({r.source.split(" (")[0] for r in card.references})
+        return f"{len(card.references)} published scores ({', '.join(sources)}); `agentgym list --markdown` lists them"
     return "; ".join(f"{r.model} {r.method} {r.split}: {r.value:.3f} {r.metric} [{r.source}]".replace("  ", " ")
                      for r in card.references)
 
 
-def _cost(card: EnvCard | None) -> str:
+def _cost(card: EnvCard | None, compact: bool = False) -> str:
     if card is None or card.cost is None:
         return "-"
+    if compact:
+        return f"{card.cost.steps_per_s:g} steps/s"
     return f"{card.cost.steps_per_s:g} steps/s ({card.cost.measured_by}; {card.cost.machine})"
 
 
-def catalogue_rows(entries: tuple[EnvEntry, ...] = ENV_ENTRIES) -> list[dict[str, str]]:
-    """One row per env id with its card's facts (no machine-dependent column)."""
+def catalogue_rows(entries: tuple[EnvEntry, ...] = ENV_ENTRIES, *, compact: bool = False) -> list[dict[str, str]]:
+    """One row per env id with its card's facts (no machine-dependent column); ``compact`` shortens the
+    reference scores and cost to fit a terminal."""
     rows = []
     for item in entries:
         card = env_card(item)
         rows.append({
             "id": item.id, "source": _source(card), "licence": card.data_licence if card else "-",
-            "conformance": _conformance(card), "references": _references(card), "cost": _cost(card),
+            "conformance": _conformance(card), "references": _references(card, compact), "cost": _cost(card, compact),
             "what": item.summary,
         })
     return rows
@@ -82,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         print(markdown(), end="")
         return 0
     rows = []
-    for item, facts in zip(ENV_ENTRIES, catalogue_rows()):
+    for item, facts in zip(ENV_ENTRIES, catalogue_rows(compact=True)):
         missing = missing_requirements(item)
         status = "ready" if not missing else "missing: " + "; ".join(missing)
         rows.append((item.id, status, item.summary, facts))
