@@ -133,6 +133,8 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     ``error_rate``, ``crash_kinds`` (crashed episodes per :func:`crash_kind`), ``k``, ``pass@k``, ``pass^k``, ``pass_at`` / ``pass_hat`` (every j <= k),
     ``pass_k_tasks``, ``pass_k_tasks_skipped``, ``completion_tokens``, ``agent_time_s``,
     ``tokens_per_s`` (None unless the agent reported tokens), ``by_task_type``,
+    ``task_type_macro_success_rate`` (the mean of the task types' success rates, as Search-R1's
+    "average" over its datasets; None with fewer than two task types),
     ``unscorable_episodes`` / ``unscorable_tasks`` (left out of the rates, see the module
     docstring), ``labels`` and, when the env reports per-user sequences, ``by_sequence`` and
     ``sequence_metrics`` (see :mod:`~agentgym_suite.evaluation.sequence_metrics`). Rates are None
@@ -190,6 +192,8 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
                    "mean_score": _mean([float(r.score) for r in rs])}
             for name, rs in sorted(by_type.items())
         },
+        "task_type_macro_success_rate": _mean([sum(float(r.won) for r in rs) / len(rs) for rs in by_type.values()])
+        if len(by_type) > 1 else None,
         "unscorable_episodes": len(unscorable),
         "unscorable_tasks": len({r.task_id for r in unscorable}),
         "labels": result_labels(records),

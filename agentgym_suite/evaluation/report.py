@@ -61,6 +61,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
             table.add_row(f"  user {user}", f"{triple} ({stats.get('subtasks')})")
     for kind, count in (summary.get("crash_kinds") or {}).items():
         table.add_row(f"  crashed: {kind}", str(count))
+    if summary.get("task_type_macro_success_rate") is not None:
+        table.add_row("mean over task types", _fmt(summary["task_type_macro_success_rate"]))
     for task_type, stats in (summary.get("by_task_type") or {}).items():
         table.add_row(f"  {task_type}", f"{_fmt(stats.get('success_rate'))} ({stats.get('episodes')})")
     return table

@@ -16,6 +16,7 @@ from agentgym_suite.envs.searchqa import SearchR1Env
 from agentgym_suite.envs.searchqa.corpus import JsonlCorpus
 from agentgym_suite.envs.searchqa.data_source import SEARCH_R1_TEST
 from agentgym_suite.envs.searchqa.search_r1 import INVALID_ACTION, prompt
+from agentgym_suite.evaluation.references import reference_rows
 from agentgym_suite.evaluation.runner import evaluate
 
 
@@ -78,6 +79,10 @@ def test_eval_reports_exact_match_per_dataset(kwargs: dict, tmp_path: Path) -> N
     assert set(summary["by_task_type"]) == set(SEARCH_R1_TEST)
     assert all(row["mean_score"] == 1.0 and row["episodes"] == 2 for row in summary["by_task_type"].values())
     assert summary["labels"]["retriever"] == ["bm25"] and summary["comparable_to_leaderboard"] is False
+    assert summary["task_type_macro_success_rate"] == 1.0
+    rows = reference_rows({**summary, "agent": "vllm:/ckpt/Qwen2.5-7B-Instruct"})
+    assert sorted(r.reference.split for r in rows) == sorted([*SEARCH_R1_TEST, "search_r1_test"])
+    assert all(r.measured == 1.0 for r in rows)
 
 
 def test_subsets_and_missing_files(kwargs: dict, tmp_path: Path) -> None:
