@@ -13,7 +13,7 @@ _GIGPO_7B = {"nq": 0.464, "triviaqa": 0.647, "popqa": 0.461, "hotpotqa": 0.416, 
 _SEARCH_R1_3B = {"nq": 0.397, "triviaqa": 0.565, "popqa": 0.391, "hotpotqa": 0.331, "2wikimultihopqa": 0.310,
                  "musique": 0.124, "bamboogle": 0.232}
 
-CARD = EnvCard(
+SEARCH_R1_CARD = EnvCard(
     benchmark="Search-R1 QA (NQ, TriviaQA, PopQA, HotpotQA, 2WikiMultiHopQA, MuSiQue, Bamboogle)",
     version="Search-R1 a14dc3a; FlashRAG_datasets; wiki-18 corpus",
     upstream="github.com/PeterGriffinJin/Search-R1",
@@ -33,8 +33,20 @@ CARD = EnvCard(
         *(ReferenceScore(v, "exact match", "Qwen2.5-3B-Instruct", name, _SEARCH_R1, method="Search-R1")
           for name, v in _SEARCH_R1_3B.items()),
     ),
-    cost=EpisodeCost(3268.0, "benchmarks/webshop_searchqa_speed.py, 'SearchQA-v0 (hotpotqa, BM25)' (2026-11-30)"),
-    notes="SearchR1-v0 plays Search-R1's sets as its evaluation does; SearchQA-v0 plays HippoRAG's small samples. "
-          "The published numbers use e5 over Wikipedia-2018; the offline default retriever is BM25 (a departure).",
+    cost=EpisodeCost(849.2, "benchmarks/search_r1_speed.py, BM25 over a 994-passage corpus file (2026-12-02, load 7.9)"),
+    notes="The published numbers use e5 over Wikipedia-2018; the offline default retriever is BM25 (a departure "
+          "that summary.json states).",
 )
-"""The card of SearchQA-v0 and SearchR1-v0 (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""
+"""SearchR1-v0's card (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""
+
+SEARCHQA_CARD = EnvCard(
+    benchmark="HotpotQA / MuSiQue training samples (HippoRAG's files)",
+    version="HippoRAG b144c46 data files",
+    upstream="github.com/OSU-NLP-Group/HippoRAG (data); Search-R1 (protocol)",
+    data_licence="CC BY-SA 4.0 (HotpotQA), CC BY 4.0 (MuSiQue)",
+    conformance=("answer normalisation equal to Search-R1's normalize_answer (shared with SearchR1-v0)",),
+    conformance_tests=("tests/conformance/test_searchqa.py",),
+    cost=EpisodeCost(3268.0, "benchmarks/webshop_searchqa_speed.py, 'SearchQA-v0 (hotpotqa, BM25)' (2026-11-30)"),
+    notes="Training-split samples with their own passages: no published scores to compare with.",
+)
+"""SearchQA-v0's card."""
