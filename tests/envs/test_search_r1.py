@@ -141,3 +141,15 @@ def test_e5_retrieval_ranks_as_a_flat_inner_product_over_mean_pooled_embeddings(
     for passage in found:  # each score is the inner product of the two mean-pooled, normalised embeddings
         assert passage.score == pytest.approx(expected[passage.title], abs=1e-5)
     assert "local BM25" not in " ".join(env.leaderboard_departures())
+
+
+def test_a_large_corpus_keeps_its_offsets_and_bm25_index_on_disk(kwargs: dict, tmp_path: Path) -> None:
+    from agentgym_suite.envs.searchqa.corpus import CorpusBM25Retriever
+
+    cache = tmp_path / "cache"
+    built = CorpusBM25Retriever(JsonlCorpus(kwargs["corpus"], cache=cache))
+    assert (cache / "offsets.npy").exists() and (cache / "bm25" / "params.index.json").exists()
+    loaded = CorpusBM25Retriever(JsonlCorpus(kwargs["corpus"], cache=cache))
+    for query in ("who created python", "capital of france", "nile"):
+        assert loaded.search(query, 3) == built.search(query, 3) != []
+    assert built.search("who created python", 1)[0].contents == '"Python"\nPython was created by Guido van Rossum.'
