@@ -17,7 +17,8 @@ SEARCH_R1_CARD = EnvCard(
     benchmark="Search-R1 QA (NQ, TriviaQA, PopQA, HotpotQA, 2WikiMultiHopQA, MuSiQue, Bamboogle)",
     version="Search-R1 a14dc3a; FlashRAG_datasets; wiki-18 corpus",
     upstream="github.com/PeterGriffinJin/Search-R1",
-    data_licence="CC BY-SA (Wikipedia, NQ, HotpotQA), Apache-2.0 (TriviaQA), MIT (PopQA), CC BY 4.0 (MuSiQue, 2Wiki)",
+    data_licence=("per dataset release: NQ CC BY-SA 3.0, TriviaQA Apache-2.0, PopQA MIT, HotpotQA CC BY-SA 4.0, "
+                  "2WikiMultiHopQA Apache-2.0, MuSiQue CC BY 4.0, Bamboogle MIT; wiki-18 passages CC BY-SA (Wikipedia)"),
     conformance=(
         "exact match equal to Search-R1's em_check / compute_score_em (verl/utils/reward_score/qa_em.py) on fixed answers",
         "passage block equal to Search-R1's _passages2string + <information> observation on fixed passages",
