@@ -18,6 +18,7 @@ from pathlib import Path
 import gymnasium
 
 from agentgym_suite.core.data_sources import DataSource
+from agentgym_suite.core.env_card import EnvCard
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class EnvEntry:
     data_source: str = ""
     """``module:attribute`` of the benchmark's :class:`DataSource`; empty when the env uses no data."""
     kwargs: dict = field(default_factory=dict)
+    card: str = ""
+    """``module:attribute`` of the benchmark's :class:`~agentgym_suite.core.env_card.EnvCard`
+    (declared in the benchmark's own package); empty when none is declared."""
     env_workers: str = "inline"
     """Where rollouts play this env when ``env_workers`` is unset: ``inline`` (in the rolling-out
     process), or ``processes`` (one worker process per CPU core, at most one per env, whenever
@@ -42,21 +46,28 @@ class EnvEntry:
 ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry("TextWorld-v0", "agentgym_suite.envs.textworld.env:TextWorldEnv", 50,
              "TextWorld games generated offline (custom, cooking, coin collector, treasure hunter)",
-             requires=("textworld",), data_source="agentgym_suite.envs.textworld.data_source:SOURCE"),
+             requires=("textworld",), data_source="agentgym_suite.envs.textworld.data_source:SOURCE",
+             card="agentgym_suite.envs.textworld.card:CARD"),
     EnvEntry("ALFWorld-v0", "agentgym_suite.envs.alfworld.env:ALFWorldEnv", 50,
              "ALFWorld household tasks on the real PDDL text engine",
              requires=("alfworld", "textworld"), data_source="agentgym_suite.envs.alfworld.data_source:SOURCE",
-             env_workers="processes"),
+             env_workers="processes", card="agentgym_suite.envs.alfworld.card:CARD"),
     EnvEntry("ScienceWorld-v0", "agentgym_suite.envs.scienceworld.env:ScienceWorldEnv", 100,
              "ScienceWorld's 30 elementary-science tasks (Java simulator)",
              requires=("scienceworld",), data_source="agentgym_suite.envs.scienceworld.data_source:SOURCE",
-             env_workers="processes"),
+             env_workers="processes", card="agentgym_suite.envs.scienceworld.card:CARD"),
     EnvEntry("WebShop-v0", "agentgym_suite.envs.webshop:WebShopEnv", 15,
              "WebShop online shopping with BM25 product search",
              data_source="agentgym_suite.envs.webshop.data_source:SOURCE"),
     EnvEntry("SearchQA-v0", "agentgym_suite.envs.searchqa:SearchQAEnv", 4,
-             "multi-hop QA with a search tool (HotpotQA, MuSiQue)",
-             data_source="agentgym_suite.envs.searchqa.data_source:SOURCE"),
+             "multi-hop QA with a search tool (HotpotQA, MuSiQue samples from HippoRAG)",
+             data_source="agentgym_suite.envs.searchqa.data_source:SOURCE",
+             card="agentgym_suite.envs.searchqa.card:SEARCHQA_CARD"),
+    EnvEntry("SearchR1-v0", "agentgym_suite.envs.searchqa:SearchR1Env", 5,
+             "Search-R1's evaluation: NQ, TriviaQA, PopQA, HotpotQA, 2Wiki, MuSiQue, Bamboogle with its prompt, top-3, "
+             "4 searches + answer turn, exact match",
+             data_source="agentgym_suite.envs.searchqa.data_source:SEARCH_R1_SOURCE",
+             card="agentgym_suite.envs.searchqa.card:SEARCH_R1_CARD"),
     EnvEntry("BFCL-v0", "agentgym_suite.envs.bfcl:BFCLEnv", 30,
              "Berkeley Function Calling Leaderboard v4 (single-turn, multi-turn, web search, memory)",
              requires=("bfcl_eval",), data_source="agentgym_suite.envs.bfcl.data_source:SOURCE"),
@@ -118,6 +129,17 @@ def data_source(item: EnvEntry) -> DataSource | None:
     if not isinstance(source, DataSource):
         raise TypeError(f"{item.id}: {item.data_source} is a {type(source).__name__}, not a DataSource.")
     return source
+
+
+def env_card(item: EnvEntry) -> EnvCard | None:
+    """The :class:`EnvCard` ``item`` points to (``None`` when it declares none)."""
+    if not item.card:
+        return None
+    module, _, name = item.card.partition(":")
+    card = getattr(importlib.import_module(module), name or "CARD")
+    if not isinstance(card, EnvCard):
+        raise TypeError(f"{item.id}: {item.card} is a {type(card).__name__}, not an EnvCard.")
+    return card
 
 
 def data_sources() -> dict[str, DataSource]:

@@ -27,6 +27,7 @@ SCRIPTS: dict[str, list[str]] = {
     "env_overhead": ["env_overhead.py", "--steps", "150"],
     "scienceworld_speed": ["scienceworld_speed.py", "--repeats", "2"],
     "webshop_searchqa_speed": ["webshop_searchqa_speed.py", "--episodes", "20"],
+    "search_r1_speed": ["search_r1_speed.py", "--episodes", "30"],
     "tool_env_speed": ["tool_env_speed.py", "--episodes", "10"],
     "rollout_speed": ["rollout_speed.py"],
     "trainer_speed": ["trainer_speed.py", "--steps", "2"],

@@ -53,6 +53,10 @@ def run_fetch(args: argparse.Namespace) -> int:
     source = _source("fetch", args.benchmark)
     if source is None:
         return 2
+    from agentgym_suite.core.fetch import manual_instructions
+
+    for line in manual_instructions(source):
+        print(line)
     try:
         written = fetch(source, timeout=args.timeout)
     except AgentGymError as exc:

@@ -30,6 +30,25 @@ class RemoteFile:
 
 
 @dataclass(frozen=True)
+class ManualFile:
+    """A file the user downloads and places by hand (it cannot be fetched here, e.g. a Hugging Face
+    dataset file), with what ``agentgym data verify`` checks it against."""
+
+    url: str
+    """Where to download it."""
+    dest: str
+    """Path relative to the benchmark folder."""
+    rows: int | None = None
+    """Lines (JSONL records) the published file has; checked when given."""
+    sha256: str = ""
+    """The published sha256; checked when given."""
+    size: int | None = None
+    """The published size in bytes; checked when given."""
+    note: str = ""
+    """What the file is for, or a step after the download (decompress, concatenate parts)."""
+
+
+@dataclass(frozen=True)
 class DataSource:
     """One benchmark's data: what its env needs and how it is obtained."""
 
@@ -43,6 +62,9 @@ class DataSource:
     required: tuple[str, ...] = ()
     """Paths (or glob patterns such as ``*.json``) inside the folder that the env cannot run
     without; empty when the env reads no data folder (data in a package, or generated)."""
+    manual_files: tuple[ManualFile, ...] = ()
+    """Files the user places by hand; ``agentgym data fetch`` says where each comes from and goes,
+    ``agentgym data verify`` checks those present."""
     after_fetch: Callable[[Path], list[Path]] | None = None
     """Run on the benchmark folder after a download (e.g. to copy files an installed package
     ships); returns the paths it wrote."""

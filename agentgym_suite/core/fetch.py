@@ -16,7 +16,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from agentgym_suite.core.data import DATA_ENV_VAR, data_dir
-from agentgym_suite.core.data_sources import DataSource, RemoteFile, git_blob_id
+import hashlib
+
+from agentgym_suite.core.data_sources import DataSource, ManualFile, RemoteFile, git_blob_id
 from agentgym_suite.core.errors import AgentGymError, NoNetworkError
 
 DOWNLOAD_TIMEOUT_S = 30
@@ -80,6 +82,43 @@ def _extract(archive: Path, members: dict[str, str], dest: Path) -> list[Path]:
     return written
 
 
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 24), b""))
+
+
+def check_manual(manual: ManualFile, path: Path) -> str:
+    """``ok`` or ``missing`` for a hand-placed file; raises :class:`ChecksumError` when it differs
+    from what is published (size, sha256, line count)."""
+    if not path.exists():
+        return "missing"
+    if manual.size is not None and path.stat().st_size != manual.size:
+        raise ChecksumError(f"{path}: {path.stat().st_size} bytes, the published file has {manual.size}; download it again.")
+    if manual.sha256:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 24), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != manual.sha256:
+            raise ChecksumError(f"{path}: sha256 {digest.hexdigest()[:12]} does not match the published {manual.sha256[:12]}.")
+    if manual.rows is not None:
+        lines = _count_lines(path)
+        if lines != manual.rows:
+            raise ChecksumError(f"{path}: {lines} lines, the published file has {manual.rows}; it is truncated or another version.")
+    return "ok"
+
+
+def manual_instructions(src: DataSource, *, root: Path | None = None) -> list[str]:
+    """One line per hand-placed file that is missing: where to download it and where to put it."""
+    base = (root or data_dir()) / src.benchmark
+    lines = []
+    for manual in src.manual_files:
+        if not (base / manual.dest).exists():
+            extra = f" ({manual.note})" if manual.note else ""
+            lines.append(f"place {manual.url} at {base / manual.dest}{extra}")
+    return lines
+
+
 def fetch(src: DataSource, *, root: Path | None = None, timeout: float = DOWNLOAD_TIMEOUT_S) -> list[Path]:
     """Download a benchmark's official files into ``root/<benchmark>`` and verify them.
 
@@ -89,7 +128,7 @@ def fetch(src: DataSource, *, root: Path | None = None, timeout: float = DOWNLOA
     """
     benchmark = src.benchmark
     dest = (root or data_dir()) / benchmark
-    if not src.files:
+    if not src.files and not src.manual_files:
         raise AgentGymError(f"There is nothing to download for {benchmark}. {src.note}")
     dest.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -126,7 +165,9 @@ def verify(src: DataSource, *, root: Path | None = None) -> dict[str, str]:
             continue
         _check_blob(path, blob, str(path))
         report[rel] = "ok"
+    for manual in src.manual_files:
+        report[manual.dest] = check_manual(manual, base / manual.dest)
     return report
 
 
-__all__ = ["ChecksumError", "DataSource", "RemoteFile", "fetch", "verify"]
+__all__ = ["ChecksumError", "DataSource", "ManualFile", "RemoteFile", "check_manual", "fetch", "manual_instructions", "verify"]

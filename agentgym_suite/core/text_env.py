@@ -74,6 +74,13 @@ class TextEnv(gym.Env[str, str]):
     fixture_replaces_data: ClassVar[bool] = False
     """True when :meth:`fixture_kwargs` points the env at data it generates, so the env runs
     where its benchmark folder is absent (data that cannot be redistributed)."""
+    evaluation_defaults: ClassVar[dict[str, Any]] = {}
+    """Constructor arguments ``agentgym eval`` uses unless the user sets them: the split the
+    benchmark's papers evaluate on (e.g. ``{"split": "test"}``), where the constructor's own
+    default serves training."""
+    score_scale: ClassVar[float] = 1.0
+    """The scale the benchmark's papers report scores on (``info["score"]`` is in [0, 1]);
+    ``agentgym eval`` reports the mean score times this too when it is not 1 (ScienceWorld: 100)."""
 
     def __init__(
         self,
@@ -165,6 +172,12 @@ class TextEnv(gym.Env[str, str]):
         ``summary.json`` as ``benchmark_metrics``.
         """
         return {}
+
+    def evaluation_split(self) -> str:
+        """The split (or task set) this instance plays, in the words reference scores use
+        (``valid_seen``, ``test``, ...); ``agentgym eval`` prints it and writes it into
+        ``summary.json``. Empty (the default) for envs without splits."""
+        return ""
 
     # ------------------------------------------------------------------ helpers for subclasses
     @property

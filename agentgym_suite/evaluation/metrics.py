@@ -71,7 +71,7 @@ def mean_pass(counts: dict[str, tuple[int, int]], k: int, *, hat: bool = False) 
     return (sum(values) / len(values) if values else None), len(values)
 
 
-LABEL_KEYS = ("user_simulator", "nl_judge", "judge", "scoring", "memory")
+LABEL_KEYS = ("user_simulator", "nl_judge", "judge", "scoring", "memory", "retriever", "corpus")
 """Final-info keys that say how a result was obtained; :func:`summarize` lists their values under ``labels``."""
 
 
@@ -133,6 +133,8 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     ``error_rate``, ``crash_kinds`` (crashed episodes per :func:`crash_kind`), ``k``, ``pass@k``, ``pass^k``, ``pass_at`` / ``pass_hat`` (every j <= k),
     ``pass_k_tasks``, ``pass_k_tasks_skipped``, ``completion_tokens``, ``agent_time_s``,
     ``tokens_per_s`` (None unless the agent reported tokens), ``by_task_type``,
+    ``task_type_macro_success_rate`` (the mean of the task types' success rates, as Search-R1's
+    "average" over its datasets; None with fewer than two task types),
     ``unscorable_episodes`` / ``unscorable_tasks`` (left out of the rates, see the module
     docstring), ``labels`` and, when the env reports per-user sequences, ``by_sequence`` and
     ``sequence_metrics`` (see :mod:`~agentgym_suite.evaluation.sequence_metrics`). Rates are None
@@ -186,9 +188,12 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
         "agent_time_s": sum(r.policy_s for r in records),
         "tokens_per_s": (tokens / token_time) if token_records and token_time > 0 else None,
         "by_task_type": {
-            name: {"episodes": len(rs), "success_rate": _mean([float(r.won) for r in rs])}
+            name: {"episodes": len(rs), "success_rate": _mean([float(r.won) for r in rs]),
+                   "mean_score": _mean([float(r.score) for r in rs])}
             for name, rs in sorted(by_type.items())
         },
+        "task_type_macro_success_rate": _mean([sum(float(r.won) for r in rs) / len(rs) for rs in by_type.values()])
+        if len(by_type) > 1 else None,
         "unscorable_episodes": len(unscorable),
         "unscorable_tasks": len({r.task_id for r in unscorable}),
         "labels": result_labels(records),

@@ -20,7 +20,8 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 def summary_table(summary: dict[str, Any]) -> Table:
     """A two-column table of the headline metrics of ``summary`` (and one row per task type)."""
-    title = f"{summary.get('env_id', '?')} · {summary.get('agent', '?')} · seed {summary.get('seed', '?')}"
+    split = f" · split {summary['split']}" if summary.get("split") else ""
+    title = f"{summary.get('env_id', '?')}{split} · {summary.get('agent', '?')} · seed {summary.get('seed', '?')}"
     table = Table(title=title)
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -42,6 +43,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
         ("wall time (s)", summary.get("wall_time_s")),
         ("complete", summary.get("complete")),
     ]
+    if summary.get("score_scale"):
+        scale = summary["score_scale"]
+        rows.insert(5, (f"average score (0-{scale:g})", _fmt(summary.get("mean_score_scaled"), 1)))
     if summary.get("unscorable_episodes"):
         rows.insert(3, ("not scorable (left out)", f"{summary['unscorable_episodes']} episodes, {summary.get('unscorable_tasks')} tasks"))
     for name, value in rows:
@@ -57,15 +61,41 @@ def summary_table(summary: dict[str, Any]) -> Table:
             table.add_row(f"  user {user}", f"{triple} ({stats.get('subtasks')})")
     for kind, count in (summary.get("crash_kinds") or {}).items():
         table.add_row(f"  crashed: {kind}", str(count))
+    if summary.get("task_type_macro_success_rate") is not None:
+        table.add_row("mean over task types", _fmt(summary["task_type_macro_success_rate"]))
     for task_type, stats in (summary.get("by_task_type") or {}).items():
         table.add_row(f"  {task_type}", f"{_fmt(stats.get('success_rate'))} ({stats.get('episodes')})")
     return table
 
 
+def reference_table(summary: dict[str, Any]) -> Table | None:
+    """Published scores of the run's model on the run's split beside the run's own numbers (None when
+    the env's card lists none for them)."""
+    from agentgym_suite.evaluation.references import reference_rows
+
+    rows = reference_rows(summary)
+    if not rows:
+        return None
+    table = Table(title="published reference scores (same model, same split)")
+    for column in ("split", "metric", "method", "published", "this run", "source"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        ref = row.reference
+        measured = "-" if row.measured is None else f"{row.measured:.3f} ({row.episodes} episodes)"
+        table.add_row(ref.split, ref.metric, ref.method or "-", f"{ref.value:.3f}", measured, ref.source)
+    return table
+
+
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
-    """Print :func:`summary_table` to ``console`` (stdout by default)."""
+    """Print :func:`summary_table` to ``console`` (stdout by default), the split it ran, and the
+    published reference scores of the same model and split when the env's card has any."""
     console = console or Console()
     console.print(summary_table(summary))
+    if summary.get("split"):
+        console.print(f"split: {summary['split']}", markup=False)
+    references = reference_table(summary)
+    if references is not None:
+        console.print(references)
     departures = summary.get("leaderboard_departures") or []
     if departures:
         console.print("Not comparable to the official leaderboard:")

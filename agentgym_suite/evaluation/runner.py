@@ -211,7 +211,7 @@ def evaluate(
     out = Path(out_dir)
     config = {
         "env_id": env_id,
-        "env_kwargs": dict(env_kwargs or {}),
+        "env_kwargs": with_evaluation_defaults(env_id, env_kwargs),
         "agent": agent_label(agent),
         "seed": int(seed),
         "max_turns": max_turns,
@@ -225,12 +225,14 @@ def evaluate(
     if settings:
         config["agent_settings"] = settings
     _check_config(out, config)
-    kwargs = env_kwargs_for(env_kwargs, max_turns)
+    kwargs = env_kwargs_for(config["env_kwargs"], max_turns)
     pool = EnvPool(step_timeout, workers=env_workers, live_envs=batch_size)
     try:
         env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
         config["leaderboard_departures"] = leaderboard_departures(env)
+        config["split"] = evaluation_split(env)
+        config["score_scale"] = float(getattr(env.unwrapped, "score_scale", 1.0) or 1.0)
         plan = plan_episodes(tasks, k, seed)
         out.mkdir(parents=True, exist_ok=True)
         store = TrajectoryStore(out)
@@ -305,6 +307,28 @@ def _spec(plan: EpisodePlan) -> EpisodeSpec:
                        attempt=plan.attempt)
 
 
+def with_evaluation_defaults(env_id: str, env_kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    """``env_kwargs`` completed with the env class's ``evaluation_defaults`` (the split its papers
+    evaluate on) for every key the caller did not set."""
+    import gymnasium as gym
+
+    import agentgym_suite  # noqa: F401  (registers the suite's env ids)
+
+    kwargs = dict(env_kwargs or {})
+    try:
+        creator = gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
+    except Exception:  # an unknown id is reported when the env is made, with the list of known ones
+        return kwargs
+    defaults = getattr(creator, "evaluation_defaults", None) or {}
+    return {**defaults, **kwargs}
+
+
+def evaluation_split(env: Any) -> str:
+    """``env.unwrapped.evaluation_split()``; empty for envs without the hook."""
+    method = getattr(env.unwrapped, "evaluation_split", None)
+    return str(method()) if callable(method) else ""
+
+
 def leaderboard_departures(env: Any) -> list[str]:
     """``env.unwrapped.leaderboard_departures()`` as strings; empty for envs without the hook."""
     method = getattr(env.unwrapped, "leaderboard_departures", None)
@@ -323,6 +347,11 @@ def _summary(
     records: list[Trajectory], config: dict[str, Any], run_wall: float, planned: int, missing: int, ran: int
 ) -> dict[str, Any]:
     summary = summarize(records, k=config["k"])
+    scale = float(config.get("score_scale") or 1.0)
+    if scale != 1.0:
+        mean = summary.get("mean_score")
+        summary["score_scale"] = scale
+        summary["mean_score_scaled"] = None if mean is None else mean * scale
     summary.update(
         {
             "env_id": config["env_id"],
@@ -332,6 +361,7 @@ def _summary(
             "max_turns": config["max_turns"],
             "prompt_format": config["prompt_format"],
             **({"agent_settings": config["agent_settings"]} if "agent_settings" in config else {}),
+            "split": config.get("split", ""),
             "comparable_to_leaderboard": not config.get("leaderboard_departures"),
             "leaderboard_departures": list(config.get("leaderboard_departures") or []),
             "episodes_planned": planned,

@@ -110,3 +110,39 @@ def test_verify_shared_data_checksums(capsys: pytest.CaptureFixture[str]) -> Non
     assert "ok       domains/retail/db.json" in capsys.readouterr().out
     assert main(["data", "verify", "webshop"]) == 1  # the catalogue is not in the shared data
     assert "missing  data/items_shuffle_1000.json" in capsys.readouterr().out
+
+
+def test_hand_placed_files_are_named_and_checked(tmp_path: Path) -> None:
+    import hashlib
+
+    from agentgym_suite.core.data_sources import ManualFile
+    from agentgym_suite.core.fetch import manual_instructions
+
+    body = b'{"q": 1}\n{"q": 2}\n'
+    source = DataSource("bench", manual_files=(
+        ManualFile("https://hub.example/a.jsonl", "sets/a.jsonl", rows=2, sha256=hashlib.sha256(body).hexdigest()),
+        ManualFile("https://hub.example/b.jsonl", "sets/b.jsonl", rows=3, note="gunzip it"),
+    ))
+    assert manual_instructions(source, root=tmp_path) == [
+        f"place https://hub.example/a.jsonl at {tmp_path / 'bench/sets/a.jsonl'}",
+        f"place https://hub.example/b.jsonl at {tmp_path / 'bench/sets/b.jsonl'} (gunzip it)",
+    ]
+    (tmp_path / "bench/sets").mkdir(parents=True)
+    (tmp_path / "bench/sets/a.jsonl").write_bytes(body)
+    assert verify(source, root=tmp_path) == {"sets/a.jsonl": "ok", "sets/b.jsonl": "missing"}
+    (tmp_path / "bench/sets/b.jsonl").write_bytes(body)
+    with pytest.raises(ChecksumError, match="2 lines, the published file has 3"):
+        verify(source, root=tmp_path)
+    (tmp_path / "bench/sets/a.jsonl").write_bytes(body + b'{"q": 3}\n')
+    with pytest.raises(ChecksumError, match="sha256"):
+        verify(source, root=tmp_path)
+
+
+def test_fetch_searchqa_names_search_r1s_files(tmp_path: Path) -> None:
+    from agentgym_suite.core.fetch import manual_instructions
+
+    out = "\n".join(manual_instructions(data_sources()["searchqa"], root=tmp_path))
+    for rel in ("flashrag/nq/test.jsonl", "flashrag/bamboogle/test.jsonl", "flashrag/hotpotqa/train.jsonl",
+                "wiki-18/wiki-18.jsonl", "wiki-18/e5_Flat.index"):
+        assert f"at {tmp_path / 'searchqa' / rel}" in out
+    assert "huggingface.co/datasets/RUC-NLPIR/FlashRAG_datasets/resolve/main/popqa/test.jsonl" in out

@@ -21,14 +21,27 @@ pytest.importorskip("alfworld", reason="ALFWorld backend not installed: pip inst
 
 @pytest.fixture(scope="module")
 def env() -> gym.Env:
-    env = gym.make("ALFWorld-v0", reward_scale=10.0)
+    env = gym.make("ALFWorld-v0", split="valid_unseen", reward_scale=10.0)
     yield env
     env.close()
 
 
 def test_split_sizes(env: gym.Env) -> None:
     assert len(env.unwrapped.task_ids()) == 134
-    assert len(gym.make("ALFWorld-v0", split="valid_seen").unwrapped.task_ids()) == 140
+    default = gym.make("ALFWorld-v0").unwrapped
+    assert default.split == "valid_seen" and default.evaluation_split() == "valid_seen"
+    assert len(default.task_ids()) == 140
+
+
+def test_a_train_subset_is_reported_as_a_departure() -> None:
+    train = gym.make("ALFWorld-v0", split="train").unwrapped
+    games = len(train.task_ids())
+    departures = train.leaderboard_departures()
+    if games < 3553:
+        assert departures and f"holds {games} of the release's 3553 games" in departures[0]
+    else:
+        assert departures == []
+    assert gym.make("ALFWorld-v0", split="valid_seen").unwrapped.leaderboard_departures() == []
 
 
 def test_check_env_warnings_as_errors(env: gym.Env) -> None:

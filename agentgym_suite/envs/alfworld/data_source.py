@@ -1,7 +1,16 @@
-"""ALFWorld's data: the released game files, plus the PDDL domain and grammar of the alfworld package."""
+"""ALFWorld's data: the released game files, plus the PDDL domain and grammar of the alfworld package.
+
+Every game file of the three splits (3,553 train, 140 valid_seen, 134 valid_unseen) is checked
+against its git blob id and size, listed in ``json_2.1.1_games.tsv.gz`` beside this module. The ids
+were read from a git copy of the release (``jiangmin8/lz-tool-skillopt`` at ``76b659f``, which holds
+the same 3,827 files the ``alfworld-download`` release has); the files under
+``$AGENTGYM_DATA/alfworld`` on the development machine (the valid splits and a 240-game train subset)
+match them.
+"""
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import shutil
 from pathlib import Path
@@ -25,10 +34,22 @@ def copy_pddl_logic(dest: Path) -> list[Path]:
     return out
 
 
+MANIFEST = Path(__file__).with_name("json_2.1.1_games.tsv.gz")
+"""``<split>/<task folder>/<trial>``, git blob prefix and byte size of every released game file."""
+
+
+def game_manifest() -> dict[str, tuple[str, int]]:
+    """Relative path of each released ``game.tw-pddl`` -> (git blob prefix, size in bytes)."""
+    with gzip.open(MANIFEST, "rt", encoding="utf-8") as handle:
+        rows = (line.rstrip("\n").split("\t") for line in handle if line.strip())
+        return {f"json_2.1.1/{rel}/game.tw-pddl": (blob, int(size)) for rel, blob, size in rows}
+
+
 SOURCE = DataSource(
     "alfworld",
     files=(RemoteFile(_ALFWORLD, ".", archive_members={"json_2.1.1/": "json_2.1.1/"}),),
     note="The PDDL domain and grammar (logic/alfred.pddl, logic/alfred.twl2) are copied from the installed alfworld package.",
+    known_blobs={path: blob for path, (blob, _) in game_manifest().items()},
     required=("json_2.1.1", "logic/alfred.twl2"),
     after_fetch=copy_pddl_logic,
 )

@@ -21,7 +21,11 @@ from agentgym_suite.core.errors import missing_backend
 from agentgym_suite.core.text_env import TaskStart
 from agentgym_suite.envs.shared.textworld_engine import TextWorldBackedEnv, normalise_command
 
-SPLITS = ("valid_unseen", "valid_seen", "train")
+SPLITS = ("valid_seen", "valid_unseen", "train")
+"""``valid_seen`` (140 games, in-distribution): what verl-agent and the seed papers report as ALFWorld's
+score, so the default; ``valid_unseen`` (134 games): ALFWorld's out-of-distribution split; ``train``."""
+FULL_TRAIN_GAMES = 3553
+"""Games in the released ``json_2.1.1/train`` split (``agentgym data fetch alfworld`` checks them)."""
 TASK_TYPES = (
     "pick_and_place_simple",
     "look_at_obj_in_light",
@@ -52,7 +56,10 @@ class ALFWorldEnv(TextWorldBackedEnv):
     """ALFWorld text games.
 
     Args:
-        split: ``valid_unseen`` (134 games), ``valid_seen`` (140) or ``train``.
+        split: ``valid_seen`` (140 games, the default: verl-agent's evaluation and the one its papers'
+            ALFWorld numbers are measured on), ``valid_unseen`` (134, ALFWorld's out-of-distribution
+            split) or ``train`` (3,553 games when the full release is present; a smaller folder, such
+            as the test fixture's 240-game subset, is played as it is and reported as a departure).
         task_types: keep only these task types (see :data:`TASK_TYPES`); ``None`` keeps all.
         reward_scale: reward on success (the seeds train with 10); 1.0 by default.
         **kwargs: see :class:`~agentgym_suite.core.text_env.TextEnv`.
@@ -63,11 +70,12 @@ class ALFWorldEnv(TextWorldBackedEnv):
 
     benchmark = "alfworld"
     prompt_description = "the ALFRED embodied household environment"
+    evaluation_defaults = {"split": "valid_seen"}
 
     def __init__(
         self,
         *,
-        split: str = "valid_unseen",
+        split: str = "valid_seen",
         task_types: list[str] | tuple[str, ...] | None = None,
         reward_scale: float = 1.0,
         **kwargs: Any,
@@ -91,6 +99,22 @@ class ALFWorldEnv(TextWorldBackedEnv):
 
     def task_ids(self) -> list[str]:
         return list(self._ids)
+
+    def evaluation_split(self) -> str:
+        """The split played: ``valid_seen``, ``valid_unseen`` or ``train``."""
+        return self.split
+
+    def leaderboard_departures(self) -> list[str]:
+        """A subset of the task types, or a train folder with fewer games than the release."""
+        departures = []
+        if self.task_types != TASK_TYPES:
+            departures.append(f"only task types {', '.join(self.task_types)} are played, not all six")
+        if self.split == "train":
+            games = sum(1 for _ in self._split_dir.glob("*/*/game.tw-pddl"))
+            if games < FULL_TRAIN_GAMES:
+                departures.append(f"the train folder holds {games} of the release's {FULL_TRAIN_GAMES} games (a "
+                                  "subset); `agentgym data fetch alfworld` installs the full split")
+        return departures
 
     def task_family(self, task_id: str) -> str:
         """The family of the task's type (see :data:`TASK_FAMILIES`)."""

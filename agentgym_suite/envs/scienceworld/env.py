@@ -75,7 +75,8 @@ class ScienceWorldEnv(TextEnv):
 
     Args:
         task: task name, paper number (``"4-1"``), index 0-29, a list of them, or ``"all"``.
-        split: ``train``, ``dev``, ``test`` (the simulator's variation splits) or ``all``.
+        split: ``train`` (the default, for training), ``dev``, ``test`` (the simulator's variation
+            splits; ``agentgym eval`` uses ``test`` unless told otherwise) or ``all``.
         simplification: ``""``, ``"easy"`` or a comma-separated list of ``teleportAction``,
             ``selfWateringFlowerPots``, ``openContainers``, ``openDoors``, ``noElectricalAction``.
         max_admissible: size cap of ``info["admissible_actions"]``, a heuristic ranking of the
@@ -91,6 +92,11 @@ class ScienceWorldEnv(TextEnv):
 
     benchmark = "scienceworld"
     default_action_format = "plain"
+    evaluation_defaults = {"split": "test"}
+    """``agentgym eval`` plays the simulator's test variations, as ScienceWorld's papers report;
+    the constructor's ``train`` default serves training."""
+    score_scale = 100.0
+    """ScienceWorld's papers report the average score on 0-100."""
 
     def __init__(
         self,
@@ -137,6 +143,10 @@ class ScienceWorldEnv(TextEnv):
         return {"task": "find-living-thing"}
 
     # ------------------------------------------------------------------ TextEnv API
+    def evaluation_split(self) -> str:
+        """The simulator's variation split played (``test`` under ``agentgym eval`` unless set)."""
+        return self.split
+
     def task_family(self, task_id: str) -> str:
         """The task's topic among the paper's ten (``scienceworld_matter`` for boil/melt/freeze …)."""
         return parse_task_id(task_id)[0].topic

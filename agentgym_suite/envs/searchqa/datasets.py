@@ -99,3 +99,59 @@ def load_dataset(name: str, root: Path | None = None) -> tuple[list[Question], l
         )
     questions, corpus = _read(base / question_file), _read(base / corpus_file)
     return _hotpotqa(questions, corpus) if name == "hotpotqa" else _musique(questions, corpus)
+
+
+SEARCH_R1_SETS = ("search_r1_test", "search_r1_train")
+"""Task-set names of Search-R1's data: ``search_r1_test`` (its seven evaluation sets; pick some with
+``search_r1_test:nq,bamboogle``) and ``search_r1_train`` (NQ + HotpotQA train)."""
+
+
+def parse_search_r1_set(spec: str) -> tuple[str, tuple[str, ...]]:
+    """``(set, datasets)`` of a spec such as ``search_r1_test`` or ``search_r1_test:nq,popqa``.
+
+    Raises:
+        ValueError: for an unknown set or dataset name.
+    """
+    from agentgym_suite.envs.searchqa.data_source import SEARCH_R1_TEST, SEARCH_R1_TRAIN
+
+    name, _, chosen = spec.partition(":")
+    if name not in SEARCH_R1_SETS:
+        raise ValueError(f"dataset={spec!r}; Search-R1's task sets are {SEARCH_R1_SETS} (optionally ':nq,popqa,...').")
+    table = SEARCH_R1_TEST if name == "search_r1_test" else SEARCH_R1_TRAIN
+    names = tuple(n.strip() for n in chosen.split(",") if n.strip()) or tuple(table)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise ValueError(f"{name} has no dataset {unknown}; choose from {sorted(table)}.")
+    return name, names
+
+
+def load_search_r1(spec: str, root: Path) -> list[Question]:
+    """The questions of a Search-R1 task set (FlashRAG JSONL files under ``root/flashrag/``), each with
+    id ``<dataset>/<FlashRAG id>`` and its dataset as ``kind``.
+
+    Raises:
+        DataNotFoundError: naming each missing file and where it comes from.
+    """
+    from agentgym_suite.envs.searchqa.data_source import FLASHRAG_DIR, SEARCH_R1_TEST, SEARCH_R1_TRAIN
+
+    name, names = parse_search_r1_set(spec)
+    table = SEARCH_R1_TEST if name == "search_r1_test" else SEARCH_R1_TRAIN
+    paths = {n: root / FLASHRAG_DIR / table[n][0] for n in names}
+    missing = [str(p) for p in paths.values() if not p.exists()]
+    if missing:
+        raise DataNotFoundError(
+            f"Search-R1 data not found: missing {', '.join(missing)}. They cannot be downloaded by this package; "
+            "`agentgym data fetch searchqa` prints where each file comes from and where it goes."
+        )
+    questions = []
+    for dataset, path in paths.items():
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle):
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                answers = record.get("golden_answers") or []
+                answers = [answers] if isinstance(answers, str) else answers
+                qid = str(record.get("id", number))
+                questions.append(Question(f"{dataset}/{qid}", str(record["question"]), tuple(map(str, answers)), (), dataset))
+    return questions

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from agentgym_suite.envs.shared.bm25_index import BM25Index
@@ -31,17 +31,19 @@ class Passage:
     title: str
     text: str
     score: float | None = None
+    raw: str | None = field(default=None, compare=False, repr=False)
+    """The corpus's ``contents`` exactly as stored, when the passage came from one."""
 
     @property
     def contents(self) -> str:
-        """Search-R1's document ``contents`` form: the quoted title, a newline, the text."""
-        return f'"{self.title}"\n{self.text}'
+        """Search-R1's document ``contents`` form: as stored, else the quoted title, a newline, the text."""
+        return self.raw if self.raw is not None else f'"{self.title}"\n{self.text}'
 
     @classmethod
     def from_contents(cls, contents: str, score: float | None = None) -> Passage:
-        """Split Search-R1 ``contents`` into title (quotes removed) and text."""
+        """Split Search-R1 ``contents`` into title (quotes removed) and text, keeping the original."""
         head, _, body = contents.partition("\n")
-        return cls(head.strip().strip('"'), body.strip(), score)
+        return cls(head.strip().strip('"'), body.strip(), score, raw=contents)
 
 
 @runtime_checkable

@@ -1,0 +1,28 @@
+"""The env catalogue: cards are found for the benchmark envs, and docs/catalogue.md is what
+`agentgym list --markdown` prints now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentgym_suite.commands.list_envs import catalogue_rows, markdown
+from agentgym_suite.registration import ENV_ENTRIES, env_card
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "catalogue.md"
+
+
+def test_docs_table_is_up_to_date() -> None:
+    assert DOCS.read_text(encoding="utf-8") == markdown(), (
+        "docs/catalogue.md is out of date: run `agentgym list --markdown > docs/catalogue.md`")
+
+
+def test_cards_name_their_conformance_tests_and_those_exist() -> None:
+    root = DOCS.parents[1]
+    cards = {item.id: env_card(item) for item in ENV_ENTRIES}
+    for env_id in ("ALFWorld-v0", "ScienceWorld-v0", "SearchQA-v0", "SearchR1-v0"):
+        card = cards[env_id]
+        assert card is not None and card.conformance and card.conformance_tests, env_id
+        assert all((root / test).exists() for test in card.conformance_tests), env_id
+    rows = {row["id"]: row for row in catalogue_rows()}
+    assert "0.908 success rate" in rows["ALFWorld-v0"]["references"] and "valid_seen" in rows["ALFWorld-v0"]["references"]
+    assert "steps/s" in rows["ScienceWorld-v0"]["cost"]
