@@ -10,7 +10,8 @@ with a reply in words that must contain an expected answer.
 
 Prompts are bfcl-eval's (see :mod:`.prompts`): with ``system_prompt="fc"`` (default) no system
 text beyond the entry's own, as its function-calling handlers; with ``"prompting"`` its default
-system prompt, and call lists ``[f(a=1)]`` are read as calls.
+system prompt, and call lists ``[f(a=1)]`` are read as calls the way bfcl-eval's prompting handlers
+decode them (:mod:`.prompting_decoder`; a call it cannot read is shown to the agent as an error).
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from typing import Any, ClassVar
 
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome
-from agentgym_suite.core.tool_calls import ToolCall
+from agentgym_suite.core.tool_calls import ParsedMessage, ToolCall, ToolCallError, parse_tool_calls
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
 from agentgym_suite.envs.bfcl import data, prompts
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import match_calls, oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
-from agentgym_suite.envs.bfcl.call_strings import parse_call_list, parse_call_string
+from agentgym_suite.envs.bfcl.call_strings import parse_call_string
+from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
 from agentgym_suite.envs.bfcl.schema import param_types, to_openai_tool
 
 logger = logging.getLogger(__name__)
@@ -236,11 +238,19 @@ class BFCLEnv(ToolEnv):
     # ------------------------------------------------------------------ turn logic
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         self._raw_actions[len(self.messages)] = command
-        if self.system_prompt == "prompting" and "<tool_call>" not in command:
-            calls = parse_call_list(command)
-            if calls:
-                command = "\n".join(_tool_call_block(name, args) for name, args in calls)
         return super()._execute(command, parsed)
+
+    def _parse_message(self, command: str) -> ParsedMessage:
+        """In ``prompting`` style, a call list ``[f(a=1)]`` is read as bfcl-eval's prompting handlers
+        read it (:mod:`.prompting_decoder`); ``<tool_call>`` blocks and other text as usual."""
+        if self.system_prompt == "prompting" and "<tool_call>" not in command:
+            decoded = decode_call_list(command)
+            if decoded:
+                message = ParsedMessage("")
+                for item in decoded:
+                    (message.errors if isinstance(item, ToolCallError) else message.calls).append(item)  # type: ignore[arg-type]
+                return message
+        return parse_tool_calls(command)
 
     def _after_calls(self, calls: list[ToolCall]) -> bool:
         if self._agentic is not None:
