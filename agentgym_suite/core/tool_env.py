@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from agentgym_suite.core.actions import ParsedAction, has_visible_text, unusable_action
+from agentgym_suite.core.lifecycle import copy_callable
 from agentgym_suite.core.task_splits import holdout
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.core.tool_calls import (
@@ -161,6 +162,14 @@ class ToolEnv(TextEnv):
         self._tool_index = {tool_name(t): t for t in tools}
         self._handlers = dict(handlers)
         self._tools = list(tools)
+
+    def _copied(self, memo: dict[int, Any]) -> None:
+        """Tool handlers are often closures over the env: re-bind them to the copy."""
+        super()._copied(memo)
+        self._handlers = {name: copy_callable(fn, memo) for name, fn in self._handlers.items()}
+        for name in ("call_runner", "error_runner"):
+            if getattr(self, name) is not None:
+                setattr(self, name, copy_callable(getattr(self, name), memo))
 
     # ------------------------------------------------------------------ hooks for wrapping envs
     def recorded_examples(self) -> list[dict[str, Any]]:

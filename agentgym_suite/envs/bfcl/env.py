@@ -154,6 +154,14 @@ class BFCLEnv(ToolEnv):
             self._memory_dir = None
         super().close()
 
+    def _copied(self, memo: dict[int, Any]) -> None:
+        """A copy gets its own copy of the env's temporary memory folder (the original's ``close`` removes it)."""
+        super()._copied(memo)
+        if self._own_memory_dir and self._memory_dir is not None:
+            own = default_memory_dir()
+            shutil.copytree(self._memory_dir, own, dirs_exist_ok=True)
+            self._memory_dir = own
+
     # ------------------------------------------------------------------ conversation
     def _start_conversation(self, task_id: str) -> Conversation:
         self._entry = data.load_questions(self.category)[task_id]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from gymnasium.error import ResetNeeded
 
@@ -91,6 +91,8 @@ class ScienceWorldEnv(TextEnv):
 
     benchmark = "scienceworld"
     default_action_format = "plain"
+
+    copyable: ClassVar[bool] = False  # the simulator is a JVM process behind a gateway
 
     def __init__(
         self,
@@ -227,7 +229,7 @@ class ScienceWorldEnv(TextEnv):
         )
 
     def close(self) -> None:
-        """Shut the JVM down (a later ``reset()`` would start a new one)."""
+        """Shut the JVM down; the env refuses ``step``/``reset`` afterwards (no JVM is started again)."""
         self._process.close()
         super().close()
 
