@@ -230,3 +230,27 @@ def test_bfcl_prompting_decoder_reads_python_literals_back(value: object) -> Non
     from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
 
     assert decode_call_list(f"[f(a={value!r})]") == [ToolCall("f", {"a": value}, id="call_0")]
+
+
+@pytest.fixture(scope="module")
+def bfcl_prompting() -> object:
+    pytest.importorskip("bfcl_eval")
+    from agentgym_suite.envs.bfcl import BFCLEnv
+
+    return BFCLEnv(category="base", system_prompt="prompting")
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=CALL_LISTS.map(lambda t: t.replace("(f)", "cd").replace("a.b", "ls")))
+def test_bfcl_prompting_env_steps_never_raise(bfcl_prompting: object, text: str) -> None:
+    """The same call lists sent to BFCL-v0 in prompting style: an answer every time, and a call the
+    decoder refused is an invalid action."""
+    from agentgym_suite.core.tool_calls import ToolCallError
+    from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
+
+    env = bfcl_prompting  # type: ignore[assignment]
+    env.reset(options={"task_id": "multi_turn_base_0"})  # type: ignore[attr-defined]
+    observation, _, _, _, info = env.step(text)  # type: ignore[attr-defined]
+    assert isinstance(observation, str) and json.dumps(info["messages"])
+    if any(isinstance(c, ToolCallError) for c in decode_call_list(text) or []):
+        assert info["action_valid"] is False

@@ -171,8 +171,9 @@ def run(text: str) -> dict[str, Any]:
 def main() -> None:
     cases = [run(t) for t in FIXED] + [run(t) for t in random_inputs(400)]
     departures = [{**run(t), "departure": why} for t, why in DEPARTURES.items()]
-    OUT.write_text(json.dumps({"upstream": UPSTREAM, "cases": cases, "departures": departures}, indent=1,
-                              ensure_ascii=True) + "\n", encoding="utf-8")
+    rows = lambda items: ",\n".join(json.dumps(item, ensure_ascii=True) for item in items)  # noqa: E731
+    OUT.write_text(f'{{"upstream": {json.dumps(UPSTREAM)},\n"cases": [\n{rows(cases)}\n],\n'
+                   f'"departures": [\n{rows(departures)}\n]}}\n', encoding="utf-8")
     print(f"wrote {len(cases)} cases and {len(departures)} departures to {OUT}")
 
 
