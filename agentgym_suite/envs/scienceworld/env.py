@@ -14,7 +14,8 @@ same episodes; the JVM runs with deterministic identity hashes so that a reload 
 room's objects in the same order (see ``backend.DETERMINISTIC_JVM_OPTIONS``).
 
 One JVM per env, started on the first ``reset()`` (constructing the env is cheap) and shut
-down by ``close()``. Every simulator call runs under a timeout; a call that times out or
+down by ``close()``, after which the env refuses ``step``/``reset`` (``ClosedEnvError``) rather
+than start another. Every simulator call runs under a timeout; a call that times out or
 finds the JVM dead kills the JVM, ends the episode as truncated with ``info["error"]``, and
 the next ``reset()`` starts a fresh JVM.
 """
