@@ -1,7 +1,7 @@
 # Two entry points for a fresh machine, both idempotent:
 #   make demo   creates .venv/, installs the suite, runs `agentgym demo`
 #   make test   creates .venv/, installs the suite with test extras, runs the linters and the test suite
-# Heavier optional backends (ALFWorld, ScienceWorld, BFCL, WebShop's spaCy model) are installed too, so every test runs.
+# Heavier optional backends (ALFWorld, ScienceWorld, BFCL, WebShop's spaCy model) and Ray are installed too, so every test runs.
 
 PYTHON ?= python3
 VENV := .venv
@@ -22,7 +22,8 @@ $(PY):
 
 $(STAMP): pyproject.toml Makefile | $(PY)
 	$(PIP) install "torch==$(TORCH_VERSION)" $(TORCH_SOURCE)
-	$(PIP) install -e ".[dev,demo,alfworld,scienceworld,vitabench-memory,serve,webshop,searchqa-dense]"
+	# ray: the Ray executor's tests run on a local two-CPU Ray (tests/rollout/test_env_workers_ray.py).
+	$(PIP) install -e ".[dev,demo,alfworld,scienceworld,vitabench-memory,serve,webshop,searchqa-dense,ray]"
 	# bfcl-eval pins an old numpy and many API clients: take its data and backends only, plus
 	# what its memory backends import (BM25, the summary memory's base class, the vector index)
 	# and what its prompting utilities import (format_sensitivity: tree-sitter parsers, tenacity).

@@ -33,6 +33,7 @@ SCRIPTS: dict[str, list[str]] = {
     "trainer_speed": ["trainer_speed.py", "--steps", "2"],
     "rehearsal_speed": ["rehearsal_speed.py", "--episodes", "2"],
     "env_workers": ["env_workers.py", "--rounds", "3", "--train"],
+    "eval_workers": ["eval_workers.py", "--rounds", "2"],
 }
 """Benchmark name -> script and arguments (sized to finish in minutes on 2 cores)."""
 

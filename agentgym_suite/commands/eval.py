@@ -66,8 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--temperature", type=float, default=None, help="model agents: sampling temperature")
     parser.add_argument("--max-new-tokens", type=int, default=None, help="model agents: tokens per action")
     parser.add_argument("--batch-size", type=int, default=None, metavar="N",
-                        help="model agents: play N episodes in lockstep, one batched generation per turn (default 1, or "
-                             "--concurrency); each episode keeps its own seed, so results do not depend on N")
+                        help="play N episodes at once (default 1, or --concurrency): model agents in lockstep with one "
+                             "batched generation per turn, other agents as N copies; each episode keeps its own seed, "
+                             "so results do not depend on N")
     parser.add_argument("--max-context-tokens", type=int, default=None, metavar="N",
                         help="model agents: the model's context window; chat histories lose their oldest turns to fit "
                              "(default: the server's max_model_len when it reports one)")
@@ -94,8 +95,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
                         help="end an episode truncated when one env step takes longer (default: no limit)")
     parser.add_argument("--env-workers", default=None, metavar="N|ray|openenv://HOST:PORT,...",
-                        help="where envs run: 1 = in this process, N >= 2 = N worker processes, ray = Ray actors, "
-                             "openenv://HOST:PORT,... = sessions on `agentgym serve` servers (default: the env's own; ALFWorld and ScienceWorld use processes when --batch-size > 1)")
+                        help="where envs run: 1 = in this process, N >= 2 = N worker processes (N episodes at once, "
+                             "whatever the agent), ray = Ray actors, openenv://HOST:PORT,... = sessions on `agentgym serve` "
+                             "servers (default: the env's own; ALFWorld and ScienceWorld use processes when --batch-size > 1)")
     parser.add_argument("--rehearsal-budget", type=int, default=0, metavar="N",
                         help="test-time private rehearsal: N imagined attempts per task before the real one (default 0: off)")
     parser.add_argument("--rehearsal-mode", choices=("parallel", "sequential"), default="parallel",

@@ -28,6 +28,22 @@ class NoNetworkError(AgentGymError, ConnectionError):
     """A download was asked for but the upstream host cannot be reached."""
 
 
+class ResetOptionsError(AgentGymError, TypeError, ValueError):
+    """``reset(options=...)`` that is not a mapping, or holds a key the env does not accept.
+
+    A ``TypeError`` (the wrong kind of object) and a ``ValueError`` (a wrong key), so either
+    ``except`` clause catches it.
+    """
+
+
+class ClosedEnvError(AgentGymError, RuntimeError):
+    """``step`` or ``reset`` on an env after its ``close()``: make a new env instead."""
+
+
+class EnvNotCopyableError(AgentGymError, TypeError):
+    """``copy.deepcopy`` of an env whose backend cannot be copied (a game engine, a JVM, a lock)."""
+
+
 class BatchActionError(AgentGymError, RuntimeError):
     """A batched agent call (``Agent.act_batch``) that could not act in some envs.
 

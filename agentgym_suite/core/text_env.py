@@ -20,6 +20,7 @@ from gymnasium.error import ResetNeeded
 from agentgym_suite.core.actions import ActionFormat, ParsedAction, get_action_format
 from agentgym_suite.core.errors import UnknownTaskError
 from agentgym_suite.core.info import base_info
+from agentgym_suite.core.lifecycle import check_reset_options, deepcopy_env, refuse_if_closed
 from agentgym_suite.core.spaces import action_space, observation_space
 
 INVALID_ACTION_MODES = ("explain", "forward_tail")
@@ -81,6 +82,13 @@ class TextEnv(gym.Env[str, str]):
     score_scale: ClassVar[float] = 1.0
     """The scale the benchmark's papers report scores on (``info["score"]`` is in [0, 1]);
     ``agentgym eval`` reports the mean score times this too when it is not 1 (ScienceWorld: 100)."""
+    reset_options: ClassVar[frozenset[str]] = frozenset({"task_id"})
+    """The keys ``reset(options=...)`` accepts; any other key is an error (see
+    :mod:`~agentgym_suite.core.lifecycle` for why an error and not a warning). An env that reads
+    more options from :meth:`reset` adds them here."""
+    copyable: ClassVar[bool] = True
+    """False for envs whose backend cannot be copied (a game engine, a JVM): ``copy.deepcopy``
+    then raises :class:`~agentgym_suite.core.errors.EnvNotCopyableError` at once."""
 
     def __init__(
         self,
@@ -109,6 +117,7 @@ class TextEnv(gym.Env[str, str]):
         self._observation = ""
         self._admissible: list[str] | None = None
         self._tools: list[dict[str, Any]] | None = None
+        self._closed = False
 
     # ------------------------------------------------------------------ subclass API
     def task_ids(self) -> list[str]:
@@ -210,10 +219,21 @@ class TextEnv(gym.Env[str, str]):
             f"See env.unwrapped.task_ids() for the valid ids."
         )
 
+    def _copied(self, memo: dict[int, Any]) -> None:
+        """Called on a copy that ``copy.deepcopy`` just made (``memo`` maps the original's objects to
+        their copies): an env that owns files or processes gives the copy its own here."""
+
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode: ``options={"task_id": ...}`` picks the task, else one is drawn with ``seed``.
+
+        Raises:
+            ResetOptionsError: ``options`` is not a mapping or holds a key outside :attr:`reset_options`.
+            ClosedEnvError: the env was closed.
+        """
+        refuse_if_closed(self, "reset")
+        options = check_reset_options(self, options, self.reset_options)
         super().reset(seed=seed)
-        options = options or {}
         ids = self.task_ids()
         if "task_id" in options and options["task_id"] is not None:
             task_id = self.resolve_task_id(options["task_id"], ids)
@@ -236,6 +256,7 @@ class TextEnv(gym.Env[str, str]):
         return start.observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        refuse_if_closed(self, "step")
         if self._task_id is None:
             raise ResetNeeded("Call env.reset() before env.step().")
         if self._finished:
@@ -267,6 +288,21 @@ class TextEnv(gym.Env[str, str]):
         info = self._info(action_valid=valid, **extra)
         self._maybe_render()
         return outcome.observation, float(outcome.reward), bool(outcome.terminated), bool(outcome.truncated), info
+
+    def close(self) -> None:
+        """Release the env's backend; later ``step``/``reset`` calls raise ``ClosedEnvError``.
+
+        Subclasses free their backend and then call ``super().close()``. Calling it again is harmless.
+        """
+        self._closed = True
+        super().close()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TextEnv:
+        """A copy that plays on its own (see :func:`~agentgym_suite.core.lifecycle.deepcopy_env`), or
+        ``EnvNotCopyableError`` saying how to get a second env."""
+        clone: TextEnv = deepcopy_env(self, memo)
+        clone._copied(memo)
+        return clone
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":

@@ -42,8 +42,11 @@ class JSONLimitError(json.JSONDecodeError):
     """JSON that parses but breaks one of the parser's limits (depth, digits, encodable text)."""
 
 
-def _limit_problem(value: Any) -> str:
-    """Why a parsed JSON value breaks the parser's limits ('' when it does not); no recursion."""
+def limit_problem(value: Any) -> str:
+    """Why a parsed JSON value breaks the parser's limits ('' when it does not); no recursion.
+
+    Also what other readers of tool calls (BFCL's prompting decoder) check their arguments with.
+    """
     stack = [(value, 1)]
     while stack:
         item, level = stack.pop()
@@ -74,7 +77,7 @@ def _loads(text: str) -> Any:
         raise
     except ValueError:  # int() refuses a literal longer than sys.get_int_max_str_digits()
         raise _long_number_problem(text) from None
-    problem = _limit_problem(value)
+    problem = limit_problem(value)
     if problem:
         raise JSONLimitError(problem, text, 0)
     return value

@@ -36,10 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from agentgym_suite.core.actions import ParsedAction, has_visible_text, unusable_action
+from agentgym_suite.core.lifecycle import copy_callable
 from agentgym_suite.core.task_splits import holdout
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.core.tool_calls import (
     TOOL_EXECUTION_ERROR,
+    ParsedMessage,
     ToolCall,
     ToolCallError,
     error_payload,
@@ -142,6 +144,15 @@ class ToolEnv(TextEnv):
         """Hook after a message's calls ran; return True to end the episode (single-turn tasks)."""
         return False
 
+    def _parse_message(self, command: str) -> ParsedMessage:
+        """Split an assistant message into text and tool calls; default :func:`parse_tool_calls`.
+
+        An env whose benchmark reads calls in another syntax too (BFCL's prompting style reads
+        ``[f(a=1)]`` call lists) overrides this. Must never raise: a call that cannot be read is
+        a :class:`~agentgym_suite.core.tool_calls.ToolCallError` in ``errors``.
+        """
+        return parse_tool_calls(command)
+
     def _extra_info(self) -> dict[str, Any]:
         """Env-specific keys merged into ``info`` after every step (metrics, per-turn checks)."""
         return {}
@@ -151,6 +162,14 @@ class ToolEnv(TextEnv):
         self._tool_index = {tool_name(t): t for t in tools}
         self._handlers = dict(handlers)
         self._tools = list(tools)
+
+    def _copied(self, memo: dict[int, Any]) -> None:
+        """Tool handlers are often closures over the env: re-bind them to the copy."""
+        super()._copied(memo)
+        self._handlers = {name: copy_callable(fn, memo) for name, fn in self._handlers.items()}
+        for name in ("call_runner", "error_runner"):
+            if getattr(self, name) is not None:
+                setattr(self, name, copy_callable(getattr(self, name), memo))
 
     # ------------------------------------------------------------------ hooks for wrapping envs
     def recorded_examples(self) -> list[dict[str, Any]]:
@@ -241,7 +260,7 @@ class ToolEnv(TextEnv):
         return TaskStart(convo.first_user_message, convo.task, None, list(convo.tools), extra)
 
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
-        message = parse_tool_calls(command)
+        message = self._parse_message(command)
         if not message.has_tool_calls and not has_visible_text(message.content):
             # e.g. an OpenAI-shaped message with empty content and no calls: not a reply to
             # anyone, so the conversation is left exactly as it was

@@ -1,8 +1,10 @@
 """The evaluation loop behind ``agentgym eval``: plan, skip finished episodes, run, summarise.
 
-Episodes are played by the rollout engine with the agent as its policy (one at a time, or
-``batch_size`` in lockstep for batched agents), on envs from one :class:`~agentgym_suite.rollout.EnvPool`
-that replaces an env after an env-side failure.
+Episodes are played by the rollout engine with the agent as its policy, on envs from one
+:class:`~agentgym_suite.rollout.EnvPool` that replaces an env after an env-side failure. They are
+played :func:`parallel_width` at a time (``batch_size``, or the number of env workers when more):
+a batched agent in lockstep, any other agent as that many copies of it, each playing one episode
+with its own seed, so results do not depend on how many run at once.
 
 Output directory layout:
 
@@ -22,6 +24,7 @@ run are kept rather than played again (``retry_failed`` plays them again).
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import time
@@ -40,7 +43,9 @@ from agentgym_suite.evaluation.metrics import crash_kind, final_info, is_scorabl
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, LoadReport, TrajectoryStore
 from agentgym_suite.evaluation.task_selection import EpisodePlan, plan_episodes, select_tasks
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
+from agentgym_suite.rollout.policies import AgentPolicy, is_agent, supports_batches
 from agentgym_suite.rollout.records import episode_key
+from agentgym_suite.rollout.workers import parse_env_workers
 
 logger = logging.getLogger(__name__)
 
@@ -190,9 +195,10 @@ def evaluate(
             "world_model": "same"|SPEC}``: the agent is wrapped in a
             :class:`~agentgym_suite.agents.rehearsing_agent.RehearsingAgent` and the summary gets
             ``rehearsal`` counts (real env steps and tool calls vs imagined ones).
-        batch_size: episodes played in lockstep with one batched generation call per turn, for
-            agents that support it (model agents: ``reset_batch``/``act_batch``/``keep_slots``);
-            others, rehearsing agents among them, play one at a time. Each episode samples from
+        batch_size: episodes played at once: in lockstep with one batched generation call per
+            turn for agents that support it (model agents: ``reset_batch``/``act_batch``/``keep_slots``),
+            as copies of the agent for the others (random, oracle, rehearsing and your own agents; see
+            :func:`agent_copies`), their ``act`` calls of a turn in threads. Each episode samples from
             its own seed, so the results do not depend on the batch size (see
             :mod:`~agentgym_suite.rollout.policies`).
         backend_options: keyword arguments for a model agent's backend (``load_backend``), e.g.
@@ -202,7 +208,7 @@ def evaluate(
             truncated with the reason in ``error`` and the env is replaced (None: no limit).
         env_workers: where the envs run: ``1`` inline, ``N`` worker processes, ``ray`` (see
             :func:`~agentgym_suite.rollout.workers.parse_env_workers`); None: the env's default for
-            ``batch_size`` live envs. Results are the same whichever; an episode whose worker
+            ``batch_size`` live envs. N workers (or ``ray:N``) play at least N episodes at once. Results are the same whichever; an episode whose worker
             died is recorded with the reason (``--retry-failed`` runs it again).
     """
     step_timeout = check_timeout(step_timeout)
@@ -226,7 +232,8 @@ def evaluate(
         config["agent_settings"] = settings
     _check_config(out, config)
     kwargs = env_kwargs_for(config["env_kwargs"], max_turns)
-    pool = EnvPool(step_timeout, workers=env_workers, live_envs=batch_size)
+    width = parallel_width(batch_size, env_workers)
+    pool = EnvPool(step_timeout, workers=env_workers, live_envs=width)
     try:
         env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
@@ -256,15 +263,17 @@ def evaluate(
 
             options = dict(config["rehearsal"])
             policy = RehearsingAgent(policy, options.pop("world_model", "same") or "same", **options)
+        agents = AgentPolicy(policy, copies=agent_copies(policy, width - 1)) if policy is not None and is_agent(policy) \
+            and not supports_batches(policy) else policy
         bar, advance = _progress(len(plan), len(plan) - len(todo), progress and bool(todo))
         started = time.perf_counter()
         ran = 0
         try:
             if bar is not None:
                 bar.start()
-            if policy is not None:
-                engine = RolloutEngine(policy, max_turns=turn_limit, info_keys=None, env_pool=pool)
-                width = batch_size if engine.policy.max_episodes is None else 1
+            if agents is not None:
+                engine = RolloutEngine(agents, max_turns=turn_limit, info_keys=None, env_pool=pool)
+                width = engine.policy.max_episodes or width
                 for start in range(0, len(todo), width):
                     for record in engine.run_specs(env_id, [_spec(p) for p in todo[start:start + width]],
                                                    env_kwargs=kwargs):
@@ -283,13 +292,50 @@ def evaluate(
             extra_metrics = benchmark_metrics(env, records)
             if extra_metrics:
                 summary["benchmark_metrics"] = extra_metrics
+            players = agents.agents if isinstance(agents, AgentPolicy) else [policy]
             if policy is not None and callable(getattr(policy, "rehearsal_stats", None)):
-                summary["rehearsal"] = policy.rehearsal_stats()
+                summary["rehearsal"] = merged_stats([a.rehearsal_stats() for a in players])
             _write_json(out / SUMMARY_FILE, summary)
     finally:
         pool.close()
     return EvalResult(summary=summary, records=records, out_dir=out, ran=ran, load_report=load_report,
                       skipped_crashed=skipped_crashed)
+
+
+def parallel_width(batch_size: int, env_workers: Any) -> int:
+    """Episodes an evaluation plays at once: ``batch_size``, or the number of env workers when more.
+
+    ``--env-workers N`` (N processes, or ``ray:N`` actors) plays N episodes at once whatever the
+    agent: a batched agent in lockstep, a one-at-a-time agent as N copies (:func:`agent_copies`).
+    """
+    workers = parse_env_workers(env_workers)
+    count = workers.count if workers is not None and workers.kind != "inline" and workers.count else 1
+    return max(int(batch_size), int(count))
+
+
+def agent_copies(agent: Any, n: int) -> list[Any]:
+    """``n`` independent copies of a one-at-a-time agent (``copy.deepcopy``; an agent can define
+    ``__deepcopy__`` to share what must not be copied, such as a model or a client). An agent that
+    cannot be copied gets none, with a warning: its episodes are then played one at a time."""
+    if n < 1:
+        return []
+    try:
+        return [copy.deepcopy(agent) for _ in range(n)]
+    except Exception as exc:
+        logger.warning("%s cannot be copied (%s: %s), so its episodes are played one at a time; define "
+                       "__deepcopy__ on it (or reset_batch/act_batch/keep_slots) to play several at once.",
+                       type(agent).__name__, type(exc).__name__, exc)
+        return []
+
+
+def merged_stats(stats: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of several agent copies added up (numbers summed, other entries from the first)."""
+    merged = dict(stats[0]) if stats else {}
+    for other in stats[1:]:
+        for key, value in other.items():
+            if key not in ("budget", "mode") and isinstance(value, (int, float)) and not isinstance(value, bool):
+                merged[key] = merged.get(key, 0) + value
+    return merged
 
 
 RESULT_SETTINGS = ("temperature", "max_new_tokens", "max_context_tokens", "tools_in_prompt", "send_seed")

@@ -28,6 +28,7 @@ import inspect
 import operator
 import re
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence
 
@@ -382,23 +383,33 @@ def turn_report(report: Any) -> dict[str, Any]:
 class AgentPolicy:
     """An agent as the engine's policy (see the module docstring for the two kinds of agent).
 
-    A one-at-a-time agent plays one episode per run. A batched agent plays all of a run's
-    episodes; when some end, ``keep_slots`` drops them before the next ``act_batch`` call. A
-    call that raises :class:`~agentgym_suite.core.errors.BatchActionError` fails only the
-    episodes it names; any other failing call fails every episode it served. Each episode's
-    ``context`` is its :class:`~agentgym_suite.rollout.request_log.RequestLog`.
+    A one-at-a-time agent plays one episode per run, or, given ``copies`` (independent agents of
+    the same kind, e.g. ``copy.deepcopy`` of it), as many episodes as it has agents: each episode
+    gets one agent, reset with the episode's own seed, so an episode plays as it would alone, and
+    the agents' ``act`` calls of a turn run at once in threads (an agent waiting on a model server
+    does not hold up the others). A batched agent plays all of a run's episodes; when some end,
+    ``keep_slots`` drops them before the next ``act_batch`` call. A call that raises
+    :class:`~agentgym_suite.core.errors.BatchActionError` fails only the episodes it names; any
+    other failing call fails every episode it served. Each episode's ``context`` is its
+    :class:`~agentgym_suite.rollout.request_log.RequestLog`.
     """
 
     mode = AGENT_MODE
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, *, copies: Sequence[Any] = ()) -> None:
         if not is_agent(agent):
             raise TypeError(f"{type(agent).__name__} is not an agent: it needs reset(env, seed=) and "
                             "act(observation, info), or reset_batch/act_batch/keep_slots.")
         self.agent = agent
         self.batched = supports_batches(agent)
-        self.max_episodes: int | None = None if self.batched else 1
+        if copies and self.batched:
+            raise ValueError(f"{type(agent).__name__} plays many episodes with one call (act_batch); it needs no copies.")
+        self.agents = [agent, *copies]
+        """The one-at-a-time agents, one per episode a run may hold (just ``agent`` for a batched agent)."""
+        self.max_episodes: int | None = None if self.batched else len(self.agents)
         self._slots: list[LiveEpisode] = []
+        self._playing: dict[int, Any] = {}
+        """id of a running episode -> the one-at-a-time agent playing it."""
 
     @property
     def name(self) -> str:
@@ -406,40 +417,50 @@ class AgentPolicy:
         return str(getattr(self.agent, "name", type(self.agent).__name__))
 
     def start(self, episodes: Sequence[LiveEpisode]) -> list[Failure | None]:
-        """Reset the agent for the episodes (one ``reset`` or ``reset_batch`` call)."""
+        """Reset the agent for the episodes (one ``reset_batch`` call, or one ``reset`` per agent)."""
         if not episodes:
             return []
+        for episode in episodes:
+            episode.context = RequestLog()
+        if not self.batched:
+            self._playing = {id(e): agent for e, agent in zip(episodes, self.agents)}
+            return [self._reset_one(self._playing[id(e)], e) for e in episodes]
         first = episodes[0]
         try:
-            if self.batched and takes_seeds(self.agent):
+            if takes_seeds(self.agent):
                 self.agent.reset_batch([e.env for e in episodes], seeds=[e.spec.seed for e in episodes])
-            elif self.batched:
-                self.agent.reset_batch([e.env for e in episodes], seed=first.spec.seed)
             else:
-                self.agent.reset(first.env, seed=first.spec.seed)
+                self.agent.reset_batch([e.env for e in episodes], seed=first.spec.seed)
         except Exception as exc:  # a failing agent fails its episodes, not the run
             return [Failure("agent", describe_error(exc))] * len(episodes)
         self._slots = list(episodes)
-        for episode in episodes:
-            episode.context = RequestLog()
         return [None] * len(episodes)
 
+    @staticmethod
+    def _reset_one(agent: Any, episode: LiveEpisode) -> Failure | None:
+        try:
+            agent.reset(episode.env, seed=episode.spec.seed)
+        except Exception as exc:  # a failing agent fails its episode, not the run
+            return Failure("agent", describe_error(exc))
+        return None
+
     def act(self, episodes: Sequence[LiveEpisode], turn: int) -> list[Decision | Failure]:
-        """One ``act`` (or ``act_batch``) call for the running episodes."""
+        """One ``act_batch`` call for the running episodes, or one ``act`` per episode (at once)."""
+        if not self.batched:
+            if len(episodes) == 1:
+                return [self._act_one(episodes[0], turn)]
+            with ThreadPoolExecutor(max_workers=len(episodes), thread_name_prefix="agent-act") as pool:
+                return list(pool.map(lambda e: self._act_one(e, turn), episodes))
         errors: list[BaseException | None] = [None] * len(episodes)
         try:
-            if self.batched:
-                self._keep(episodes)
-                try:
-                    actions = list(self.agent.act_batch([e.observation for e in episodes], [e.info for e in episodes]))
-                except BatchActionError as partial:  # only the envs without an action fail
-                    actions, errors = list(partial.actions), list(partial.errors)
-                    if len(errors) != len(episodes):
-                        raise
-                reports = list(getattr(self.agent, "last_turns", None) or [])
-            else:
-                actions = [self.agent.act(episodes[0].observation, episodes[0].info)]
-                reports = [getattr(self.agent, "last_turn", None)]
+            self._keep(episodes)
+            try:
+                actions = list(self.agent.act_batch([e.observation for e in episodes], [e.info for e in episodes]))
+            except BatchActionError as partial:  # only the envs without an action fail
+                actions, errors = list(partial.actions), list(partial.errors)
+                if len(errors) != len(episodes):
+                    raise
+            reports = list(getattr(self.agent, "last_turns", None) or [])
             if len(actions) != len(episodes):
                 raise RuntimeError(f"{self.name} returned {len(actions)} actions for {len(episodes)} envs")
         except Exception as exc:
@@ -448,11 +469,21 @@ class AgentPolicy:
                 else self._decision(episode, turn, actions[i], reports[i] if i < len(reports) else None)
                 for i, episode in enumerate(episodes)]
 
+    def _act_one(self, episode: LiveEpisode, turn: int) -> Decision | Failure:
+        agent = self._playing.get(id(episode), self.agent)
+        try:
+            action = agent.act(episode.observation, episode.info)
+            report = getattr(agent, "last_turn", None)
+        except Exception as exc:
+            return Failure("agent", describe_error(exc))
+        return self._decision(episode, turn, action, report)
+
     def observe(self, episode: LiveEpisode, decision: Decision) -> None:
         """Nothing to do: the agent reads the next observation in its next call."""
 
     def finish(self, episode: LiveEpisode) -> None:
-        """Nothing to do: an agent reports no token sequence."""
+        """Let go of the episode's agent (an agent reports no token sequence)."""
+        self._playing.pop(id(episode), None)
 
     def _keep(self, episodes: Sequence[LiveEpisode]) -> None:
         """Drop the agent's slots of episodes that ended, keeping the others' histories."""

@@ -14,8 +14,9 @@ import bfcl_eval.constants.default_prompts as upstream_prompts  # noqa: E402
 
 from agentgym_suite.envs.bfcl import BFCLEnv, data  # noqa: E402
 from agentgym_suite.envs.bfcl.agentic import check_answer, final_answer_text  # noqa: E402
-from agentgym_suite.envs.bfcl.call_strings import parse_call_list  # noqa: E402
+from agentgym_suite.core.tool_calls import ToolCall, ToolCallError  # noqa: E402
 from agentgym_suite.envs.bfcl.memory import memory_available  # noqa: E402
+from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list  # noqa: E402
 from agentgym_suite.envs.bfcl.prompts import PYTHON_HINT  # noqa: E402
 from agentgym_suite.envs.bfcl.web_search import LocalWebSearchAPI, canonical_url, load_corpus  # noqa: E402
 
@@ -213,9 +214,14 @@ def test_prompting_style_uses_bfcl_evals_default_system_prompt_and_call_lists() 
     assert upstream_prompts.OUTPUT_FORMAT_MAPPING["python"] in system and '"name": "cd"' in system
     obs, _, _, _, info = env.step("[cd(folder='document')]")
     assert info["action_valid"] and "document" in obs and info["messages"][-2]["tool_calls"][0]["function"]["name"] == "cd"
-    assert parse_call_list("[a.b(x=1), c(y=[1, 2])]") == [("a.b", {"x": 1}), ("c", {"y": [1, 2]})]
-    for text in ["[f(1)]", "[__import__('os').system('ls')]", "[f(x=open('a'))]", "I moved it.", "[f(**{'a': 1})]"]:
-        assert parse_call_list(text) is None, text
+    assert decode_call_list("[a.b(x=1), c(y=[1, 2])]") == [ToolCall("a.b", {"x": 1}, id="call_0"),
+                                                          ToolCall("c", {"y": [1, 2]}, id="call_1")]
+    assert decode_call_list("I moved it.") is None
+    # bfcl-eval reads a call without keywords as its source text: nothing is run
+    assert decode_call_list("[f(x=open('a'))]") == [ToolCall("f", {"x": "open('a')"}, id="call_0")]
+    for text in ["[f(1)]", "[__import__('os').system('ls')]", "[f(**{'a': 1})]"]:
+        [refused] = decode_call_list(text)
+        assert isinstance(refused, ToolCallError) and refused.message, text
     with pytest.raises(ValueError, match="prompting"):
         BFCLEnv(category="base", system_prompt="chatty")
 

@@ -57,10 +57,13 @@ def _java() -> bool:
 def skip_unless_usable(env_id: str) -> None:
     """Skip the calling test when ``env_id`` cannot run here (missing package, data or Java)."""
     item = next(e for e in ENV_ENTRIES if e.id == env_id)
-    fixture_data = env_class(env_id).fixture_replaces_data
+    cls = env_class(env_id)
+    fixture_data = getattr(cls, "fixture_replaces_data", False)
     missing = [m for m in missing_requirements(item) if not (fixture_data and m.startswith("data"))]
     if missing:
         pytest.skip(f"{env_id} is not usable here: {missing}")
+    if getattr(cls, "needs_server", False):
+        pytest.skip(f"{env_id} plays on a running server; tests/serving covers it against `agentgym serve`")
     if env_id == "ScienceWorld-v0" and not _java():
         pytest.skip("needs a Java runtime")
 

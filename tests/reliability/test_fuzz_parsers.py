@@ -179,3 +179,78 @@ def test_judge_reply_parsers_never_raise(reply: str) -> None:
     assert states is None or all(isinstance(s, dict) for s in states)
     verdicts = parse_verdicts(reply, 2)
     assert verdicts is None or (len(verdicts) == 2 and all(isinstance(v, bool) for v in verdicts))
+
+
+# ---------------------------------------------------------------------------- BFCL prompting call lists
+ATOMS = st.sampled_from(["1", "-2.5", "'s'", '"t u"', "True", "None", "...", "x", "b'x'", "1j", "-1j", "1e999",
+                         "'\\ud800'", "{1, 2}", "{(1, 2): 3}", "{1: 2}", "f'{x}'", "lambda: 1", "[i for i in x]",
+                         "1 < 2", "not x", "*x", "2**999999", "'a' * 10**9", "[1] * 10**9", "10**4300", "1/0",
+                         "g(1)", "g(h=1)", "a[0]", "open('f')", "__import__('os')", "9" * 5000])
+EXPRESSIONS = st.recursive(ATOMS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
+    st.lists(inner, max_size=3).map(lambda xs: "(" + ", ".join(xs) + ",)"),
+    st.lists(st.tuples(inner, inner), max_size=2).map(lambda kv: "{" + ", ".join(f"{k}: {v}" for k, v in kv) + "}"),
+    st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "//", "%", "**"]), inner).map(" ".join),
+    inner.map(lambda x: f"g(h={x})"), inner.map(lambda x: f"-({x})"),
+), max_leaves=8)
+CALL_LISTS = st.lists(st.tuples(st.sampled_from(["f", "cd", "a.b", "x.y.z", "(f)", "f()"]),
+                                st.lists(st.tuples(st.sampled_from(["a", "b", "folder", ""]), EXPRESSIONS), max_size=3)),
+                      max_size=3).map(lambda calls: "[" + ", ".join(
+                          f"{name}(" + ", ".join(f"{k}={v}" if k else v for k, v in args) + ")" for name, args in calls) + "]")
+JSON_ARGUMENT = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=10)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.one_of(CALL_LISTS, RAW, CALL_LISTS.map(lambda t: t[1:-1]), CALL_LISTS.map(lambda t: f"```python\n{t}\n```")))
+def test_bfcl_prompting_decoder_never_raises_and_calls_are_json(text: str) -> None:
+    """Whatever a prompting model writes, the decoder answers: a reply in words (None), or calls whose
+    arguments are JSON, or errors that say why; never an exception, never a value JSON cannot carry."""
+    from agentgym_suite.core.tool_calls import ToolCall, ToolCallError
+    from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
+
+    decoded = decode_call_list(text)
+    assert decoded is None or isinstance(decoded, list)
+    for item in decoded or []:
+        if isinstance(item, ToolCallError):
+            assert item.message and item.code
+            continue
+        assert isinstance(item, ToolCall) and item.name
+        encoded = json.dumps(item.arguments, ensure_ascii=False)
+        assert json.loads(encoded) == json.loads(json.dumps(json.loads(encoded)))
+        assert json.dumps(item.to_openai())  # what the env writes into info["messages"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_ARGUMENT)
+def test_bfcl_prompting_decoder_reads_python_literals_back(value: object) -> None:
+    """A JSON value written as a Python literal (``repr``) comes back as the same argument."""
+    from agentgym_suite.core.tool_calls import ToolCall
+    from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
+
+    assert decode_call_list(f"[f(a={value!r})]") == [ToolCall("f", {"a": value}, id="call_0")]
+
+
+@pytest.fixture(scope="module")
+def bfcl_prompting() -> object:
+    pytest.importorskip("bfcl_eval")
+    from agentgym_suite.envs.bfcl import BFCLEnv
+
+    return BFCLEnv(category="base", system_prompt="prompting")
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=CALL_LISTS.map(lambda t: t.replace("(f)", "cd").replace("a.b", "ls")))
+def test_bfcl_prompting_env_steps_never_raise(bfcl_prompting: object, text: str) -> None:
+    """The same call lists sent to BFCL-v0 in prompting style: an answer every time, and a call the
+    decoder refused is an invalid action."""
+    from agentgym_suite.core.tool_calls import ToolCallError
+    from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
+
+    env = bfcl_prompting  # type: ignore[assignment]
+    env.reset(options={"task_id": "multi_turn_base_0"})  # type: ignore[attr-defined]
+    observation, _, _, _, info = env.step(text)  # type: ignore[attr-defined]
+    assert isinstance(observation, str) and json.dumps(info["messages"])
+    if any(isinstance(c, ToolCallError) for c in decode_call_list(text) or []):
+        assert info["action_valid"] is False

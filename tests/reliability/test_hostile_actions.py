@@ -118,3 +118,21 @@ def test_text_without_a_visible_character_is_not_a_reply(env_id: str, make: Call
         assert observation.startswith("Invalid action") and info["invalid_reason"]
         assert env.unwrapped.messages == before, "a refused message must leave the conversation as it was"
     assert finish_with_oracle(env)["won"]
+
+
+# ---------------------------------------------------------------------------- BFCL prompting literals
+NOT_JSON_LITERALS = {"a set": "{1, 2}", "bytes": "b'x'", "a complex number": "1j", "a tuple dict key": "{(1, 2): 3}"}
+
+
+@pytest.mark.parametrize("literal", list(NOT_JSON_LITERALS.values()), ids=list(NOT_JSON_LITERALS))
+def test_bfcl_prompting_literals_json_cannot_carry_are_invalid_actions(literal: str) -> None:
+    """``[cd(folder={1,2})]`` in BFCL's prompting style raised TypeError from env.step (the decoded
+    call was dumped as JSON). Now the call is refused with a reason and the episode goes on."""
+    skip_unless_usable("BFCL-v0")
+    env = gym.make("BFCL-v0", category="base", system_prompt="prompting", max_episode_steps=STEP_LIMIT)
+    env.reset(seed=0, options={"task_id": "multi_turn_base_0"})
+    observation, info = _step_invalid(env, f"[cd(folder={literal}), ls()]")
+    assert "error_tool_call" in observation and "cd:" in observation, observation
+    assert info["messages"][-1]["role"] == "tool" and json.dumps(info["messages"])
+    assert finish_with_oracle(env)["won"]
+    env.close()

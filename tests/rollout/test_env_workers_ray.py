@@ -1,43 +1,72 @@
 """Envs as Ray actors on a local ``ray.init(num_cpus=2)``: the same trajectories as inline, for the
-rollout engine and the trainer, and an actor killed mid-rollout."""
+rollout engine and the trainer, and an actor killed mid-rollout.
+
+These run in the default suite (``make test`` installs the ``ray`` extra): Ray's own start takes
+the fixture some seconds, each test's actors a few more. The workers find the test fakes through
+``PYTHONPATH`` set before ``ray.init`` (inherited by the local Ray's prestarted workers; a
+``runtime_env`` would make Ray start fresh workers for every actor, tens of seconds on 2 cores).
+"""
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ray = pytest.importorskip("ray")
 
-from agentgym_suite.llm import SamplingParams, load_backend  # noqa: E402
 from agentgym_suite.rollout import RolloutEngine  # noqa: E402
 from agentgym_suite.rollout.workers.ray_actors import RayWorkers  # noqa: E402
 
 from .test_env_workers import FAULT_ID, GoAgent, _records, _specs  # noqa: E402
 
-pytestmark = pytest.mark.slow
 TESTS = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
     """A local two-CPU Ray instance whose workers import the test fakes too."""
-    path = os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", ""), str(TESTS.parent)])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    patch = pytest.MonkeyPatch()
+    patch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(TESTS), str(TESTS.parent),
+                                                           os.environ.get("PYTHONPATH", "")] if p))
+    patch.setenv("RAY_AUTH_MODE", "disabled")  # a local test instance: no token to set up
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
+    patch.undo()
+
+
+class EchoAgent:
+    """A batched agent whose every action depends on the episode's seed and everything its env said
+    so far: any difference in what the envs return changes the rest of the trajectory."""
+
+    name = "echo"
+
+    def reset_batch(self, envs: Sequence[Any], *, seeds: Sequence[int | None]) -> None:
+        self.keys = [str(seed) for seed in seeds]
+
+    def act_batch(self, observations: Sequence[Any], infos: Sequence[dict]) -> list[str]:
+        actions = []
+        for i, (observation, info) in enumerate(zip(observations, infos)):
+            self.keys[i] = hashlib.sha256(f"{self.keys[i]}|{observation}|{info.get('admissible_actions')}".encode()).hexdigest()
+            choices = [a for a in info.get("admissible_actions") or ["go"] if a != "sleep"]  # sleep: a hung step
+            actions.append(choices[int(self.keys[i], 16) % len(choices)])
+        return actions
+
+    def keep_slots(self, keep: Sequence[int]) -> None:
+        self.keys = [self.keys[i] for i in keep]
 
 
 def test_ray_actors_play_the_same_trajectories_as_inline() -> None:
-    tiny = load_backend("tiny", device="cpu")
     runs = {}
     for workers in (1, "ray"):
-        engine = RolloutEngine(tiny, mode="chat", sampling=SamplingParams(temperature=1.0, max_new_tokens=6, seed=5),
-                               max_turns=4, env_workers=workers, record_oracle=True)
+        engine = RolloutEngine(EchoAgent(), max_turns=5, info_keys=None, env_workers=workers, record_oracle=True)
         try:
             runs[workers] = engine.run_groups(FAULT_ID, ["t1-0", "t2-1", "t3-2"], group_size=2, seed=3)
             if workers == "ray":
@@ -45,6 +74,7 @@ def test_ray_actors_play_the_same_trajectories_as_inline() -> None:
         finally:
             engine.close()
     assert _records(runs["ray"]) == _records(runs[1])
+    assert any(t.won for t in runs[1]) and any(turn.oracle for t in runs[1] for turn in t.turns)
 
 
 def test_a_killed_actor_ends_only_its_own_episodes(tmp_path: Path) -> None:
@@ -70,7 +100,11 @@ def test_a_killed_actor_ends_only_its_own_episodes(tmp_path: Path) -> None:
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "env actors outlived close()"
 
 
+@pytest.mark.slow
 def test_the_trainer_gets_the_same_trajectories_from_ray_actors(tmp_path: Path) -> None:
+    """Slow (it trains the tiny model twice, a minute on 2 cores): the trainer's rollouts go through
+    the same pool and executor as the engine's (tested above), and the default suite trains through
+    worker processes (``trainers/test_env_workers.py``)."""
     from agentgym_suite.trainers import AgentGRPOTrainer
     from trainers.conftest import tiny_config
     from trainers.fake_env import make_letter_env

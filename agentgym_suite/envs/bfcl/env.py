@@ -19,7 +19,8 @@ contain an expected answer.
 
 Prompts are bfcl-eval's (see :mod:`.prompts`): with ``system_prompt="fc"`` (default) no system
 text beyond the entry's own, as its function-calling handlers; with ``"prompting"`` its default
-system prompt, and call lists ``[f(a=1)]`` are read as calls.
+system prompt, and call lists ``[f(a=1)]`` are read as calls the way bfcl-eval's prompting handlers
+decode them (:mod:`.prompting_decoder`; a call it cannot read is shown to the agent as an error).
 
 Departure from the leaderboard (``leaderboard_departures``, written into ``summary.json``): web
 search on the offline local corpus (the default) instead of bfcl-eval's live SerpAPI search;
@@ -29,6 +30,7 @@ checkers is tested in ``tests/conformance/test_bfcl.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import shutil
@@ -37,13 +39,14 @@ from typing import Any, ClassVar, Sequence
 
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome
-from agentgym_suite.core.tool_calls import ToolCall
+from agentgym_suite.core.tool_calls import ParsedMessage, ToolCall, ToolCallError, parse_tool_calls
 from agentgym_suite.core.tool_env import MAX_TOOL_RESULT_CHARS, Conversation, ToolEnv, ToolRecord
 from agentgym_suite.envs.bfcl import data, format_sensitivity, prompts, upstream, web_search
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
-from agentgym_suite.envs.bfcl.call_strings import parse_call_list, parse_call_string
+from agentgym_suite.envs.bfcl.call_strings import parse_call_string
+from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
 from agentgym_suite.envs.bfcl.schema import to_openai_tool
 
 logger = logging.getLogger(__name__)
@@ -224,6 +227,14 @@ class BFCLEnv(ToolEnv):
             self._memory_dir = None
         super().close()
 
+    def _copied(self, memo: dict[int, Any]) -> None:
+        """A copy gets its own copy of the env's temporary memory folder (the original's ``close`` removes it)."""
+        super()._copied(memo)
+        if self._own_memory_dir and self._memory_dir is not None:
+            own = default_memory_dir()
+            shutil.copytree(self._memory_dir, own, dirs_exist_ok=True)
+            self._memory_dir = own
+
     # ------------------------------------------------------------------ conversation
     def _start_conversation(self, task_id: str) -> Conversation:
         self._entry = data.load_questions(self.category)[task_id]
@@ -323,11 +334,22 @@ class BFCLEnv(ToolEnv):
                 command = "\n".join(_tool_call_block(upstream.model_function_name(n), a) for n, a in decoded)
             elif "<tool_call>" in command:  # not the format the prompt asked for: read as a plain reply
                 command = command.replace("<tool_call>", "<tool-call>")
-        elif self.system_prompt == "prompting" and "<tool_call>" not in command:
-            calls = parse_call_list(command)
-            if calls:
-                command = "\n".join(_tool_call_block(upstream.model_function_name(name), args) for name, args in calls)
         return super()._execute(command, parsed)
+
+    def _parse_message(self, command: str) -> ParsedMessage:
+        """In ``prompting`` style, a call list ``[f(a=1)]`` is read as bfcl-eval's prompting handlers
+        read it (:mod:`.prompting_decoder`); ``<tool_call>`` blocks and other text as usual."""
+        if self.system_prompt == "prompting" and "<tool_call>" not in command:
+            decoded = decode_call_list(command)
+            if decoded:
+                message = ParsedMessage("")
+                for item in decoded:
+                    if isinstance(item, ToolCallError):
+                        message.errors.append(item)
+                    else:  # the tools are listed under the names bfcl-eval's handlers send (dots replaced)
+                        message.calls.append(dataclasses.replace(item, name=upstream.model_function_name(item.name)))
+                return message
+        return parse_tool_calls(command)
 
     def _after_calls(self, calls: list[ToolCall]) -> bool:
         if self._agentic is not None:

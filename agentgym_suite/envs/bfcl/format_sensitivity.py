@@ -11,9 +11,10 @@ configuration, their largest difference (``accuracy_max_delta``) and standard de
 
 The ids, configurations, system prompts and the JSON/XML decoders are bfcl-eval's own (its
 prompting utilities need ``tree_sitter`` and ``tenacity``, see :data:`INSTALL`). The python
-return format is read with the suite's literal-only parser
-(:func:`~agentgym_suite.envs.bfcl.call_strings.parse_call_list`) instead of bfcl-eval's, which
-evaluates arithmetic in arguments (``x=3*4``); a reply using such an expression fails here.
+return format is read with the suite's prompting decoder
+(:func:`~agentgym_suite.envs.bfcl.prompting_decoder.decode_call_list`), which reads what bfcl-eval's
+decoder reads (literal arithmetic included) without evaluating the text; a reply holding a call it
+refuses (a set, bytes, a complex number) fails to decode.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from functools import cache
 from typing import Any, Iterable, Mapping
 
 from agentgym_suite.core.errors import BackendNotInstalledError
+from agentgym_suite.core.tool_calls import ToolCall
 
 CATEGORY = "format_sensitivity"
 INSTALL = 'pip install "tree_sitter==0.21.3" "tree-sitter-java==0.21.0" "tree-sitter-javascript==0.21.4" "tenacity>=8.5"'
@@ -66,7 +68,7 @@ def system_prompt(entry_id: str, function_docs: list[dict[str, Any]]) -> str:
 
 def decode(entry_id: str, text: str) -> list[tuple[str, dict[str, Any]]] | None:
     """The calls of a reply in the entry's return format; None when it does not decode."""
-    from agentgym_suite.envs.bfcl.call_strings import parse_call_list
+    from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
 
     utils = _prompting_utils()
     return_format, has_tag, _, _, _ = utils.parse_prompt_variation_params(config_of(entry_id))
@@ -78,7 +80,10 @@ def decode(entry_id: str, text: str) -> list[tuple[str, dict[str, Any]]] | None:
         body = match.group(1)
     if return_format == "python":
         body = body.strip("`\n ")
-        return parse_call_list(body if body.startswith("[") else f"[{body}]")
+        calls = decode_call_list(body if body.startswith("[") else f"[{body}]")
+        if calls is None or not all(isinstance(c, ToolCall) for c in calls):  # a refused call fails the decode
+            return None
+        return [(c.name, dict(c.arguments)) for c in calls]
     from bfcl_eval.constants.enums import ReturnFormat
 
     try:

@@ -275,6 +275,7 @@ class RehearsalEnv(ToolEnv):
     def close(self) -> None:
         for base in self.bases.values():
             base.close()
+        super().close()
 
     # ------------------------------------------------------------------ episode
     def _load_task(self, task_id: str) -> TaskStart:

@@ -14,7 +14,8 @@ same episodes; the JVM runs with deterministic identity hashes so that a reload 
 room's objects in the same order (see ``backend.DETERMINISTIC_JVM_OPTIONS``).
 
 One JVM per env, started on the first ``reset()`` (constructing the env is cheap) and shut
-down by ``close()``. Every simulator call runs under a timeout; a call that times out or
+down by ``close()``, after which the env refuses ``step``/``reset`` (``ClosedEnvError``) rather
+than start another. Every simulator call runs under a timeout; a call that times out or
 finds the JVM dead kills the JVM, ends the episode as truncated with ``info["error"]``, and
 the next ``reset()`` starts a fresh JVM.
 """
@@ -24,7 +25,7 @@ from __future__ import annotations
 import json
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from gymnasium.error import ResetNeeded
 
@@ -97,6 +98,8 @@ class ScienceWorldEnv(TextEnv):
     the constructor's ``train`` default serves training."""
     score_scale = 100.0
     """ScienceWorld's papers report the average score on 0-100."""
+
+    copyable: ClassVar[bool] = False  # the simulator is a JVM process behind a gateway
 
     def __init__(
         self,
@@ -237,7 +240,7 @@ class ScienceWorldEnv(TextEnv):
         )
 
     def close(self) -> None:
-        """Shut the JVM down (a later ``reset()`` would start a new one)."""
+        """Shut the JVM down; the env refuses ``step``/``reset`` afterwards (no JVM is started again)."""
         self._process.close()
         super().close()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome, TextEnv
@@ -25,6 +25,8 @@ class TextWorldBackedEnv(TextEnv):
     keep the walkthrough of the task in ``self._walkthrough``. Per-step reward is the score
     delta times ``reward_scale``; the normalised score is score / max score.
     """
+
+    copyable: ClassVar[bool] = False  # the game engine (Jericho, the PDDL planner) lives in C memory
 
     def __init__(self, *, reward_scale: float = 1.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)

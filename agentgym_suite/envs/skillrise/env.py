@@ -32,6 +32,7 @@ from typing import Any, Callable
 import gymnasium as gym
 
 from agentgym_suite.core.actions import unusable_action
+from agentgym_suite.core.lifecycle import check_reset_options, deepcopy_env, refuse_if_closed
 from agentgym_suite.core.spaces import action_space, observation_space
 
 SKILL_BLOCK = re.compile(r"<skill>(.*?)</skill>", re.DOTALL)
@@ -69,6 +70,9 @@ class SkillRiseTrial(gym.Env[str, str]):
             from the task's start (computed once per task and kept).
     """
 
+    reset_options = frozenset({"task_id"})
+    """The keys ``reset(options=...)`` accepts: ``task_id`` picks the trial's first task."""
+
     def __init__(self, env: gym.Env, *, family_of: Callable[[str], str] | None = None, k: int = 3,
                  turns_per_task: int = 10, max_chars: int = 4000, mode: str = "sequence", order: str = "easy_first",
                  difficulty: Callable[[str], float] | None = None):
@@ -96,6 +100,7 @@ class SkillRiseTrial(gym.Env[str, str]):
         self.role = "solve"
         self.rewards: dict[int, float] = {}
         self._seed: int | None = None
+        self._closed = False
         self._history: list[tuple[str, str]] = []
         self._obs = ""
         self._info: dict[str, Any] = {}
@@ -142,9 +147,11 @@ class SkillRiseTrial(gym.Env[str, str]):
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        refuse_if_closed(self, "reset")
+        options = check_reset_options(self, options, self.reset_options)
         super().reset(seed=seed)
         self._seed = seed
-        first = (options or {}).get("task_id")
+        first = options.get("task_id")
         ids = self.task_ids()
         if first is None:
             first = ids[int(self.np_random.integers(len(ids)))]
@@ -163,6 +170,7 @@ class SkillRiseTrial(gym.Env[str, str]):
         return self._start_task()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        refuse_if_closed(self, "step")
         if self.role == "curate":
             return self._curate(action)
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -187,7 +195,13 @@ class SkillRiseTrial(gym.Env[str, str]):
         return prompt, float(reward), False, False, out
 
     def close(self) -> None:
+        """Close the base env; later ``step``/``reset`` calls raise ``ClosedEnvError``."""
+        self._closed = True
         self.env.close()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SkillRiseTrial:
+        """A copy with its own base env (``EnvNotCopyableError`` when the base env cannot be copied)."""
+        return deepcopy_env(self, memo)
 
     # ------------------------------------------------------------------ internals
     def _start_task(self) -> tuple[str, dict[str, Any]]:
