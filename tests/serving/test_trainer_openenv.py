@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentgym_suite.trainers import AgentGRPOTrainer
 from agentgym_suite.trainers.trajectory_log import read_step
 from tests.serving.conftest import ServerProcess
@@ -13,6 +15,7 @@ from trainers.conftest import tiny_config
 TIMING = ("wall_s", "policy_s")
 
 
+@pytest.mark.slow  # two tiny training steps; the engine-level pool tests cover openenv:// in the default run
 def test_trainer_steps_on_served_envs_as_inline(tools_server: ServerProcess, tmp_path: Path) -> None:
     served = f"openenv://127.0.0.1:{tools_server.port}"
     assert tiny_config(str(tmp_path / "c"), env_workers=served).env_workers == served
