@@ -32,6 +32,7 @@ SCRIPTS: dict[str, list[str]] = {
     "trainer_speed": ["trainer_speed.py", "--steps", "2"],
     "rehearsal_speed": ["rehearsal_speed.py", "--episodes", "2"],
     "env_workers": ["env_workers.py", "--rounds", "3", "--train"],
+    "serve_latency": ["serve_latency.py", "--steps", "300"],
 }
 """Benchmark name -> script and arguments (sized to finish in minutes on 2 cores)."""
 
