@@ -154,6 +154,9 @@ class ServedEnv(Environment[SuiteAction, SuiteObservation, SuiteState]):
         except Exception as exc:
             raise self._failed(exc, "step") from None
         self._state.step_count += 1
+        if needs_replacement(self._env):  # the step timed out: free the env now (its cleanup is bounded)
+            logger.warning("%s session: %s; the env is closed", self.spec.env_id, info.get("error", "step timed out"))
+            self._drop_env()
         return observation_from_step(text, reward, terminated, truncated, info)
 
     @property
