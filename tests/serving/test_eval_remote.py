@@ -18,7 +18,7 @@ import pytest
 
 import agentgym_suite  # noqa: F401
 from agentgym_suite.cli import main
-from tests.serving.conftest import ServerProcess, free_port
+from serving.conftest import ServerProcess, free_port
 
 
 def _episodes(out: Path) -> list[dict]:

@@ -9,7 +9,7 @@ import pytest
 
 import agentgym_suite  # noqa: F401
 from agentgym_suite.serving.fields import to_jsonable
-from tests.serving.conftest import TEXTWORLD_KWARGS, ServerProcess
+from serving.conftest import TEXTWORLD_KWARGS, ServerProcess
 
 MAX_STEPS = 40
 

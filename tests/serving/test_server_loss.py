@@ -15,7 +15,7 @@ from agentgym_suite.core.process_groups import EnvWorkerDied
 from agentgym_suite.rollout import EnvPool
 from agentgym_suite.rollout.workers import parse_env_workers
 from agentgym_suite.serving.wire import ServerGone
-from tests.serving.conftest import ServerProcess, free_port
+from serving.conftest import ServerProcess, free_port
 
 
 def test_killed_server_gives_a_clear_error_within_seconds(serve_cache: Path) -> None:

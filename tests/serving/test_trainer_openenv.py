@@ -9,7 +9,7 @@ import pytest
 
 from agentgym_suite.trainers import AgentGRPOTrainer
 from agentgym_suite.trainers.trajectory_log import read_step
-from tests.serving.conftest import ServerProcess
+from serving.conftest import ServerProcess
 from trainers.conftest import tiny_config
 
 TIMING = ("wall_s", "policy_s")

@@ -7,7 +7,7 @@ import importlib.util
 import math
 from pathlib import Path
 
-from tests.serving.conftest import ServerProcess
+from serving.conftest import ServerProcess
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "trl_openenv_textworld.py"
 
