@@ -34,6 +34,7 @@ SCRIPTS: dict[str, list[str]] = {
     "rehearsal_speed": ["rehearsal_speed.py", "--episodes", "2"],
     "env_workers": ["env_workers.py", "--rounds", "3", "--train"],
     "eval_workers": ["eval_workers.py", "--rounds", "2"],
+    "serve_latency": ["serve_latency.py", "--steps", "300"],
 }
 """Benchmark name -> script and arguments (sized to finish in minutes on 2 cores)."""
 

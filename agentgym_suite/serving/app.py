@@ -4,7 +4,7 @@
 :class:`~agentgym_suite.serving.environment.ServedEnv` sessions and the suite's wire models.
 The app runs in OpenEnv's *production* mode: it has the ``/ws`` sessions (``reset``, ``step``,
 ``state``, ``close`` messages), ``/health``, ``/schema``, ``/metadata`` and the task routes
-(``/<env id>/tasks``…), and not the stateless HTTP ``/reset``/``/step``, which would make an
+(``/<env id>/tasks``…), plus :data:`DESCRIBE_PATH`, and not the stateless HTTP ``/reset``/``/step``, which would make an
 env per request outside the session limit. :func:`serve` runs it with uvicorn, with a bound on
 the frame size and a keep-alive ping that notices clients that vanished.
 """
@@ -21,6 +21,10 @@ import gymnasium as gym
 from agentgym_suite.serving.environment import ServedEnv, ServeSpec
 
 logger = logging.getLogger(__name__)
+
+DESCRIBE_PATH = "/agentgym/describe"
+"""The one route beyond OpenEnv's: the env's prompt description and action format, so
+``Remote-v0`` prompts a model exactly as the local env would."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,7 @@ def build_app(spec: ServeSpec, limits: ServerLimits | None = None) -> Any:
     from agentgym_suite.serving.models import SuiteAction, SuiteObservation, SuiteState
 
     limits = limits or ServerLimits()
-    return create_app(
+    app = create_app(
         functools.partial(ServedEnv, spec),
         SuiteAction,
         SuiteObservation,
@@ -84,6 +88,12 @@ def build_app(spec: ServeSpec, limits: ServerLimits | None = None) -> Any:
         state_cls=SuiteState,
         mode="production",
     )
+
+    @app.get(DESCRIBE_PATH, tags=["Environment Info"], summary="What prompts say about the env (agentgym-suite)")
+    def describe() -> dict[str, str]:
+        return spec.describe()
+
+    return app
 
 
 def serve(spec: ServeSpec, host: str = "127.0.0.1", port: int = 8000, limits: ServerLimits | None = None,

@@ -56,6 +56,7 @@ class ServeSpec:
     show_errors: bool = False
     _task_ids: list[str] | None = field(default=None, repr=False)
     _split: str = field(default="default", repr=False)
+    _described: dict[str, str] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def make(self) -> gym.Env:
@@ -72,6 +73,12 @@ class ServeSpec:
         self._probe()
         return self._split
 
+    def describe(self) -> dict[str, str]:
+        """What prompts say about the env (its description, action format and instructions), as
+        the rollout engine reads them from a local env, so remote prompts are the same."""
+        self._probe()
+        return dict(self._described)
+
     def _probe(self) -> None:
         with self._lock:
             if self._task_ids is None:
@@ -79,6 +86,15 @@ class ServeSpec:
                 try:
                     self._task_ids = [str(t) for t in probe.unwrapped.task_ids()]  # type: ignore[attr-defined]
                     self._split = str(getattr(probe.unwrapped, "split", None) or "default")
+                    unwrapped = probe.unwrapped
+                    fmt = getattr(unwrapped, "action_format", None)
+                    self._described = {
+                        "env_id": self.env_id,
+                        "description": str(getattr(unwrapped, "prompt_description", "")
+                                           or f"the {type(unwrapped).__name__} environment"),
+                        "action_format": str(getattr(fmt, "name", "") or ""),
+                        "action_instructions": str(getattr(fmt, "instructions", "") or ""),
+                    }
                 finally:
                     _close_quietly(probe)
 
@@ -138,6 +154,9 @@ class ServedEnv(Environment[SuiteAction, SuiteObservation, SuiteState]):
         except Exception as exc:
             raise self._failed(exc, "step") from None
         self._state.step_count += 1
+        if needs_replacement(self._env):  # the step timed out: free the env now (its cleanup is bounded)
+            logger.warning("%s session: %s; the env is closed", self.spec.env_id, info.get("error", "step timed out"))
+            self._drop_env()
         return observation_from_step(text, reward, terminated, truncated, info)
 
     @property

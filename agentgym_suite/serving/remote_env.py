@@ -101,6 +101,14 @@ class SchemaMapping:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class RemoteActionFormat:
+    """The served env's action format as prompts read it (its name and answer instructions)."""
+
+    name: str
+    instructions: str
+
+
 class RemoteTextEnv(gym.Env[str, str]):
     """A suite env played on an OpenEnv server (see the module docstring).
 
@@ -124,6 +132,10 @@ class RemoteTextEnv(gym.Env[str, str]):
         self.ours = _SUITE_FIELDS <= set(observation.get("properties") or {})
         self.mapping = None if self.ours else SchemaMapping.from_schema((schema or {}).get("action") or {})
         self.remote_name = str((http_json(self._session.http_base, "/metadata") or {}).get("name") or "")
+        described = self._described() if self.ours else {}
+        self.prompt_description = described.get("description") or f"the {self.remote_name or 'remote'} environment"
+        self.action_format = RemoteActionFormat(described.get("action_format") or "plain",
+                                                described.get("action_instructions") or "")
         self.num_tasks = int(num_tasks)
         self._task_ids: list[str] | None = None
         self._task_text = ""
@@ -138,8 +150,10 @@ class RemoteTextEnv(gym.Env[str, str]):
         return list(self._task_ids)
 
     def format_action(self, command: str) -> str:
-        """A command as the action to send: unchanged (the server's env reads its own format)."""
-        return str(command)
+        """A bare command wrapped in the served env's action format, as the local env wraps it."""
+        from agentgym_suite.core.text_env import TextEnv
+
+        return TextEnv.format_action(self, str(command))  # type: ignore[arg-type]  (reads only action_format)
 
     def oracle(self) -> list[str]:
         """A remote env shares no oracle."""
@@ -210,6 +224,13 @@ class RemoteTextEnv(gym.Env[str, str]):
         return base_info(task_id=self._task_id, task=self._task_text, won=won,
                          score=min(1.0, max(0.0, reward)) if done else 0.0, action_valid=valid, turn=self._turn,
                          tools=self.mapping.tools() if self.mapping else None)
+
+    def _described(self) -> dict[str, str]:
+        try:
+            answer = http_json(self._session.http_base, "/agentgym/describe")
+        except RemoteSessionError:  # an older or foreign server: the defaults serve
+            return {}
+        return {str(k): str(v) for k, v in answer.items()} if isinstance(answer, dict) else {}
 
     def _served_task_ids(self) -> list[str]:
         if not self.remote_name:

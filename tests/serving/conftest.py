@@ -79,11 +79,16 @@ class ServerProcess:
 
 
 @pytest.fixture(scope="package")
-def serve_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def serve_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One cache folder for the package's servers and local envs (TextWorld games are generated once)."""
     path = tmp_path_factory.mktemp("serve-cache")
+    before = os.environ.get("AGENTGYM_CACHE")
     os.environ["AGENTGYM_CACHE"] = str(path)
-    return path
+    yield path
+    if before is None:
+        os.environ.pop("AGENTGYM_CACHE", None)
+    else:
+        os.environ["AGENTGYM_CACHE"] = before
 
 
 @pytest.fixture(scope="package")

@@ -18,7 +18,7 @@ import pytest
 
 import agentgym_suite  # noqa: F401
 from agentgym_suite.cli import main
-from tests.serving.conftest import ServerProcess, free_port
+from serving.conftest import ServerProcess, free_port
 
 
 def _episodes(out: Path) -> list[dict]:
@@ -45,6 +45,8 @@ def echo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("openenv-echo")
     openenv_cli = Path(sys.executable).parent / "openenv"
     subprocess.run([str(openenv_cli), "init", "echo_env", "-o", str(root)], check=True, capture_output=True, timeout=120)
+    app = root / "echo_env" / "server" / "app.py"  # the template serves one session; its comment says to raise it
+    app.write_text(app.read_text().replace("max_concurrent_envs=1,", "max_concurrent_envs=8,"))
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "uvicorn", "server.app:app", "--host", "127.0.0.1", "--port",
                                 str(port)], cwd=root / "echo_env", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -85,3 +87,18 @@ def test_eval_runs_a_foreign_openenv_env(echo_server: str, tmp_path: Path) -> No
     episodes = _episodes(tmp_path / "echo")
     assert len(episodes) == 2 and all(len(r["turns"]) == 2 for r in episodes)
     assert all("echoed_message" in t["observation"] for r in episodes for t in r["turns"])
+
+
+@pytest.mark.slow  # one tiny training step
+def test_trainer_trains_on_a_foreign_openenv_env(echo_server: str, tmp_path: Path) -> None:
+    from agentgym_suite.trainers import AgentGRPOTrainer
+    from agentgym_suite.trainers.trajectory_log import read_step
+    from trainers.conftest import tiny_config
+
+    trainer = AgentGRPOTrainer(args=tiny_config(str(tmp_path), env_id="Remote-v0",
+                                                env_kwargs={"url": echo_server, "num_tasks": 4}, max_steps=1))
+    trainer.train()
+    rows = read_step(tmp_path / "trajectories" / "step_000001.jsonl")
+    assert trainer.state.global_step == 1 and rows
+    assert not [row["error"] for row in rows if row.get("error")]
+    assert all("echoed_message" in turn["observation"] for row in rows for turn in row["turns"])

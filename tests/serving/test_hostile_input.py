@@ -17,7 +17,7 @@ import pytest
 import agentgym_suite  # noqa: F401
 from agentgym_suite.serving.environment import public_message
 from agentgym_suite.serving.wire import RemoteSessionError, ServerBusy, ServerGone, WireSession
-from tests.serving.conftest import ServerProcess
+from serving.conftest import ServerProcess
 
 MAX_BYTES = 65536
 IDLE_S = 3

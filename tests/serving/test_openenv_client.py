@@ -9,7 +9,7 @@ import urllib.request
 import gymnasium as gym
 
 import agentgym_suite  # noqa: F401
-from tests.serving.conftest import TEXTWORLD_KWARGS, ServerProcess
+from serving.conftest import TEXTWORLD_KWARGS, ServerProcess
 
 
 def get(server: ServerProcess, path: str) -> dict:

@@ -9,7 +9,7 @@ import pytest
 
 import agentgym_suite  # noqa: F401
 from agentgym_suite.serving.fields import to_jsonable
-from tests.serving.conftest import TEXTWORLD_KWARGS, ServerProcess
+from serving.conftest import TEXTWORLD_KWARGS, ServerProcess
 
 MAX_STEPS = 40
 
@@ -57,6 +57,11 @@ def test_task_id_selects_the_same_task(textworld_server: ServerProcess) -> None:
     remote = gym.make("Remote-v0", url=textworld_server.url)
     try:
         assert remote.unwrapped.task_ids() == ["game-0", "game-1"]
+        local = gym.make("TextWorld-v0", **TEXTWORLD_KWARGS).unwrapped
+        assert remote.unwrapped.prompt_description == local.prompt_description  # prompts read it
+        assert remote.unwrapped.action_format.instructions == local.action_format.instructions
+        assert remote.unwrapped.format_action("go east") == local.format_action("go east")
+        local.close()
         _, info = remote.reset(seed=1, options={"task_id": "game-1"})
         assert info["task_id"] == "game-1"
     finally:

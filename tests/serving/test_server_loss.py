@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import pytest
@@ -14,7 +15,7 @@ from agentgym_suite.core.process_groups import EnvWorkerDied
 from agentgym_suite.rollout import EnvPool
 from agentgym_suite.rollout.workers import parse_env_workers
 from agentgym_suite.serving.wire import ServerGone
-from tests.serving.conftest import ServerProcess, free_port
+from serving.conftest import ServerProcess, free_port
 
 
 def test_killed_server_gives_a_clear_error_within_seconds(serve_cache: Path) -> None:
@@ -75,3 +76,49 @@ def test_pool_refuses_a_server_of_another_env(tools_server: ServerProcess) -> No
             pool.get("TextWorld-v0", 1)
     finally:
         pool.close()
+
+
+class KillingAgent:
+    """Sends a tool call that changes nothing (episodes go on) and kills ``victim`` after two turns."""
+
+    name = "killer"
+
+    def __init__(self, victim: ServerProcess | None) -> None:
+        self.victim = victim
+        self.turns = 0
+
+    def reset_batch(self, envs: Any, *, seed: int | None = None) -> None:
+        self.turns = 0
+
+    def act_batch(self, observations: Any, infos: Any) -> list[str]:
+        self.turns += 1
+        if self.turns == 3 and self.victim is not None:
+            self.victim.kill()
+        return ['<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>'] * len(observations)
+
+    def keep_slots(self, keep: Any) -> None:
+        pass
+
+
+def test_rollout_engine_loses_only_the_killed_servers_episodes(serve_cache: Path, tools_server: ServerProcess) -> None:
+    """The trainer's and eval's engine: a server killed mid-rollout ends its episodes with the
+    dead-worker error; the other server's episodes finish; the next rollout runs on the survivor."""
+    from agentgym_suite.rollout import EpisodeSpec, RolloutEngine
+
+    victim = ServerProcess("SyntheticTools-v0", {}, cache=serve_cache)
+    engine = RolloutEngine(KillingAgent(victim), max_turns=5,
+                           env_workers=f"openenv://127.0.0.1:{victim.port},127.0.0.1:{tools_server.port}")
+    try:
+        specs = [EpisodeSpec(None, seed, f"g{seed}", str(seed)) for seed in range(4)]
+        first = engine.run_specs("SyntheticTools-v0", specs)
+        assert len(first) == 4
+        broken = [t for t in first if t.error]
+        assert len(broken) == 2, [t.error for t in first]
+        assert all(t.error.startswith(f"ServerGone: the env server at ws://127.0.0.1:{victim.port}") for t in broken)
+        assert all(len(t.turns) == 5 for t in first if not t.error)
+        engine.policy.agent.victim = None
+        second = engine.run_specs("SyntheticTools-v0", specs)
+        assert len(second) == 4 and not any(t.error for t in second)
+    finally:
+        engine.close()
+        victim.stop()
