@@ -197,7 +197,8 @@ class AgentGRPOConfig(GRPOConfig):
         default="k3",
         metadata={
             "help": "KL term of the loss (beta > 0): k3 = TRL's exp(d) - d - 1 with d = ref - logp; low_var_kl = "
-            "verl's: the same k3 with d clamped to [-20, 20] and the term to [-10, 10] (no gradient where clamped)."
+            "verl's: the same term clamped to [-10, 10] (no gradient where clamped), a token mean like the policy "
+            "loss (needs loss_type dapo); set use_bias_correction_kl: false to match verl, which does not weight it."
         },
     )
     eval_env_kwargs: dict[str, Any] | str | None = field(
@@ -309,6 +310,11 @@ class AgentGRPOConfig(GRPOConfig):
             raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")
         if self.rows_per_update is not None:
             _check_rows_per_update(self)
+        from agentgym_suite.trainers.memory_bound import TOKEN_SUM_LOSSES
+
+        if self.kl_estimator == "low_var_kl" and self.loss_type not in TOKEN_SUM_LOSSES:
+            raise ValueError(f"kl_estimator=low_var_kl adds the KL as a token mean, which needs a token-sum loss_type "
+                             f"({', '.join(TOKEN_SUM_LOSSES)}); got loss_type={self.loss_type!r}.")
         if self.optimizer_steps_per_generation is not None:
             updates = self.optimizer_steps_per_generation
             if updates < 1 or self.steps_per_generation % updates:
