@@ -145,5 +145,6 @@ def format_comparison(card: dict[str, Any], env_key: str, entry: dict[str, Any],
 
 
 def _short(value: Any) -> str:
+    value = getattr(value, "value", value)  # enums (TRL's SchedulerType) as their text
     text = repr(value) if not isinstance(value, str) else value
     return text if len(text) <= 26 else text[:23] + "..."

@@ -65,3 +65,16 @@ def test_an_unlisted_difference_and_a_stale_departure_are_caught() -> None:
     entry["departures"] = [*entry.get("departures", []), {"field": "learning_rate", "ours": 1.0, "reason": "x"}]
     stale = recipes.problems(recipes.compare(entry, loaded))
     assert [(c.field, c.status) for c in stale] == [("learning_rate", recipes.STALE)]
+
+
+def test_print_recipe_shows_the_card_beside_the_config(capsys) -> None:
+    from agentgym_suite.cli import build_parser
+
+    config = str(ROOT / "configs" / "alfworld_gigpo_qwen2.5_3b.yaml")
+    args = build_parser().parse_args(["train", config, "--print-recipe", "--bf16", "false", "--learning_rate", "3e-6"])
+    assert args.func(args) == 1  # the flag's learning rate is a difference the card does not list
+    out = capsys.readouterr().out
+    assert "examples/gigpo_trainer/run_alfworld.sh" in out
+    assert "UNLISTED DIFFERENCE" in out and "learning_rate" in out
+    departure = next(line for line in out.splitlines() if line.startswith("model_name_or_path"))
+    assert departure.split()[1:] == ["Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen2.5-3B-Instruct", "departure"]
