@@ -223,10 +223,11 @@ class TextEnv(gym.Env[str, str]):
         command = parsed.command
         if command is None and self.invalid_action == "forward_tail":
             command = parsed.fallback_command() or None
+        projected = projected_action(parsed, command)
         if command is None:
             observation = self._explain_invalid(parsed)
             self._observation = observation
-            info = self._info(action_valid=False, invalid_reason=parsed.reason)
+            info = self._info(action_valid=False, invalid_reason=parsed.reason, projected_action=projected)
             self._maybe_render()
             return observation, 0.0, False, False, info
         outcome = self._execute(command, parsed)
@@ -237,7 +238,7 @@ class TextEnv(gym.Env[str, str]):
         self._observation = outcome.observation
         if outcome.admissible_actions is not None:
             self._admissible = outcome.admissible_actions
-        extra = dict(outcome.extra)
+        extra = {"projected_action": projected, **outcome.extra}
         if not parsed.valid:
             extra.setdefault("invalid_reason", parsed.reason)
         info = self._info(action_valid=valid, **extra)
@@ -278,3 +279,13 @@ class TextEnv(gym.Env[str, str]):
     def _maybe_render(self) -> None:
         if self.render_mode == "human":
             self.render()
+
+
+def projected_action(parsed: ParsedAction, command: str | None) -> str:
+    """The action as verl-agent's projection functions turn a completion into one (what its prompt
+    history shows): the extracted command lower-cased, or the last 30 characters lower-cased when
+    none was found; search formats keep the tag, ``<search>q</search>`` or ``<answer>a</answer>``
+    (case kept), and an empty string when neither was found. Reported as ``info["projected_action"]``."""
+    if parsed.kind in ("search", "answer"):
+        return f"<{parsed.kind}>{command}</{parsed.kind}>" if command is not None else ""
+    return (command if command is not None else parsed.fallback_command()).lower()
