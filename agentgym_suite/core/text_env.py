@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Sequence
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from agentgym_suite.core.actions import ActionFormat, ParsedAction, get_action_format
+from agentgym_suite.core.actions import INVALID_TAIL_CHARS, ActionFormat, ParsedAction, get_action_format
 from agentgym_suite.core.errors import UnknownTaskError
 from agentgym_suite.core.info import base_info
 from agentgym_suite.core.spaces import action_space, observation_space
@@ -72,6 +72,9 @@ class TextEnv(gym.Env[str, str]):
     benchmark: ClassVar[str] = ""
     default_action_format: ClassVar[str] = "plain"
     fixture_replaces_data: ClassVar[bool] = False
+    invalid_tail_chars: ClassVar[int] = INVALID_TAIL_CHARS
+    """Characters of an unparsable completion that ``forward_tail`` sends and the projected action keeps
+    (verl-agent's projections: 30; its WebShop projection 20)."""
     """True when :meth:`fixture_kwargs` points the env at data it generates, so the env runs
     where its benchmark folder is absent (data that cannot be redistributed)."""
 
@@ -222,8 +225,8 @@ class TextEnv(gym.Env[str, str]):
         parsed = self.action_format.parse(action)
         command = parsed.command
         if command is None and self.invalid_action == "forward_tail":
-            command = parsed.fallback_command() or None
-        projected = projected_action(parsed, command)
+            command = parsed.fallback_command(self.invalid_tail_chars) or None
+        projected = projected_action(parsed, command, self.invalid_tail_chars)
         if command is None:
             observation = self._explain_invalid(parsed)
             self._observation = observation
@@ -281,11 +284,11 @@ class TextEnv(gym.Env[str, str]):
             self.render()
 
 
-def projected_action(parsed: ParsedAction, command: str | None) -> str:
+def projected_action(parsed: ParsedAction, command: str | None, tail_chars: int = INVALID_TAIL_CHARS) -> str:
     """The action as verl-agent's projection functions turn a completion into one (what its prompt
     history shows): the extracted command lower-cased, or the last 30 characters lower-cased when
     none was found; search formats keep the tag, ``<search>q</search>`` or ``<answer>a</answer>``
     (case kept), and an empty string when neither was found. Reported as ``info["projected_action"]``."""
     if parsed.kind in ("search", "answer"):
         return f"<{parsed.kind}>{command}</{parsed.kind}>" if command is not None else ""
-    return (command if command is not None else parsed.fallback_command()).lower()
+    return (command if command is not None else parsed.fallback_command(tail_chars)).lower()

@@ -67,6 +67,8 @@ ENV_FACTS: dict[str, list[tuple[str, int, str, Any, str]]] = {
     ],
     "WebShop-v0": [
         ("agent_system/environments/env_package/webshop/envs.py", 50, "env_kwargs.success_reward", 10.0, "10.0"),
+        ("agent_system/environments/env_package/webshop/projection.py", 41, "env_kwargs.invalid_action",
+         "forward_tail", "[-20:]"),
     ],
 }
 
@@ -236,6 +238,13 @@ def map_common(get: Lookup) -> dict[str, tuple[Any, list[str]]]:
         "lora_r": (get("actor_rollout_ref.model.lora_rank"), ["actor_rollout_ref.model.lora_rank"]),
         "eval_steps": (get("trainer.test_freq"), ["trainer.test_freq"]),
     }
+    if env_id == "WebShop-v0":  # env_manager.py builds WebShop from these two defaults
+        ours["env_kwargs.goals"] = ("human" if get("env.webshop.human_goals") else "synthetic",
+                                    ["env.webshop.human_goals"])
+        small = get("env.webshop.use_small")  # the 1000-product catalogue files: all of ours
+        ours["env_kwargs.num_products"] = (None if small else "full catalogue", ["env.webshop.use_small"])
+    if env_id == "SearchQA-v0":
+        ours["env_kwargs.topk"] = (get("env.search.topk"), ["env.search.topk"])
     if steps is not None:
         ours["max_steps"] = (steps, ["trainer.total_training_steps"])
     elif env_id != "SearchQA-v0":  # text mode: prepare.py writes train_data_size rows = one step per epoch
@@ -338,6 +347,31 @@ def build_card(method: str, mirror_root: Path) -> dict[str, Any]:
     }
 
 
+class _CardDumper(yaml.SafeDumper):
+    """Leaf mappings and short lists on one line; lists of long texts (notes) one item a line."""
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
+    block = any(isinstance(x, (str, dict)) and len(str(x)) > 60 for x in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=not block)
+
+
+def _represent_dict(dumper: yaml.SafeDumper, data: dict) -> yaml.Node:
+    leaf = all(not isinstance(v, (dict, list)) or (isinstance(v, list) and len(str(v)) < 60) for v in data.values())
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=leaf and len(data) <= 4)
+
+
+_CardDumper.add_representer(list, _represent_list)
+_CardDumper.add_representer(dict, _represent_dict)
+HEADER = "# Recipe card of {}: written by build_cards.py from the authors' scripts; edit only configs, departures and notes.\n"
+
+
+def dump_card(card: dict[str, Any]) -> str:
+    """The card as YAML, with its header line."""
+    return HEADER.format(card["method"]) + yaml.dump(card, Dumper=_CardDumper, sort_keys=False, width=120,
+                                                    allow_unicode=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror-root", type=Path, default=Path("/work/.mirror"))
@@ -345,9 +379,7 @@ def main() -> None:
     args = parser.parse_args()
     for method in args.methods:
         card = build_card(method, args.mirror_root)
-        text = yaml.safe_dump(card, sort_keys=False, width=120, allow_unicode=True, default_flow_style=None)
-        (HERE / f"{method}.yaml").write_text(f"# Recipe card of {method}: written by build_cards.py from the authors' "
-                                             "scripts; edit only configs, departures and notes.\n" + text)
+        (HERE / f"{method}.yaml").write_text(dump_card(card))
         print(f"wrote {method}.yaml ({len(card['envs'])} envs)")
 
 

@@ -36,3 +36,11 @@ def test_single_history_keeps_the_projection_chat_keeps_the_completion():
     without.start("obs", {})
     without.record(completion, "next", {})  # an env that reports no projection: the completion as before
     assert without.history[-1].action == completion
+
+
+def test_webshop_keeps_the_last_20_characters_as_verl_agent():
+    from agentgym_suite.envs.webshop import WebShopEnv
+
+    parsed = get_action_format("think_action").parse("I will now Click The Blue Shirt please")
+    assert WebShopEnv.invalid_tail_chars == 20
+    assert projected_action(parsed, None, WebShopEnv.invalid_tail_chars) == "click the blue shirt please"[-20:].strip()
