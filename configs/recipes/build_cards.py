@@ -34,6 +34,7 @@ DEFAULTS_FILE = "verl/trainer/config/ppo_trainer.yaml"
 # ----------------------------------------------------------------------------- what each method runs
 SDAR_REPO = "ZJU-REAL/SDAR"
 OPSD_REPO = "ZethWang/AgentOPSD"
+SKILLRISE_REPO = "lyq1119/SkillRise-reproduction-and-refinement"
 
 
 def _scripts(folder: str, names: dict[str, str]) -> dict[str, str]:
@@ -55,9 +56,17 @@ METHODS: dict[str, dict[str, Any]] = {
     "rlsd": {"repo": SDAR_REPO, "credit": "rlsd", "scripts": _scripts("rlsd_trainer", _SIZES)},
     "skill_sd": {"repo": SDAR_REPO, "credit": "skill_sd", "scripts": _scripts("skillsd_trainer", _SIZES)},
     "agentopsd": {"repo": OPSD_REPO, "credit": "agentopsd", "scripts": _scripts("agentopsd_trainer", _SIZES)},
+    # SkillRise: no git snapshot can be fetched here; the two files were read at these commits (read_file) and
+    # saved under --snapshot-root/<owner>+<name>/<path> (the defaults file up to its rollout section)
+    "skillrise": {"repo": SKILLRISE_REPO, "credit": "skillrise", "env_facts": False,
+                  "scripts": {"alfworld_4b": "examples/skillrise_alfworld/skillrise_alfworld_qwen3_4b.sh"},
+                  "snapshot": {"examples/skillrise_alfworld/skillrise_alfworld_qwen3_4b.sh":
+                               "57116f7e451aa208cb0b3ecd10e0a7733bc9e164",
+                               DEFAULTS_FILE: "79bbd911cf5a477e13679bd7eb0728dfd871c632"}},
 }
 
-ENV_IDS = {"alfworld/AlfredTWEnv": "ALFWorld-v0", "Webshop": "WebShop-v0", "search": "SearchQA-v0"}
+ENV_IDS = {"alfworld/AlfredTWEnv": "ALFWorld-v0", "Webshop": "WebShop-v0", "search": "SearchQA-v0",
+           "skillrise_alfworld/AlfredTWEnv": "ALFWorld-v0"}
 ENV_FACTS: dict[str, list[tuple[str, int, str, Any, str]]] = {
     # what verl-agent's env code fixes (not a script value): file, line, our field, value, text the line holds
     "ALFWorld-v0": [
@@ -94,6 +103,15 @@ NOT_MAPPED: list[tuple[str, str]] = [
     (r"algorithm\.\w+\.skills_dir$", "skill texts of the teacher: teacher_context skills (texts: see departures)"),
     (r"algorithm\.\w+\.skill_all$", "false: the teacher sees the skills of the task's own type, as our skill_text"),
     (r"algorithm\.skillsd\.warmdown_steps$", "-1: no decay of sdl_lambda; the skill_sd plug-in has none"),
+    (r"actor_rollout_ref\.rollout\.(max_num_batched_tokens|max_num_seqs)$", "vLLM engine settings: speed and memory only"),
+    (r"trainer\.(default_local_dir|rollout_data_dir|log_val_generations|save_start_step)$", "run bookkeeping"),
+    (r"reward_model\.reward_manager$", "episode: the env's episode reward, as ours"),
+    (r"env\.alfworld\.eval_dataset$", "eval_in_distribution = ALFWorld valid_seen (eval_env_kwargs.split)"),
+    (r"env\.(meta_mode|group_file)$", "SkillRise trials: the skillrise credit plug-in wraps the env into trials of a "
+     "task family (our own grouping of the training split)"),
+    (r"algorithm\.(gamma|step_gamma|gigpo\.step_advantage_w|gigpo\.mode)$",
+     "GiGPO step-level settings the skillrise advantage does not read (it groups by task, position and role)"),
+    (r"algorithm\.curate_loss_weight$", "1.0: curate rows weigh as solve rows, as in the skillrise plug-in"),
     (r"algorithm\.opsd\.(v0_prior|belief_mult|signed)$",
      "fixed in the agentopsd plug-in: the belief_mult route with signed multipliers"),
 ]
@@ -195,8 +213,8 @@ def map_common(get: Lookup) -> dict[str, tuple[Any, list[str]]]:
     warmup = float(get(a + "optim.lr_warmup_steps_ratio"))
     style = get(a + "optim.warmup_style")
     scheduler = {"constant": "constant_with_warmup" if warmup else "constant", "cosine": "cosine"}[style]
-    kl_on = get(a + "use_kl_loss")
-    penalty_on = get(a + "use_invalid_action_penalty")
+    kl_on, kl_coef = get(a + "use_kl_loss"), float(get(a + "kl_loss_coef"))
+    penalty_on, penalty = get(a + "use_invalid_action_penalty"), float(get(a + "invalid_action_penalty_coef"))
     steps = get("trainer.total_training_steps")
     epochs = get("trainer.total_epochs")
     env_id = ENV_IDS[get("env.env_name")]
@@ -218,7 +236,7 @@ def map_common(get: Lookup) -> dict[str, tuple[Any, list[str]]]:
         "delta": (float(get(a + "clip_ratio_c")), [a + "clip_ratio_c"]),
         "entropy_coef": (float(get(a + "entropy_coeff")), [a + "entropy_coeff"]),
         "loss_type": ({"token-mean": "dapo"}[get(a + "loss_agg_mode")], [a + "loss_agg_mode"]),
-        "beta": (float(get(a + "kl_loss_coef")) if kl_on else 0.0, [a + "use_kl_loss", a + "kl_loss_coef"]),
+        "beta": (kl_coef if kl_on else 0.0, [a + "use_kl_loss", a + "kl_loss_coef"]),
         "kl_estimator": (get(a + "kl_loss_type"), [a + "kl_loss_type"]),
         "use_bias_correction_kl": (False, [a + "kl_loss_type"]),
         "max_prompt_tokens": (get("data.max_prompt_length"), ["data.max_prompt_length"]),
@@ -230,7 +248,7 @@ def map_common(get: Lookup) -> dict[str, tuple[Any, list[str]]]:
                              [r + "val_kwargs.temperature", r + "val_kwargs.do_sample"]),
         "max_turns": (get("env.max_steps"), ["env.max_steps"]),
         "history_length": (get("env.history_length"), ["env.history_length"]),
-        "invalid_action_penalty": (float(get(a + "invalid_action_penalty_coef")) if penalty_on else 0.0,
+        "invalid_action_penalty": (penalty if penalty_on else 0.0,
                                    [a + "use_invalid_action_penalty", a + "invalid_action_penalty_coef"]),
         "seed": (get("env.seed"), ["env.seed"]),
         "gradient_checkpointing": (get("actor_rollout_ref.model.enable_gradient_checkpointing"),
@@ -278,10 +296,15 @@ def map_method(method: str, get: Lookup) -> dict[str, tuple[Any, list[str]]]:
         param("clip_eps", "algorithm.rlsd.clip_eps")
     elif method == "skill_sd":
         param("lambda_", "algorithm.skillsd.sdl_lambda")
+    elif method == "skillrise":
+        param("gamma", "algorithm.traj_gamma")
+        param("invalid_penalty", "actor_rollout_ref.actor.invalid_action_penalty_coef")
+        param("tasks", "env.num_attempts", int)
+        param("turns_per_task", "env.max_turns", int)
     elif method == "agentopsd":
         param("lambda_", "algorithm.opsd.mult_lambda")
         param("granularity", "algorithm.opsd.granularity", str)
-    if method not in ("grpo", "gigpo"):
+    if method not in ("grpo", "gigpo", "skillrise"):
         ours["teacher_context"] = ("skills", [k for k in get.values if k.endswith(".skills_dir")])
     return ours
 
@@ -293,7 +316,8 @@ def build_entry(method: str, env: str, script: str, text: str, defaults: dict[st
     get = Lookup(script, values, defaults)
     ours = {**map_common(get), **map_method(method, get)}
     env_id = ours["env_id"][0]
-    for path, line, field, value, needle in ENV_FACTS.get(env_id, []):
+    facts = ENV_FACTS.get(env_id, []) if METHODS[method].get("env_facts", True) else []
+    for path, line, field, value, needle in facts:
         if needle not in commit_files(path).splitlines()[line - 1]:
             raise SystemExit(f"{path}:{line} no longer holds {needle!r} ({field}); update ENV_FACTS.")
         ours[field] = (value, [f"{path}:{line}"])
@@ -321,19 +345,27 @@ def build_entry(method: str, env: str, script: str, text: str, defaults: dict[st
 # ----------------------------------------------------------------------------- writing
 
 
-def build_card(method: str, mirror_root: Path) -> dict[str, Any]:
+def build_card(method: str, mirror_root: Path, snapshot_root: Path) -> dict[str, Any]:
     """The card of ``method`` (upstream part), merged with the hand-written parts of the old card."""
     spec = METHODS[method]
-    git_dir = mirror_root / spec["repo"].replace("/", "+") / "repo"
-    commit = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "HEAD"], check=True,
-                            capture_output=True, text=True).stdout.strip()
-    defaults = parse_defaults(git_show(git_dir, commit, DEFAULTS_FILE))
+    snapshot = spec.get("snapshot")
+    if snapshot:  # files read at known commits, saved under snapshot_root
+        folder = snapshot_root / spec["repo"].replace("/", "+")
+        read = lambda path: (folder / path).read_text(encoding="utf-8")  # noqa: E731
+        commit = snapshot[spec["scripts"][next(iter(spec["scripts"]))]]
+        file_commits = dict(snapshot)
+    else:
+        git_dir = mirror_root / spec["repo"].replace("/", "+") / "repo"
+        commit = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "HEAD"], check=True,
+                                capture_output=True, text=True).stdout.strip()
+        read = lambda path: git_show(git_dir, commit, path)  # noqa: E731
+        file_commits = {}
+    defaults = parse_defaults(read(DEFAULTS_FILE))
     path = HERE / f"{method}.yaml"
     old = yaml.safe_load(path.read_text()) if path.exists() else {}
     envs: dict[str, Any] = {}
     for env, script in spec["scripts"].items():
-        entry = build_entry(method, env, script, git_show(git_dir, commit, script), defaults,
-                            lambda p: git_show(git_dir, commit, p))
+        entry = build_entry(method, env, script, read(script), defaults, read)
         previous = (old.get("envs") or {}).get(env, {})
         entry["configs"] = previous.get("configs", [])
         entry["departures"] = previous.get("departures", [])
@@ -342,7 +374,8 @@ def build_card(method: str, mirror_root: Path) -> dict[str, Any]:
         "method": method,
         "credit": spec["credit"],
         "notes": old.get("notes", []),
-        "upstream": {"repo": spec["repo"], "commit": commit, "defaults_file": DEFAULTS_FILE},
+        "upstream": {"repo": spec["repo"], "commit": commit, "defaults_file": DEFAULTS_FILE,
+                     **({"file_commits": file_commits} if file_commits else {})},
         "envs": envs,
     }
 
@@ -375,10 +408,12 @@ def dump_card(card: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror-root", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--snapshot-root", type=Path, default=Path("/work/scratch/recipes/snapshots"),
+                        help="files of repositories with no git snapshot, saved as <owner>+<name>/<path>")
     parser.add_argument("methods", nargs="*", default=sorted(METHODS))
     args = parser.parse_args()
     for method in args.methods:
-        card = build_card(method, args.mirror_root)
+        card = build_card(method, args.mirror_root, args.snapshot_root)
         (HERE / f"{method}.yaml").write_text(dump_card(card))
         print(f"wrote {method}.yaml ({len(card['envs'])} envs)")
 

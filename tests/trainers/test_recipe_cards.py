@@ -18,9 +18,9 @@ ENTRIES = [(method, env, config) for method, card in CARDS.items() for env, entr
 NOT_PAPER_CONFIGS = {"smoke_cpu.yaml", "demo_cpu.yaml", "vllm_colocate.yaml", "vllm_server.yaml",
                      "envace_smoke_tiny.yaml"}
 """Configs of our own (CPU smoke runs, vLLM key sets): no authors' recipe to hold them to."""
-CARDS_NOT_WRITTEN = {"alfworld_skillrise_qwen3_4b.yaml", "envace_checklist_qwen3_8b.yaml",
+CARDS_NOT_WRITTEN = {"envace_checklist_qwen3_8b.yaml",
                      "envace_synthetic_qwen3_8b.yaml"}
-"""Paper configs whose recipe card is still to be written (SkillRise, EnvACE: not verl-agent scripts)."""
+"""Paper configs whose recipe card is still to be written (EnvACE: not a verl-agent script)."""
 
 
 def _load(config: str):
