@@ -24,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("overrides", nargs=argparse.REMAINDER, help="--field value pairs overriding the YAML")
     parser.add_argument("--resume", action="store_true",
                         help="resume from the last checkpoint in output_dir (same step, same data order)")
+    parser.add_argument("--print-recipe", action="store_true",
+                        help="print the authors' recipe card (configs/recipes/) beside the resolved config, departures "
+                             "marked, and exit without training")
     parser.set_defaults(func=run)
 
 
@@ -39,15 +42,33 @@ def parse_config(config: str, overrides: list[str]):
     return args
 
 
+def print_recipe(config_path: str, config: object) -> int:
+    """Print the recipe card entry naming ``config_path`` beside ``config``; 1 on an unlisted difference."""
+    from agentgym_suite.trainers import recipes
+
+    found = recipes.find_entry(config_path)
+    if found is None:
+        print(f"agentgym train: no recipe card in {recipes.recipes_dir(config_path)} lists {Path(config_path).name}; "
+              "cards cover the papers' configs (configs/recipes/<method>.yaml).", file=sys.stderr)
+        return 2
+    card, env_key, entry = found
+    checks = recipes.compare(entry, config)
+    print(recipes.format_comparison(card, env_key, entry, checks))
+    return 1 if recipes.problems(checks) else 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Parse the config, build the trainer, train, save the final model."""
-    overrides = [o for o in args.overrides if o != "--resume"]
+    overrides = [o for o in args.overrides if o not in ("--resume", "--print-recipe")]
     resume = args.resume or "--resume" in args.overrides
+    show_recipe = getattr(args, "print_recipe", False) or "--print-recipe" in args.overrides
     try:
         config = parse_config(args.config, overrides)
     except (FileNotFoundError, ValueError) as err:
         print(f"agentgym train: {err}", file=sys.stderr)
         return 2
+    if show_recipe:
+        return print_recipe(args.config, config)
     from agentgym_suite.trainers.agent_grpo import AgentGRPOTrainer
 
     trainer = AgentGRPOTrainer(args=config)

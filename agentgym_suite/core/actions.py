@@ -52,9 +52,9 @@ class ParsedAction:
     think: str | None = None
     raw: str = ""
 
-    def fallback_command(self) -> str:
-        """The verl-agent fallback: the last 30 characters of the raw text."""
-        return self.raw[-INVALID_TAIL_CHARS:].strip()
+    def fallback_command(self, chars: int = INVALID_TAIL_CHARS) -> str:
+        """The verl-agent fallback: the last ``chars`` characters of the raw text (30; WebShop's 20)."""
+        return self.raw[-chars:].strip()
 
 
 class ActionFormat(Protocol):

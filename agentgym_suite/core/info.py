@@ -33,6 +33,9 @@ INFO_KEYS: dict[str, str] = {
              "under end_on_tool_error).",
     "privileged": "dict, only with privileged=True: oracle solution, skills, gold answer.",
     "invalid_reason": "str, optional: why the last action was not valid (set with action_valid=False).",
+    "projected_action": "str, command envs after a step: the action as verl-agent's projection reads the completion "
+                        "(extracted command lower-cased, else its last 30 characters; search formats keep the tag); "
+                        "what the single prompt's history shows.",
     "messages": "list[dict], tool envs: the conversation so far in OpenAI chat format (system, user, assistant, "
                 "tool messages).",
     "task_type": "str, optional: the task's family within its benchmark (ALFWorld's six task types; evaluation "

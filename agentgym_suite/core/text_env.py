@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Sequence
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from agentgym_suite.core.actions import ActionFormat, ParsedAction, get_action_format
+from agentgym_suite.core.actions import INVALID_TAIL_CHARS, ActionFormat, ParsedAction, get_action_format
 from agentgym_suite.core.errors import UnknownTaskError
 from agentgym_suite.core.info import base_info
 from agentgym_suite.core.lifecycle import check_reset_options, deepcopy_env, refuse_if_closed
@@ -73,6 +73,9 @@ class TextEnv(gym.Env[str, str]):
     benchmark: ClassVar[str] = ""
     default_action_format: ClassVar[str] = "plain"
     fixture_replaces_data: ClassVar[bool] = False
+    invalid_tail_chars: ClassVar[int] = INVALID_TAIL_CHARS
+    """Characters of an unparsable completion that ``forward_tail`` sends and the projected action keeps
+    (verl-agent's projections: 30; its WebShop projection 20)."""
     """True when :meth:`fixture_kwargs` points the env at data it generates, so the env runs
     where its benchmark folder is absent (data that cannot be redistributed)."""
     evaluation_defaults: ClassVar[dict[str, Any]] = {}
@@ -267,11 +270,12 @@ class TextEnv(gym.Env[str, str]):
         parsed = self.action_format.parse(action)
         command = parsed.command
         if command is None and self.invalid_action == "forward_tail":
-            command = parsed.fallback_command() or None
+            command = parsed.fallback_command(self.invalid_tail_chars) or None
+        projected = projected_action(parsed, command, self.invalid_tail_chars)
         if command is None:
             observation = self._explain_invalid(parsed)
             self._observation = observation
-            info = self._info(action_valid=False, invalid_reason=parsed.reason)
+            info = self._info(action_valid=False, invalid_reason=parsed.reason, projected_action=projected)
             self._maybe_render()
             return observation, 0.0, False, False, info
         outcome = self._execute(command, parsed)
@@ -282,7 +286,7 @@ class TextEnv(gym.Env[str, str]):
         self._observation = outcome.observation
         if outcome.admissible_actions is not None:
             self._admissible = outcome.admissible_actions
-        extra = dict(outcome.extra)
+        extra = {"projected_action": projected, **outcome.extra}
         if not parsed.valid:
             extra.setdefault("invalid_reason", parsed.reason)
         info = self._info(action_valid=valid, **extra)
@@ -338,3 +342,13 @@ class TextEnv(gym.Env[str, str]):
     def _maybe_render(self) -> None:
         if self.render_mode == "human":
             self.render()
+
+
+def projected_action(parsed: ParsedAction, command: str | None, tail_chars: int = INVALID_TAIL_CHARS) -> str:
+    """The action as verl-agent's projection functions turn a completion into one (what its prompt
+    history shows): the extracted command lower-cased, or the last 30 characters lower-cased when
+    none was found; search formats keep the tag, ``<search>q</search>`` or ``<answer>a</answer>``
+    (case kept), and an empty string when neither was found. Reported as ``info["projected_action"]``."""
+    if parsed.kind in ("search", "answer"):
+        return f"<{parsed.kind}>{command}</{parsed.kind}>" if command is not None else ""
+    return (command if command is not None else parsed.fallback_command(tail_chars)).lower()

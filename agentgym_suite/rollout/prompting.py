@@ -117,10 +117,17 @@ class EpisodePrompt:
                assistant: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Add the model's action and the env's answer; return the new non-assistant messages.
 
+        The ``single`` prompt's history keeps the action the env reports as ``info["projected_action"]``
+        (the extracted command, as verl-agent's history holds it) when there is one; ``chat`` keeps
+        the whole completion, since the conversation is the model's own.
+
         ``assistant`` is the chat message to keep for the action when it is not the action's
         text: a server's reply with ``tool_calls`` (their ids are the ids the env's tool results
         answer).
         """
+        projected = info.get("projected_action")
+        if self.mode == "single" and isinstance(projected, str):
+            action = projected  # verl-agent's history: the projected action, not the reasoning around it
         self.history.append(HistoryStep(self.observation, action))
         self.observation = observation
         if info.get("admissible_actions") is not None or self.admissible is not None:

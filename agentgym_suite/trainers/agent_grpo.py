@@ -91,6 +91,7 @@ from agentgym_suite.trainers.teacher import (
 )
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 from agentgym_suite.trainers.vllm_rollout import importance_sampling_ratio
+from agentgym_suite.trainers import verl_updates
 
 
 logger = logging.getLogger(__name__)
@@ -169,6 +170,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         """Where the training and held-out envs live (``env_workers``), reused from rollout to rollout."""
         self._credit_batch: CreditBatch | None = None
         self._captured_logps: torch.Tensor | None = None
+        self._captured_entropies: torch.Tensor | None = None
+        self._generation_rows = 0
         self._capture = False
         self._traj_log: TrajectoryLog | None = None
         self._policy_world: set[int] = set()
@@ -189,6 +192,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         self.sync = ProcessSync(self.accelerator)
         """The processes' collectives: global credit, lockstep turns and padding, gathered metrics."""
         check_whole_groups(args, self.train_dataset, self.sync.world_size)
+        self._take_over_loss_terms(args)
         check_loss_settings(self.loss_type, bounded=args.max_rows_per_pass is not None,
                             entropy_bonus=self._entropy_bonus_enabled, router_aux_loss=self.aux_loss_enabled)
         self.held_out = held_out.HeldOutEvaluation(self.eval_env_factory, self._play, self.sync, pool=self._env_pool,
@@ -210,6 +214,66 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         if self.processing_class is not None:
             self.processing_class.save_pretrained(path)
         return path
+
+    # ------------------------------------------------------------------ verl-agent's updates (verl_updates)
+    def _take_over_loss_terms(self, args: AgentGRPOConfig) -> None:
+        """With ``kl_estimator: low_var_kl`` the KL term, and with ``rows_per_update`` TRL's static
+        entropy bonus, are computed here (:meth:`_own_loss_terms`) rather than inside TRL's loss:
+        verl clamps the KL, and both must be token means over each update, not each micro-batch."""
+        self._kl_coef = 0.0
+        self._entropy_coef = 0.0
+        self._update_ends: set[int] = set()
+        if args.kl_estimator == "low_var_kl" and self.beta != 0.0:
+            self._kl_coef, self.beta = float(self.beta), 0.0  # TRL built the reference model already
+        if args.rows_per_update is not None:
+            verl_updates.check_update_setup(self)
+            if self.entropy_coef and not self.use_adaptive_entropy:
+                self._entropy_coef, self.entropy_coef = float(self.entropy_coef), 0.0
+                self._entropy_bonus_enabled = False
+
+    @property
+    def _own_terms(self) -> bool:
+        return bool(self._kl_coef or self._entropy_coef)
+
+    def _prepare_inputs(self, generation_batch: Any) -> Any:  # type: ignore[override]
+        buffered = self._buffered_inputs
+        inputs = super()._prepare_inputs(generation_batch)
+        args: AgentGRPOConfig = self.args
+        if self.model.training and args.rows_per_update is not None and self._buffered_inputs is not buffered:
+            self._update_ends = verl_updates.plan_updates(self._buffered_inputs, self._generation_rows,
+                                                          args.rows_per_update, self.sync)
+            self._metrics["train"]["updates_per_generation"].append(float(len(self._update_ends)))
+        return inputs
+
+    def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:  # type: ignore[override]
+        """TRL's step; with ``rows_per_update``, an optimizer update after every micro-batch that ends
+        an update but the generation batch's last (whose update the trainer takes as usual)."""
+        chunk = self._step % self.args.steps_per_generation
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if self.args.rows_per_update is not None and chunk in self._update_ends \
+                and chunk != self.args.steps_per_generation - 1:
+            verl_updates.step_optimizer(self)
+        return loss
+
+    def _own_loss_terms(self, inputs: dict[str, Any], logps: torch.Tensor, entropies: torch.Tensor | None,
+                        mode: str) -> torch.Tensor:
+        """``kl_coef * low_var_kl - entropy_coef * entropy``, summed over the pass's trained tokens and
+        divided by TRL's token-sum normaliser (so the terms are token means, as the policy loss)."""
+        mask = inputs["completion_mask"]
+        if "tool_mask" in inputs:
+            mask = mask * inputs["tool_mask"]
+        mask = mask.to(logps.dtype)
+        normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes
+        if mode == "train":
+            normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
+        total = logps.sum() * 0.0
+        if self._kl_coef:
+            kl = verl_updates.low_var_kl(logps, inputs["ref_per_token_logps"])
+            total = total + self._kl_coef * (kl * mask).sum() / normalizer
+            self._metrics[mode]["kl"].append(float(((kl * mask).sum() / mask.sum().clamp(min=1.0)).detach()))
+        if self._entropy_coef and entropies is not None:
+            total = total - self._entropy_coef * (entropies * mask).sum() / normalizer
+        return total
 
     # ------------------------------------------------------------------ resume
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
@@ -362,13 +426,14 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             args.per_device_train_batch_size if mode == "train" else args.per_device_eval_batch_size)
         generate_every = args.steps_per_generation * self.num_iterations
         correct_vllm = self.use_vllm and self.vllm_importance_sampling_correction
-        need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs or correct_vllm
+        need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs or correct_vllm \
+            or args.rows_per_update is not None  # later updates clip against the rollout policy
         old_logps = ref_logps = teacher_logps = None
         evidence: dict[str, torch.Tensor | None] = {}
         with torch.no_grad(), self.step_profile.timed("logprob_passes"):
             if need_old:
                 old_logps = self._logps(self.model, input_ids, attention_mask, logits_to_keep, batch_size)
-            if self.beta != 0.0:
+            if self.beta != 0.0 or self._kl_coef:
                 ref_logps = self._ref_logps(input_ids, attention_mask, logits_to_keep, batch_size)
             if self.credit.needs_teacher_logprobs:
                 teacher_logps = self._teacher_logps(rows, comp_ids, n_pad, pad_id, width_c, batch_size)
@@ -377,6 +442,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
 
         credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, **evidence)
         credit = credit_over_processes(self.credit, credit_batch, self.sync)
+        self._generation_rows = int(credit.total_rows)
         advantages = torch.zeros(loss_mask.shape, dtype=torch.float32, device=device)
         advantages[:real] = credit.advantages.to(device)
         advantages = torch.where(loss_mask.bool(), advantages, torch.zeros_like(advantages))
@@ -548,7 +614,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         result = super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, *args,
                                                             **kwargs)
         if self._capture:
-            self._captured_logps = result[0]
+            self._captured_logps, self._captured_entropies = result[0], result[1]
         return result
 
     def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
@@ -563,15 +629,24 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         scale = policy_loss_scale(self.loss_type, inputs, processes=self.sync.world_size,
                                   steps_per_generation=self.args.steps_per_generation if mode == "train" else 1)
-        if not self.credit.has_aux_loss or self._credit_batch is None:
-            return super()._compute_loss(model, inputs) * scale
+        update = float(inputs[verl_updates.UPDATE_SCALE]) if verl_updates.UPDATE_SCALE in inputs else 1.0
+        aux_needed = self.credit.has_aux_loss and self._credit_batch is not None
+        if not aux_needed and not self._own_terms:
+            return super()._compute_loss(model, inputs) * scale * update
         self._capture = True
         try:
             loss = super()._compute_loss(model, inputs) * scale
         finally:
             self._capture = False
         logps, self._captured_logps = self._captured_logps, None
-        return loss + self._aux_loss(model, inputs, logps, mode).to(loss.device)
+        entropies, self._captured_entropies = self._captured_entropies, None
+        if self._own_terms:
+            loss = loss + self._own_loss_terms(inputs, logps, entropies, mode)
+        loss = loss * update
+        if not aux_needed:
+            return loss
+        share = float(inputs[verl_updates.UPDATE_SHARE]) if verl_updates.UPDATE_SHARE in inputs else 1.0
+        return loss + self._aux_loss(model, inputs, logps, mode).to(loss.device) * share
 
     def _aux_loss(self, model: Any, inputs: dict[str, Any], logps: torch.Tensor, mode: str) -> torch.Tensor:
         """The plug-in's auxiliary loss on the pass's real rows, weighted by the pass's share of its

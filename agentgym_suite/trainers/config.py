@@ -20,6 +20,7 @@ ENV_MODES = ("real", "synthetic", "rehearsal")
 ROW_LAYOUTS = ("turn", "trajectory")
 PROMPT_FORMATS = ("single", "chat")
 TEACHER_SOURCES = ("skills", "oracle", "env_response")
+KL_ESTIMATORS = ("k3", "low_var_kl")
 SYNTHETIC_ENV_ID = "SyntheticTools-v0"
 REHEARSAL_ENV_ID = "EnvACE-Rehearsal-v0"
 
@@ -181,6 +182,25 @@ class AgentGRPOConfig(GRPOConfig):
             "batches each. None: one update per generation batch (TRL's default)."
         },
     )
+    rows_per_update: int | None = field(
+        default=None,
+        metadata={
+            "help": "Rows (turns, over all processes) per optimizer update, as verl's mini-batches: "
+            "ppo_mini_batch_size * rollout.n (ALFWorld/Search 256*8, WebShop 64*8). A generation batch of R rows "
+            "takes ceil(R / rows_per_update) updates (at most steps_per_generation), each on its own share of the "
+            "micro-batches with its loss a token mean over that share; PPO clipping acts from the second update "
+            "on. Needs gradient_accumulation_steps = steps_per_generation (set for you) and a token-sum loss_type "
+            "(dapo). None: optimizer_steps_per_generation, or one update per generation batch."
+        },
+    )
+    kl_estimator: str = field(
+        default="k3",
+        metadata={
+            "help": "KL term of the loss (beta > 0): k3 = TRL's exp(d) - d - 1 with d = ref - logp; low_var_kl = "
+            "verl's: the same term clamped to [-10, 10] (no gradient where clamped), a token mean like the policy "
+            "loss (needs loss_type dapo); set use_bias_correction_kl: false to match verl, which does not weight it."
+        },
+    )
     eval_env_kwargs: dict[str, Any] | str | None = field(
         default=None,
         metadata={
@@ -244,6 +264,7 @@ class AgentGRPOConfig(GRPOConfig):
         _choice("row_layout", self.row_layout, ROW_LAYOUTS)
         _choice("prompt_format", self.prompt_format, PROMPT_FORMATS)
         _choice("teacher_context", self.teacher_context, TEACHER_SOURCES)
+        _choice("kl_estimator", self.kl_estimator, KL_ESTIMATORS)
         if self.group_size is not None:
             if self.group_size < 2:
                 raise ValueError(
@@ -288,6 +309,13 @@ class AgentGRPOConfig(GRPOConfig):
         super().__post_init__()
         if self.num_iterations < 1:
             raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")
+        if self.rows_per_update is not None:
+            _check_rows_per_update(self)
+        from agentgym_suite.trainers.memory_bound import TOKEN_SUM_LOSSES
+
+        if self.kl_estimator == "low_var_kl" and self.loss_type not in TOKEN_SUM_LOSSES:
+            raise ValueError(f"kl_estimator=low_var_kl adds the KL as a token mean, which needs a token-sum loss_type "
+                             f"({', '.join(TOKEN_SUM_LOSSES)}); got loss_type={self.loss_type!r}.")
         if self.optimizer_steps_per_generation is not None:
             updates = self.optimizer_steps_per_generation
             if updates < 1 or self.steps_per_generation % updates:
@@ -306,6 +334,24 @@ class AgentGRPOConfig(GRPOConfig):
         if self.env_mode == "rehearsal":
             return REHEARSAL_ENV_ID
         return self.env_id
+
+
+def _check_rows_per_update(config: AgentGRPOConfig) -> None:
+    """Validate ``rows_per_update`` and give it one optimizer step per generation batch to cut into
+    updates (the trainer takes the earlier updates itself)."""
+    from agentgym_suite.trainers.memory_bound import TOKEN_SUM_LOSSES
+
+    if config.rows_per_update < 1:
+        raise ValueError(f"rows_per_update must be >= 1 or null (got {config.rows_per_update}); verl-agent's "
+                         "ALFWorld recipe updates every 256 * 8 = 2048 rows.")
+    if config.optimizer_steps_per_generation is not None:
+        raise ValueError("rows_per_update and optimizer_steps_per_generation both size the updates; set only one "
+                         "(rows_per_update follows the rows each generation batch really has).")
+    if config.loss_type not in TOKEN_SUM_LOSSES:
+        raise ValueError(f"rows_per_update normalises each update's loss by its own tokens, which needs a token-sum "
+                         f"loss_type ({', '.join(TOKEN_SUM_LOSSES)}); got loss_type={config.loss_type!r}.")
+    if config.steps_per_generation != config.gradient_accumulation_steps:
+        config.gradient_accumulation_steps = config.steps_per_generation
 
 
 def _check_env_workers(config: AgentGRPOConfig) -> None:

@@ -73,6 +73,7 @@ class WebShopEnv(TextEnv):
     """
 
     benchmark = "webshop"
+    invalid_tail_chars = 20  # verl-agent's WebShop projection keeps the last 20 characters
     default_action_format = "plain"
     prompt_description = "WebShop, a simulated online shopping website"
 

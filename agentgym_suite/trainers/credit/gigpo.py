@@ -6,12 +6,19 @@ Both levels are normalised the same way, chosen by ``normalization`` (verl-agent
 group mean, ``mean_std_norm`` also divides by the group's std + 1e-6. The released scripts set it
 per env: ALFWorld and Search run ``mean_std_norm``, WebShop ``mean_norm``; verl-agent's config
 default, and ours, is ``mean_norm``, so a config should set it.
+
+``similarity_threshold`` (verl-agent's ``enable_similarity`` / ``similarity_thresh``, 0.9 in the
+Search script) groups anchor states that are alike rather than identical: within a group, rows
+are visited in batch order and each joins the first cluster whose first observation has a
+``difflib.SequenceMatcher`` ratio of at least the threshold with its own, else opens a cluster.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from difflib import SequenceMatcher
+from collections.abc import Hashable, Sequence
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
@@ -48,9 +55,18 @@ class GiGPOCreditConfig(CreditConfig):
         default=0.1, metadata={"help": "Subtracted from both the row score and its step return."}
     )
     eps: float = field(default=1e-6, metadata={"help": "Added to the std before dividing."})
+    similarity_threshold: float | None = field(
+        default=None,
+        metadata={"help": "None: anchor groups of identical observations. A ratio in (0, 1): observations whose "
+                          "difflib ratio reaches it share an anchor group (verl-agent's enable_similarity; 0.9 on "
+                          "Search)."},
+    )
 
     def __post_init__(self) -> None:
         """Validate the parameters."""
+        threshold = self.similarity_threshold
+        require(threshold is None or (finite(threshold) and 0.0 < threshold < 1.0),
+                f"similarity_threshold must be null or in (0, 1) (got {threshold!r}); the Search script uses 0.9.")
         require(finite(self.step_weight) and self.step_weight >= 0,
                 f"step_weight must be >= 0 (got {self.step_weight!r}); the paper uses 1.0.")
         require(finite(self.gamma) and 0.0 <= self.gamma <= 1.0,
@@ -116,7 +132,10 @@ class GiGPOCredit(CreditAssigner):
         )
         step_returns = discounted_step_returns(batch, cfg.gamma) - penalty
         assert batch.anchor_keys is not None
-        anchors = list(zip(batch.group_ids, batch.anchor_keys))
+        keys: list[Any] = list(batch.anchor_keys)
+        if cfg.similarity_threshold is not None:
+            keys = similar_anchor_keys(batch.group_ids, keys, cfg.similarity_threshold)
+        anchors = list(zip(batch.group_ids, keys))
         step = group_normalize(
             step_returns, anchors, std_normalize=cfg.std_normalize, eps=cfg.eps, singleton="zero"
         )
@@ -136,3 +155,19 @@ class GiGPOCredit(CreditAssigner):
         episode groups, so GiGPO is ``(1 + w)`` times Dr. GRPO (GRPO with ``mean_std_norm``)."""
         base = "grpo" if self.config.std_normalize else "dr_grpo"
         return (base, 1.0 + self.config.step_weight)
+
+
+def similar_anchor_keys(group_ids: Sequence[Hashable], anchor_keys: Sequence[Any], threshold: float) -> list[str]:
+    """Each row's anchor key replaced by the first key of its cluster: within a group, in row order,
+    a key joins the first cluster whose representative it matches with a difflib ratio >= threshold."""
+    clusters: dict[Hashable, list[str]] = {}
+    out = []
+    for group, key in zip(group_ids, anchor_keys):
+        text = str(key)
+        reps = clusters.setdefault(group, [])
+        rep = next((r for r in reps if r == text or SequenceMatcher(None, text, r).ratio() >= threshold), None)
+        if rep is None:
+            reps.append(text)
+            rep = text
+        out.append(rep)
+    return out

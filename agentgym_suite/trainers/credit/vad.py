@@ -2,6 +2,10 @@
 evidence in context (``x+``) and with it ablated (``x-``); only the part of the teacher's
 correction that is explained by the evidence is distilled into the student.
 
+No VAD code is public: everything below is reconstructed from the paper's abstract, the choices
+it leaves open are listed under "Choices" and the training recipe around it is verl-agent's GRPO
+ALFWorld script (``configs/recipes/vad.yaml``).
+
 Teacher and counterfactual (what the trainer computes for this plug-in):
 
 - ``x+`` is the privileged prompt: header, evidence (the trainer's ``teacher_context`` text),

@@ -97,3 +97,21 @@ def test_config_validation() -> None:
     with pytest.raises(ValueError, match="mean_std_norm for ALFWorld and Search"):
         GiGPOCreditConfig(normalization="std")
     assert GiGPOCreditConfig().normalization == "mean_norm"  # verl-agent's ppo_trainer.yaml default
+
+
+def test_similar_anchor_states_share_a_group_at_the_threshold(make_batch) -> None:
+    from agentgym_suite.trainers.credit.gigpo import similar_anchor_keys
+
+    near = "you are in the kitchen. you see a mug 1."
+    also = "you are in the kitchen. you see a mug 2."  # difflib ratio 0.975 with `near`
+    far = "you arrive at drawer 3. it is closed."
+    assert similar_anchor_keys(["g"] * 3, [near, also, far], 0.9) == [near, near, far]
+    assert similar_anchor_keys(["g", "h"], [near, also], 0.9) == [near, also]  # never across groups
+    rows = [dict(group="g", traj="a", turn=0, ret=10.0, anchor=near),
+            dict(group="g", traj="b", turn=0, ret=0.0, anchor=also)]
+    exact = get_credit_assigner("gigpo").advantages(make_batch(rows)).advantages[:, 1]
+    similar = get_credit_assigner("gigpo", similarity_threshold=0.9).advantages(make_batch(rows)).advantages[:, 1]
+    assert torch.allclose(exact, torch.tensor([5.0, -5.0]))  # singleton anchors: episode advantage only
+    assert torch.allclose(similar, torch.tensor([10.0, -10.0]))  # one anchor group: +-5 step advantage added
+    with pytest.raises(ValueError, match="similarity_threshold"):
+        get_credit_assigner("gigpo", similarity_threshold=1.0)
