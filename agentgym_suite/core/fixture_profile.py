@@ -33,9 +33,10 @@ class FixtureProfile:
     the list may hold commands the simulator then rejects (ScienceWorld lists 'open drawer' where
     it answers 'No known action matches that input.'); the fuzz then checks only the rest."""
     refusals_scored: bool = False
-    """A refused tool call (an error result) counts in the score, so the hostile-input tests do not
-    send well-formed calls the backend refuses (FinMCP-Bench scores the names of every call that
-    reached a recorded tool, answered or not, so such a call rightly costs the exact-sequence win)."""
+    """A call the env refuses (an unknown tool, or an error result) still counts in the score, so the
+    test that lets the oracle win after hostile actions sends no such call (FinMCP-Bench scores the
+    name of every call made, answered or not, so such a call rightly costs the exact-sequence win);
+    the fuzz still checks that they are invalid actions or error results, never crashes."""
     goes_on_kwargs: Mapping[str, Any] = field(default_factory=dict)
     """Keyword arguments that leave room to play the oracle after hostile actions: an env that ends
     an episode at the first malformed call by design (EnvACE), or whose turn budget counts refused

@@ -330,7 +330,7 @@ def hostile_kinds(env_id: str) -> set[str]:
     """The hostile kinds that apply to ``env_id``, each of which the oracle test must have drawn."""
     kinds = {"huge_number", "invisible", "surrogate"}
     if is_tool_env(env_id):
-        kinds |= {"unknown_tool"} if profile(env_id).refusals_scored else {"unknown_tool", "refused"}
+        kinds |= set() if profile(env_id).refusals_scored else {"unknown_tool", "refused"}
     else:
         kinds.add("meta")
     return kinds
