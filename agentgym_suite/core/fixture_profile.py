@@ -47,7 +47,8 @@ class FixtureProfile:
     fuzz checks that ``action_valid`` is False for them."""
     needs_programs: tuple[str, ...] = ()
     """Executables the env starts (ScienceWorld: ``java``): the tests skip the env where one is
-    missing, and carry a pytest mark of each program's name (``-m "not java"``)."""
+    missing, and carry a pytest mark of each program's name (``-m "not java"``; a new program's
+    mark is declared under ``markers`` in ``pyproject.toml``)."""
     needs_server: bool = False
     """The env is made against a running server only (``Remote-v0``): the registration and
     reliability tests leave it to ``tests/serving``."""
