@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import gymnasium as gym
 
@@ -123,7 +123,15 @@ class RehearsingAgent:
             ``gymnasium.make(env.spec.id, **env.spec.kwargs)`` of the real env.
         sampling: simulator sampling for the world model (dict or SamplingParams).
         max_prompt_chars: longest simulator prompt.
+
+    Info keys it adds to the infos it passes to ``agent``:
+        ``rehearsal_memory``: str: the summary of imagined attempts, also placed in the conversation.
     """
+
+    info_keys: ClassVar[dict[str, str]] = {
+        "rehearsal_memory": "str: the summary of imagined attempts, also placed in the conversation.",
+    }
+    """The info keys this agent adds to the env's (see :func:`agentgym_suite.core.info.documented_keys`)."""
 
     def __init__(
         self,

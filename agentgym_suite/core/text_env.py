@@ -19,6 +19,7 @@ from gymnasium.error import ResetNeeded
 
 from agentgym_suite.core.actions import INVALID_TAIL_CHARS, ActionFormat, ParsedAction, get_action_format
 from agentgym_suite.core.errors import UnknownTaskError
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.info import base_info
 from agentgym_suite.core.lifecycle import check_reset_options, deepcopy_env, refuse_if_closed
 from agentgym_suite.core.spaces import action_space, observation_space
@@ -72,6 +73,11 @@ class TextEnv(gym.Env[str, str]):
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"]}  # an instance attribute in gymnasium.Env
     benchmark: ClassVar[str] = ""
     default_action_format: ClassVar[str] = "plain"
+    info_keys: ClassVar[dict[str, str]] = {}
+    """The ``info`` keys this env adds to the shared ones of :mod:`agentgym_suite.core.info`: key ->
+    type and meaning, one line each, also listed in the class docstring (as Gymnasium envs document
+    theirs). :func:`~agentgym_suite.core.info.documented_keys` unions them over the class's MRO, so a
+    subclass declares only the keys it adds."""
     fixture_replaces_data: ClassVar[bool] = False
     invalid_tail_chars: ClassVar[int] = INVALID_TAIL_CHARS
     """Characters of an unparsable completion that ``forward_tail`` sends and the projected action keeps
@@ -92,6 +98,10 @@ class TextEnv(gym.Env[str, str]):
     copyable: ClassVar[bool] = True
     """False for envs whose backend cannot be copied (a game engine, a JVM): ``copy.deepcopy``
     then raises :class:`~agentgym_suite.core.errors.EnvNotCopyableError` at once."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile()
+    """How the generic test suites play the env made with :meth:`fixture_kwargs` (fuzz and oracle
+    budgets, kwargs that keep an episode going after hostile actions, programs it needs...); see
+    :class:`~agentgym_suite.core.fixture_profile.FixtureProfile`."""
 
     def __init__(
         self,

@@ -28,6 +28,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.info import base_info
 from agentgym_suite.core.spaces import action_space, observation_space
 from agentgym_suite.serving.wire import DEFAULT_MESSAGE_TIMEOUT_S, RemoteSessionError, WireSession, http_json
@@ -119,7 +120,7 @@ class RemoteTextEnv(gym.Env[str, str]):
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
-    needs_server = True
+    fixture_profile = FixtureProfile(needs_server=True)
     """Made against a running server only (the registration tests leave it to tests/serving)."""
 
     def __init__(self, url: str, message_timeout: float | None = DEFAULT_MESSAGE_TIMEOUT_S, num_tasks: int = 100) -> None:

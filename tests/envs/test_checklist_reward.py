@@ -87,7 +87,7 @@ def test_oracle_in_a_faithful_world_earns_the_full_checklist_reward(turns: int) 
     reward, terminated, won, info = _play(env, env.oracle())
     assert terminated and won and reward == pytest.approx(1.0)
     assert info["checklist_turn_scores"] == pytest.approx([1.0] * turns)
-    assert not undocumented_keys(info)
+    assert not undocumented_keys(info, env)
 
 
 def test_checklist_reward_is_deterministic_and_partial() -> None:

@@ -31,7 +31,7 @@ def test_trial_alternates_solve_and_curate():
     assert info["action_valid"] is False and env.doc == "## Workflow\nsay the letter"
     _, _, term, _, info = env.step("say")
     assert term and set(info["position_rewards"]) == {0, 1, 2}
-    assert not undocumented_keys(info), "core/info.py documents every key a trial reports"
+    assert not undocumented_keys(info, env), "the trial and its base env declare every key a trial reports"
 
 
 def test_trial_tasks_come_from_the_first_task_family():
@@ -106,7 +106,7 @@ def test_repeat_mode_plays_one_task_k_times_and_reports_each_finish():
         if terminated:
             break
     assert finished == [(0, "t2", False), (1, "t2", True), (2, "t2", True)]
-    assert not undocumented_keys(info)
+    assert not undocumented_keys(info, env)
 
 
 def test_alfworld_trials_are_ordered_by_expert_plan_length():

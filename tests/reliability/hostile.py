@@ -90,7 +90,8 @@ def hostile_strategies(info: dict[str, Any], wrap: Any, tool_env: bool, sensible
         wrap: the env's ``format_action`` (puts a bare command in the env's action format).
         tool_env: whether actions are assistant messages with tool calls.
         sensible: ordinary actions to hide a surrogate in (oracle or admissible actions).
-        refusals: include ``refused`` calls (tool envs whose scoring ignores refused calls).
+        refusals: include ``unknown_tool`` and ``refused`` calls (tool envs whose scoring ignores the calls
+            they refuse; FinMCP-Bench counts the name of every call made, so either costs its win).
     """
     digits = st.integers(DIGITS + 1, DIGITS + 3000)
     digit = st.sampled_from("123456789")
@@ -107,8 +108,9 @@ def hostile_strategies(info: dict[str, Any], wrap: Any, tool_env: bool, sensible
         kinds["huge_number"] = [st.builds(_huge_call, names, st.sampled_from(["n", "id", "amount"]), digits, digit, shapes)]
         # json.dumps writes the surrogate as an ASCII escape: the text is clean, the decoded value is not
         kinds["surrogate"].append(st.builds(lambda n, c, shape: _call(n, {"text": chr(c)}, shape), names, surrogate, shapes))
-        kinds["unknown_tool"] = [st.builds(lambda name, shape: _call(name, {}, shape), st.sampled_from(UNKNOWN_TOOLS), shapes)]
         if refusals:
+            kinds["unknown_tool"] = [st.builds(lambda name, shape: _call(name, {}, shape), st.sampled_from(UNKNOWN_TOOLS),
+                                               shapes)]
             kinds["refused"] = [st.builds(lambda schema, value, shape: _call(schema["name"], _bogus_arguments(schema, value), shape),
                                           st.sampled_from(schemas), st.sampled_from(BOGUS_VALUES),
                                           st.sampled_from(["block", "openai"]))]

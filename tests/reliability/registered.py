@@ -1,8 +1,13 @@
-"""Every registered env, made cheaply for the reliability tests: kwargs, skips and oracle replay."""
+"""Every registered env, made cheaply for the generic tests: classes, kwargs, skips and oracle replay.
+
+Everything here is read from the env's own declarations (its class's ``fixture_kwargs``,
+``fixture_replaces_data`` and ``fixture_profile``, its registration entry), never from a table
+of env ids, so an env registered later (with ``register_entry``, even at run time) is tested the
+same way with no edit here.
+"""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -11,61 +16,79 @@ import pytest
 from gymnasium.envs.registration import load_env_creator
 
 import agentgym_suite  # noqa: F401  (registers the env ids)
+from agentgym_suite.core.fixture_profile import FixtureProfile, fixture_profile, missing_programs
 from agentgym_suite.core.tool_env import ToolEnv
-from agentgym_suite.registration import ENV_ENTRIES, missing_requirements
-
-
-def _is_tool_env(entry_point: str) -> bool:
-    try:
-        return issubclass(load_env_creator(entry_point), ToolEnv)
-    except (ImportError, AttributeError):  # an env whose package is missing is skipped anyway
-        return False
-
-
-TOOL_ENV_IDS = tuple(e.id for e in ENV_ENTRIES if _is_tool_env(e.entry_point))
-"""The registered envs whose action is an assistant message with tool calls (subclasses of
-``ToolEnv``), read from the registry so that a new tool env is fuzzed as one with no edit here."""
-GOES_ON = {"EnvACE-Rehearsal-v0": {"end_on_tool_error": False}, "SearchQA-v0": {"max_turns": 12}}
-"""Kwargs that leave room to play the oracle after hostile actions. EnvACE ends an episode at
-the first malformed call by design; SearchQA's budget of 4 turns counts every action, refused
-ones included, as Search-R1 counts every response."""
+from agentgym_suite.registration import ENV_ENTRIES, implemented, missing_requirements
 
 
 def env_class(env_id: str) -> Any:
-    """The class behind a registered id (its ``fixture_kwargs`` and ``fixture_replaces_data`` hooks)."""
-    return load_env_creator(next(e for e in ENV_ENTRIES if e.id == env_id).entry_point)
+    """The class (or factory) behind a registered id: its ``fixture_kwargs`` and ``fixture_profile`` hooks."""
+    entry_point = gym.spec(env_id).entry_point
+    return load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+
+
+def profile(env_id: str) -> FixtureProfile:
+    """The :class:`FixtureProfile` the env declares (the defaults when it declares none)."""
+    return fixture_profile(env_class(env_id))
+
+
+def is_tool_env(env_id: str) -> bool:
+    """Whether the env's action is an assistant message with tool calls (a subclass of ``ToolEnv``)."""
+    try:
+        cls = env_class(env_id)
+    except (ImportError, AttributeError, gym.error.Error):  # an env whose package is missing is skipped anyway
+        return False
+    return isinstance(cls, type) and issubclass(cls, ToolEnv)
+
+
+TOOL_ENV_IDS = tuple(e.id for e in ENV_ENTRIES if is_tool_env(e.id))
+"""The registered envs whose action is an assistant message with tool calls, read from the registry
+so that a new tool env is tested as one with no edit here."""
+
+
+def goes_on(env_id: str) -> dict[str, Any]:
+    """Kwargs that leave room to play the oracle after hostile actions (``fixture_profile.goes_on_kwargs``)."""
+    return dict(profile(env_id).goes_on_kwargs)
 
 
 def cheap_kwargs(env_id: str, root: Path) -> dict[str, Any]:
     """The env's own ``fixture_kwargs``: kwargs that make it quickly (fixture data written under ``root``)."""
-    return env_class(env_id).fixture_kwargs(root / env_id)
+    make = getattr(env_class(env_id), "fixture_kwargs", None)
+    return make(root / env_id) if make is not None else {}
+
+
+def _marks(env_id: str) -> list[Any]:
+    """A pytest mark per program the env needs (``java``), so ``-m "not java"`` leaves it out."""
+    try:
+        programs = profile(env_id).needs_programs
+    except (ImportError, AttributeError, gym.error.Error):  # not importable here: skipped when it runs
+        return []
+    return [getattr(pytest.mark, program) for program in programs]
 
 
 def env_params(ids: tuple[str, ...] | None = None) -> list[Any]:
-    """``pytest.param`` per registered env id (or per id of ``ids``), ScienceWorld marked ``java``."""
+    """``pytest.param`` per registered env id (or per id of ``ids``), marked with the programs it needs."""
     chosen = [e.id for e in ENV_ENTRIES if ids is None or e.id in ids]
-    return [pytest.param(i, marks=[pytest.mark.java] if i == "ScienceWorld-v0" else [], id=i) for i in chosen]
-
-
-def _java() -> bool:
-    try:
-        return subprocess.run(["java", "-version"], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
+    return [pytest.param(i, marks=_marks(i), id=i) for i in chosen]
 
 
 def skip_unless_usable(env_id: str) -> None:
-    """Skip the calling test when ``env_id`` cannot run here (missing package, data or Java)."""
-    item = next(e for e in ENV_ENTRIES if e.id == env_id)
-    cls = env_class(env_id)
-    fixture_data = getattr(cls, "fixture_replaces_data", False)
-    missing = [m for m in missing_requirements(item) if not (fixture_data and m.startswith("data"))]
+    """Skip the calling test when ``env_id`` cannot run here (missing package, data or program, or an
+    env made against a running server only); fail it when a suite entry points to no module."""
+    item = next((e for e in ENV_ENTRIES if e.id == env_id), None)
+    if item is not None and not implemented(item):
+        pytest.fail(f"{env_id} is listed in registration.py but {item.entry_point} does not exist")
+    missing = missing_requirements(item) if item is not None else []
+    if missing and not [m for m in missing if m.startswith("package")]:  # only data is missing: the class imports
+        if getattr(env_class(env_id), "fixture_replaces_data", False):
+            missing = []
     if missing:
         pytest.skip(f"{env_id} is not usable here: {missing}")
-    if getattr(cls, "needs_server", False):
-        pytest.skip(f"{env_id} plays on a running server; tests/serving covers it against `agentgym serve`")
-    if env_id == "ScienceWorld-v0" and not _java():
-        pytest.skip("needs a Java runtime")
+    declared = profile(env_id)
+    if declared.needs_server:
+        pytest.skip(f"{env_id} plays on a running server; tests/serving plays it against `agentgym serve`")
+    if missing_programs(declared):
+        pytest.skip(f"{env_id} needs {missing_programs(declared)} on PATH")
 
 
 def finish_with_oracle(env: gym.Env, max_steps: int = 80) -> dict[str, Any]:

@@ -8,8 +8,9 @@ of control characters only, lone surrogates, the engines' out-of-world commands,
 tools that do not exist, calls the backend refuses). Checked after every step: no exception,
 a well-formed 5-tuple with the shared info keys, and ``action_valid`` False for empty,
 oversized, non-text, invisible and unencodable actions (and for control characters in command
-envs, out-of-world commands in TextWorld and ScienceWorld), True for an admissible command or
-the oracle's next action. Tool calls with path-like arguments must not touch those paths.
+envs, and for the commands an env declares it always refuses, such as TextWorld's and
+ScienceWorld's out-of-world ones), True for an admissible command or the oracle's next action.
+Budgets and the rest of what differs between envs come from each env's ``fixture_profile``. Tool calls with path-like arguments must not touch those paths.
 
 A second test plays part of the oracle's plan, interleaves hostile actions with its next
 steps and lets the oracle finish: every env with an oracle must still win from the state the
@@ -42,13 +43,11 @@ from hypothesis import strategies as st
 from agentgym_suite.core.actions import _CONTROL, encoding_problem, has_visible_text
 from agentgym_suite.core.info import REQUIRED_INFO_KEYS
 from agentgym_suite.core.spaces import MAX_ACTION_CHARS
-from agentgym_suite.envs.scienceworld.env import REFUSED_COMMANDS as SCIENCEWORLD_REFUSED
-from agentgym_suite.envs.textworld.meta_commands import meta_command_problem
 
 from reliability.audit import watch
 from reliability.hostile import INVALID_KINDS, hostile_action, hostile_strategies
 from reliability.registered import (
-    GOES_ON, TOOL_ENV_IDS, cheap_kwargs, env_params, finish_with_oracle, skip_unless_usable, winnable_tasks,
+    cheap_kwargs, env_params, finish_with_oracle, goes_on, is_tool_env, profile, skip_unless_usable, winnable_tasks,
 )
 
 ESCAPES = ["../../etc/passwd", "/etc/passwd", "~/.ssh/id_rsa", "/tmp/agentgym-escape", "../../../../root"]
@@ -57,17 +56,9 @@ COMMAND_FORMATS = ("plain", "think_action", "search")
 ACTIONS_PER_EXAMPLE = 8
 HOSTILE_PER_EXAMPLE = 6
 
-# examples per env in the default run (x ACTIONS_PER_EXAMPLE actions at most; x10 with -m slow)
-BUDGET = {"ALFWorld-v0": 4, "ScienceWorld-v0": 6, "TextWorld-v0": 40}
-DEFAULT_BUDGET = 50
-ORACLE_BUDGET = {"ALFWorld-v0": 3, "ScienceWorld-v0": 3, "TextWorld-v0": 12, "Tau2-v0": 15, "VitaBench-v0": 15}
-DEFAULT_ORACLE_BUDGET = 20
-ADMISSIBLE_NOT_GUARANTEED = {"ScienceWorld-v0"}
-"""Envs whose admissible list may hold commands the simulator then rejects (ScienceWorld lists
-'open drawer' where it answers 'No known action matches that input.'); only the other checks apply."""
-REFUSALS_SCORED = {"FinMCP-v0"}
-"""Envs whose score counts refused calls: FinMCP-Bench scores the names of every call that reached
-a recorded tool, answered or not, so such a call rightly costs the exact-sequence win."""
+# Each env's budgets (examples per run; x ACTIONS_PER_EXAMPLE actions at most; x10 with -m slow), whether
+# its admissible list is guaranteed, whether refused calls are scored and which commands it always refuses
+# come from its own declaration, ``fixture_profile`` (agentgym_suite/core/fixture_profile.py).
 
 
 @pytest.fixture(scope="module")
@@ -87,10 +78,10 @@ def envs(sandbox: dict[str, Path]) -> Iterator[Callable[..., gym.Env]]:
     """One env per (id, kwargs overrides) for the whole module (closed at the end)."""
     cache: dict[tuple[str, bool], gym.Env] = {}
 
-    def get(env_id: str, goes_on: bool = False) -> gym.Env:
-        key = (env_id, goes_on)
+    def get(env_id: str, keep_going: bool = False) -> gym.Env:
+        key = (env_id, keep_going)
         if key not in cache:
-            extra = GOES_ON.get(env_id, {}) if goes_on else {}
+            extra = goes_on(env_id) if keep_going else {}
             cache[key] = gym.make(env_id, **cheap_kwargs(env_id, sandbox["data"]), **extra)
         return cache[key]
 
@@ -156,17 +147,17 @@ def _action(env: gym.Env, info: dict[str, Any], oracle: list[str], tool_env: boo
 
 
 # ---------------------------------------------------------------------------- checks
-def _expected_valid(action: Any, fmt: str, env_id: str, admissible: list[str], oracle_next: str | None) -> bool | None:
-    """What ``action_valid`` must be for ``action``, or None when either answer is acceptable."""
+def _expected_valid(action: Any, fmt: str, refused: Callable[[str], Any] | None, admissible: list[str],
+                    oracle_next: str | None) -> bool | None:
+    """What ``action_valid`` must be for ``action``, or None when either answer is acceptable
+    (``refused``: the env's declared ``fixture_profile.refused_command``)."""
     if not isinstance(action, str) or not action.strip() or len(action) > MAX_ACTION_CHARS:
         return False
     if not has_visible_text(action) or encoding_problem(action):
         return False
     if fmt in COMMAND_FORMATS and _CONTROL.search(action.strip()):
         return False
-    if env_id == "TextWorld-v0" and fmt == "plain" and meta_command_problem(action):
-        return False
-    if env_id == "ScienceWorld-v0" and fmt == "plain" and " ".join(action.lower().split()) in SCIENCEWORLD_REFUSED:
+    if refused is not None and fmt == "plain" and refused(action):
         return False
     if fmt == "plain" and action in admissible:
         return True
@@ -239,10 +230,12 @@ def _allowed(sandbox: dict[str, Path]) -> tuple[Path, ...]:
     return (sandbox["cache"].resolve(), sandbox["data"].resolve(), Path(tempfile.gettempdir()).resolve())
 
 
-def fuzz(env: gym.Env, env_id: str, examples: int, allowed: tuple[Path, ...], check_admissible: bool = True) -> None:
+def fuzz(env: gym.Env, env_id: str, examples: int, allowed: tuple[Path, ...]) -> None:
+    """Play ``examples`` hypothesis examples of generated actions through ``env`` (see the module docstring)."""
     tasks = list(env.unwrapped.task_ids())[:3]
     fmt = getattr(env.unwrapped.action_format, "name", "")
-    tool_env = env_id in TOOL_ENV_IDS
+    tool_env = is_tool_env(env_id)
+    declared = profile(env_id)
     stats = {"steps": 0, "valid_checked": 0}
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
@@ -253,8 +246,8 @@ def fuzz(env: gym.Env, env_id: str, examples: int, allowed: tuple[Path, ...], ch
         for _ in range(ACTIONS_PER_EXAMPLE):
             oracle = _oracle(env)
             action = data.draw(_action(env, info, oracle, tool_env))
-            admissible = _admissible(info) if check_admissible else []
-            expected = _expected_valid(action, fmt, env_id, admissible, oracle[0] if oracle else None)
+            admissible = _admissible(info) if declared.admissible_guaranteed else []
+            expected = _expected_valid(action, fmt, declared.refused_command, admissible, oracle[0] if oracle else None)
             result = _step_watched(env, action, allowed)
             info = _check_step(result)
             stats["steps"] += 1
@@ -277,8 +270,8 @@ def oracle_after_hostile_actions(env: gym.Env, env_id: str, examples: int, allow
     """
     env = env.unwrapped
     tasks = winnable_tasks(env)
-    tool_env = env_id in TOOL_ENV_IDS
-    refusals = tool_env and env_id not in REFUSALS_SCORED
+    tool_env = is_tool_env(env_id)
+    refusals = tool_env and not profile(env_id).refusals_scored
     stats: Counter[str] = Counter()
 
     @settings(max_examples=examples, deadline=None, database=None, derandomize=True,
@@ -333,24 +326,39 @@ def oracle_after_hostile_actions(env: gym.Env, env_id: str, examples: int, allow
     return dict(stats)
 
 
+def hostile_kinds(env_id: str) -> set[str]:
+    """The hostile kinds that apply to ``env_id``, each of which the oracle test must have drawn."""
+    kinds = {"huge_number", "invisible", "surrogate"}
+    if is_tool_env(env_id):
+        kinds |= set() if profile(env_id).refusals_scored else {"unknown_tool", "refused"}
+    else:
+        kinds.add("meta")
+    return kinds
+
+
+def fuzz_registered(env_id: str, env: gym.Env, allowed: tuple[Path, ...], scale: int = 1) -> None:
+    """The generated-action fuzz at the env's declared budget (times ``scale``)."""
+    fuzz(env, env_id, scale * profile(env_id).fuzz_examples, allowed)
+
+
+def oracle_wins_after_hostile_actions(env_id: str, env: gym.Env, allowed: tuple[Path, ...], scale: int = 1) -> None:
+    """The oracle-after-hostile-actions test at the env's declared budget (times ``scale``); ``env``
+    made with the env's ``goes_on_kwargs``. Every kind that applies must have been drawn (at scale 1)."""
+    stats = oracle_after_hostile_actions(env, env_id, scale * profile(env_id).oracle_examples, allowed)
+    assert stats["won_after_hostile"] > 0, stats
+    assert scale > 1 or hostile_kinds(env_id) <= set(stats), stats
+
+
 @pytest.mark.parametrize("env_id", env_params())
 def test_generated_actions_never_break_step(env_id: str, envs: Any, sandbox: dict[str, Path], empty_cwd: Path) -> None:
     skip_unless_usable(env_id)
-    fuzz(envs(env_id), env_id, BUDGET.get(env_id, DEFAULT_BUDGET), _allowed(sandbox),
-         env_id not in ADMISSIBLE_NOT_GUARANTEED)
+    fuzz_registered(env_id, envs(env_id), _allowed(sandbox))
 
 
 @pytest.mark.parametrize("env_id", env_params())
 def test_oracle_still_wins_after_hostile_actions(env_id: str, envs: Any, sandbox: dict[str, Path], empty_cwd: Path) -> None:
     skip_unless_usable(env_id)
-    stats = oracle_after_hostile_actions(envs(env_id, goes_on=True), env_id,
-                                         ORACLE_BUDGET.get(env_id, DEFAULT_ORACLE_BUDGET), _allowed(sandbox))
-    kinds = {"huge_number", "invisible", "surrogate"}
-    if env_id in TOOL_ENV_IDS:
-        kinds |= {"unknown_tool"} if env_id in REFUSALS_SCORED else {"unknown_tool", "refused"}
-    else:
-        kinds.add("meta")
-    assert kinds <= set(stats) and stats["won_after_hostile"] > 0, stats  # every kind drawn; wins after them
+    oracle_wins_after_hostile_actions(env_id, envs(env_id, keep_going=True), _allowed(sandbox))
 
 
 @pytest.mark.slow
@@ -358,8 +366,7 @@ def test_oracle_still_wins_after_hostile_actions(env_id: str, envs: Any, sandbox
 def test_thousands_of_generated_actions_never_break_step(env_id: str, envs: Any, sandbox: dict[str, Path],
                                                          empty_cwd: Path) -> None:
     skip_unless_usable(env_id)
-    fuzz(envs(env_id), env_id, 10 * BUDGET.get(env_id, DEFAULT_BUDGET), _allowed(sandbox),
-         env_id not in ADMISSIBLE_NOT_GUARANTEED)
+    fuzz_registered(env_id, envs(env_id), _allowed(sandbox), scale=10)
 
 
 @pytest.mark.slow
@@ -367,6 +374,4 @@ def test_thousands_of_generated_actions_never_break_step(env_id: str, envs: Any,
 def test_oracle_still_wins_after_many_hostile_actions(env_id: str, envs: Any, sandbox: dict[str, Path],
                                                       empty_cwd: Path) -> None:
     skip_unless_usable(env_id)
-    stats = oracle_after_hostile_actions(envs(env_id, goes_on=True), env_id,
-                                         10 * ORACLE_BUDGET.get(env_id, DEFAULT_ORACLE_BUDGET), _allowed(sandbox))
-    assert stats["won_after_hostile"] > 0, stats
+    oracle_wins_after_hostile_actions(env_id, envs(env_id, keep_going=True), _allowed(sandbox), scale=10)

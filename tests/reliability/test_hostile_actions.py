@@ -15,14 +15,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from reliability.registered import (
-    GOES_ON,
-    TOOL_ENV_IDS,
-    cheap_kwargs,
-    env_params,
-    finish_with_oracle,
-    skip_unless_usable,
-)
+from reliability.registered import TOOL_ENV_IDS, cheap_kwargs, env_params, finish_with_oracle, goes_on, skip_unless_usable
 
 TOOL_ENVS = env_params(TOOL_ENV_IDS)
 DIGITS = sys.get_int_max_str_digits()
@@ -43,7 +36,7 @@ def make(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], g
         skip_unless_usable(env_id)
         if env_id not in made:
             made[env_id] = gym.make(env_id, max_episode_steps=STEP_LIMIT, **cheap_kwargs(env_id, root),
-                                    **GOES_ON.get(env_id, {}))
+                                    **goes_on(env_id))
         return made[env_id]
 
     yield get
@@ -77,15 +70,20 @@ def _huge_number_actions(name: str) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("env_id", TOOL_ENVS)
-def test_numbers_over_the_conversion_limit_are_invalid_actions(env_id: str, make: Callable[[str], gym.Env]) -> None:
-    """A 5,000-digit integer in tool-call arguments made step() raise ValueError in every tool env."""
-    env = make(env_id)
+def numbers_over_the_conversion_limit_are_invalid(env: gym.Env) -> None:
+    """Each message shape with an integer over Python's conversion limit is refused, saying why; the
+    oracle still wins afterwards."""
     _, info = env.reset(seed=0, options={"task_id": env.unwrapped.task_ids()[0]})
     for shape, action in _huge_number_actions(_first_tool(info)).items():
         observation, _ = _step_invalid(env, action)
         assert f"more than {DIGITS} digits" in observation, (shape, observation[:300])
     assert finish_with_oracle(env)["won"]
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_numbers_over_the_conversion_limit_are_invalid_actions(env_id: str, make: Callable[[str], gym.Env]) -> None:
+    """A 5,000-digit integer in tool-call arguments made step() raise ValueError in every tool env."""
+    numbers_over_the_conversion_limit_are_invalid(make(env_id))
 
 
 def test_rehearsal_ends_the_episode_on_a_refused_number_by_design(make: Callable[[str], gym.Env], tmp_path: Any) -> None:
@@ -106,11 +104,9 @@ NO_VISIBLE_TEXT = ["\x00", "\x00" * 64, "\x00\n\x00 \x00", "\x1b\x07\x08\x7f", "
                    '{"content": "", "tool_calls": []}', '{"content": "\\u0000\\u001b", "tool_calls": []}']
 
 
-@pytest.mark.parametrize("env_id", TOOL_ENVS)
-def test_text_without_a_visible_character_is_not_a_reply(env_id: str, make: Callable[[str], gym.Env]) -> None:
-    """A message of NUL characters only was taken as a text reply: it ended SyntheticTools and the
-    rehearsal env, closed BFCL's user turn and got an answer from tau2's user."""
-    env = make(env_id)
+def text_without_a_visible_character_is_refused(env: gym.Env) -> None:
+    """Messages without a visible character are refused and leave the conversation as it was; the
+    oracle still wins afterwards."""
     env.reset(seed=0, options={"task_id": env.unwrapped.task_ids()[0]})
     before = list(env.unwrapped.messages)
     for action in NO_VISIBLE_TEXT:
@@ -136,3 +132,8 @@ def test_bfcl_prompting_literals_json_cannot_carry_are_invalid_actions(literal: 
     assert info["messages"][-1]["role"] == "tool" and json.dumps(info["messages"])
     assert finish_with_oracle(env)["won"]
     env.close()
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_text_without_a_visible_character_is_not_a_reply(env_id: str, make: Callable[[str], gym.Env]) -> None:
+    """A message of NUL characters only was taken as a text reply: it ended SyntheticTools and the
+    rehearsal env, closed BFCL's user turn and got an answer from tau2's user."""
+    text_without_a_visible_character_is_refused(make(env_id))

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentgym_suite.core.data import benchmark_dir
 from agentgym_suite.core.errors import missing_backend
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import TaskStart
 from agentgym_suite.envs.shared.textworld_engine import TextWorldBackedEnv, normalise_command
 
@@ -71,6 +72,8 @@ class ALFWorldEnv(TextWorldBackedEnv):
     benchmark = "alfworld"
     prompt_description = "the ALFRED embodied household environment"
     evaluation_defaults = {"split": "valid_seen"}
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(fuzz_examples=4, oracle_examples=3)
+    """Few fuzz examples: every step runs the PDDL planner."""
 
     def __init__(
         self,

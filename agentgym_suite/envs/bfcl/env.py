@@ -142,9 +142,26 @@ class BFCLEnv(ToolEnv):
     report ``bfcl_memory_phase`` and ``bfcl_memory_prereqs_left``; the first question of a
     scenario holds its prerequisite conversations first, so give memory runs a turn limit of
     several hundred steps (``agentgym eval --max-turns 600``).
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``bfcl_category``: str: the test category of the task.
+        ``bfcl_turn``: int, multi-turn: index of the current user turn.
+        ``bfcl_turn_checks``: list[dict], multi-turn: the result of each finished turn's check.
+        ``bfcl_check``: dict, single-turn and agentic, when the episode ended: whether the calls or the final reply passed the check and why.
+        ``bfcl_memory_phase``: str, memory: 'prereq' while the scenario's memory-writing conversations are held, then 'question'.
+        ``bfcl_memory_prereqs_left``: int, memory: memory-writing conversations still to hold, the current one included.
     """
 
     benchmark: ClassVar[str] = "bfcl"
+    info_keys: ClassVar[dict[str, str]] = {
+        "bfcl_category": "str: the test category of the task.",
+        "bfcl_turn": "int, multi-turn: index of the current user turn.",
+        "bfcl_turn_checks": "list[dict], multi-turn: the result of each finished turn's check.",
+        "bfcl_check": "dict, single-turn and agentic, when the episode ended: whether the calls or the final reply passed the check and why.",
+        "bfcl_memory_phase": "str, memory: 'prereq' while the scenario's memory-writing conversations are held, then 'question'.",
+        "bfcl_memory_prereqs_left": "int, memory: memory-writing conversations still to hold, the current one included.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     eval_sampling_defaults: ClassVar[dict[str, Any]] = {"temperature": 0.001, "max_new_tokens": 4096}
     """bfcl-eval's sampling: ``--temperature`` defaults to 0.001 (``bfcl_eval/__main__.py``,
     ``_llm_response_generation.py``); its local-model handlers ask for at most 4096 new tokens

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import StepOutcome
 from agentgym_suite.core.tool_calls import ToolCall, parse_tool_calls
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
@@ -56,9 +57,37 @@ class FinMCPEnv(ToolEnv):
         unmatched_call_handler: ``(name, arguments, sample) -> result`` for calls that have no
             recording (e.g. a rehearsal world model); default: an error result.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``finmcp_called``: list[str]: names of the tools called so far.
+        ``finmcp_replay``: dict: recorded calls matched and unmatched by the replay.
+        ``finmcp_metrics``: dict, when the episode ended: TP, FP, FN, consist, precision, recall, f1 of the tool names.
+        ``finmcp_TP``: int, when the episode ended: the sample's true positives (tool names called and in the gold).
+        ``finmcp_FP``: int, when the episode ended: the sample's false positives.
+        ``finmcp_FN``: int, when the episode ended: the sample's false negatives.
+        ``finmcp_consist``: int, when the episode ended: 1 when the called names equal the gold sequence.
+        ``finmcp_scenario``: str: upstream's scenario group of the sample.
+        ``finmcp_difficulty``: str: upstream's difficulty group of the sample.
+        ``finmcp_task``: str: upstream's task group of the sample.
     """
 
     benchmark: ClassVar[str] = "finmcp"
+    info_keys: ClassVar[dict[str, str]] = {
+        "finmcp_called": "list[str]: names of the tools called so far.",
+        "finmcp_replay": "dict: recorded calls matched and unmatched by the replay.",
+        "finmcp_metrics": "dict, when the episode ended: TP, FP, FN, consist, precision, recall, f1 of the tool names.",
+        "finmcp_TP": "int, when the episode ended: the sample's true positives (tool names called and in the gold).",
+        "finmcp_FP": "int, when the episode ended: the sample's false positives.",
+        "finmcp_FN": "int, when the episode ended: the sample's false negatives.",
+        "finmcp_consist": "int, when the episode ended: 1 when the called names equal the gold sequence.",
+        "finmcp_scenario": "str: upstream's scenario group of the sample.",
+        "finmcp_difficulty": "str: upstream's difficulty group of the sample.",
+        "finmcp_task": "str: upstream's task group of the sample.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(refusals_scored=True)
+    """FinMCP-Bench scores the names of every call that reached a recorded tool, answered or not,
+    so a refused call rightly costs the exact-sequence win."""
     eval_sampling_defaults: ClassVar[dict[str, Any]] = {"max_new_tokens": 4096, "temperature": None}
     """Sampling of DianJin-TIR's ``infer/infer_config.yaml``: ``max_new_tokens: 4096`` (sent as
     ``max_tokens``), no temperature (the server's default), ``enable_thinking: true``."""

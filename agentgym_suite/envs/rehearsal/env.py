@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 
 from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.info import REQUIRED_INFO_KEYS
 from agentgym_suite.core.simulator_generation import SimulatorGeneration
 from agentgym_suite.core.text_env import StepOutcome, TaskStart
@@ -145,9 +146,24 @@ class RehearsalEnv(ToolEnv):
             embedded models ``default`` and ``tiny``); see :mod:`agentgym_suite.envs.rehearsal.prompts`.
         action_format: ignored (the whole assistant message is the action in tool envs).
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv` (``privileged``, ...).
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``base_env_id``: str: the tool env whose tasks are rehearsed.
+        ``world_model``: str: the world model's name ('real' for the base env's own tools).
+        ``reward_mode``: str: how the rehearsed episode is scored (base | checklist | gold_calls | judge | none).
+        ``checklist_turn_scores``: list[float], with reward_mode='checklist': the score of each user turn closed so far (met standards' weights summed over checklists).
     """
 
     benchmark: ClassVar[str] = "rehearsal"
+    info_keys: ClassVar[dict[str, str]] = {
+        "base_env_id": "str: the tool env whose tasks are rehearsed.",
+        "world_model": "str: the world model's name ('real' for the base env's own tools).",
+        "reward_mode": "str: how the rehearsed episode is scored (base | checklist | gold_calls | judge | none).",
+        "checklist_turn_scores": "list[float], with reward_mode='checklist': the score of each user turn closed so far (met standards' weights summed over checklists).",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(goes_on_kwargs={"end_on_tool_error": False})
+    """EnvACE ends an episode at the first malformed call by design; the hostile-input tests turn that off."""
 
     def __init__(
         self,
@@ -224,6 +240,11 @@ class RehearsalEnv(ToolEnv):
     def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
         """The real tools as the world model: no model weights needed."""
         return {"world_model": REAL}
+
+    def inner_envs(self) -> list[ToolEnv]:
+        """The base envs, whose info keys a rehearsed step passes on (see
+        :func:`agentgym_suite.core.info.documented_keys`)."""
+        return list(self.bases.values())
 
     # ------------------------------------------------------------------ configuration
     def _resolve_reward_mode(self, mode: str, base: ToolEnv) -> str:

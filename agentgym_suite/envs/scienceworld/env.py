@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from gymnasium.error import ResetNeeded
 
 from agentgym_suite.core.actions import ActionFormat, ParsedAction, encoding_problem
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.envs.scienceworld.actions import rank_actions
 from agentgym_suite.envs.scienceworld.backend import SimulatorCrashed, SimulatorProcess, SimulatorRejected
@@ -89,9 +90,28 @@ class ScienceWorldEnv(TextEnv):
             (default) does so when ``privileged=True`` and otherwise builds it on the first
             ``oracle()`` call by reloading the task and replaying the episode's commands.
         action_format, privileged, invalid_action, render_mode: see :class:`TextEnv`.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``scienceworld_score``: int: the simulator's raw score (0..100).
+        ``variation``: int: the task variation played.
+        ``off_gold_path``: bool: the agent left the gold action sequence.
     """
 
     benchmark = "scienceworld"
+    info_keys: ClassVar[dict[str, str]] = {
+        "scienceworld_score": "int: the simulator's raw score (0..100).",
+        "variation": "int: the task variation played.",
+        "off_gold_path": "bool: the agent left the gold action sequence.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(
+        fuzz_examples=6, oracle_examples=3, admissible_guaranteed=False,
+        refused_command=lambda command: " ".join(command.lower().split()) in REFUSED_COMMANDS,
+        needs_programs=("java",),
+    )
+    """Few examples (every step crosses to the JVM); the admissible list may hold commands the
+    simulator rejects ('open drawer' answered 'No known action matches that input.'); ``reset task``
+    is always refused (see :data:`REFUSED_COMMANDS`)."""
     default_action_format = "plain"
     evaluation_defaults = {"split": "test"}
     """``agentgym eval`` plays the simulator's test variations, as ScienceWorld's papers report;

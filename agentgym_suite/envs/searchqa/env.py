@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentgym_suite.core.actions import ActionFormat, ParsedAction, SearchFormat
 from agentgym_suite.core.data import data_dir as data_root
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.envs.searchqa.datasets import Question, load_dataset, question_family
 from agentgym_suite.envs.searchqa.normalize import exact_match, f1_score
@@ -55,9 +56,25 @@ class SearchQAEnv(TextEnv):
         data_dir: directory holding the dataset folders (default ``$AGENTGYM_DATA/searchqa``).
         success_reward: reward of a correct answer (default 1.0).
         **kwargs: ``privileged``, ``invalid_action``, ``render_mode``, ``action_format``.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``search_query``: str: the query of a <search> action.
+        ``retrieval_error``: str: why the retriever failed on the query.
+        ``answer``: str: the submitted answer.
+        ``f1``: float: token F1 of the answer against the gold answers.
     """
 
     benchmark = "searchqa"
+    info_keys: ClassVar[dict[str, str]] = {
+        "search_query": "str: the query of a <search> action.",
+        "retrieval_error": "str: why the retriever failed on the query.",
+        "answer": "str: the submitted answer.",
+        "f1": "float: token F1 of the answer against the gold answers.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(goes_on_kwargs={"max_turns": 12})
+    """The budget of 4 turns counts every action, refused ones included, as Search-R1 counts every
+    response; the hostile-input tests give the oracle room to finish after them."""
     default_action_format = "search"
     prompt_description = "a question-answering task with a search engine"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.data import data_dir as data_root
@@ -57,8 +57,19 @@ class SearchR1Env(SearchQAEnv):
             episode has at most ``max_turns + 1`` actions (the registration's step limit).
         data_dir: the ``searchqa`` data folder (default ``$AGENTGYM_DATA/searchqa``).
         success_reward, privileged, invalid_action, render_mode: as :class:`SearchQAEnv`.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info` and :class:`SearchQAEnv`'s):
+        ``retriever``: str: the retriever that answered searches (bm25, e5, http or a class name).
+        ``corpus``: str: the passage corpus searched (a file path, or "the server's").
+        ``no_answer``: str: why the episode ended without an answer (a search in the last turn).
     """
 
+    info_keys: ClassVar[dict[str, str]] = {
+        "retriever": "str: the retriever that answered searches (bm25, e5, http or a class name).",
+        "corpus": "str: the passage corpus searched (a file path, or \"the server's\").",
+        "no_answer": "str: why the episode ended without an answer (a search in the last turn).",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     default_action_format = "search"
     fixture_replaces_data = True
 

@@ -24,9 +24,20 @@ class TextWorldBackedEnv(TextEnv):
     Subclasses start ``self._game`` (a ``textworld.core.Environment``) in ``_load_task`` and
     keep the walkthrough of the task in ``self._walkthrough``. Per-step reward is the score
     delta times ``reward_scale``; the normalised score is score / max score.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``command``: str: the command the action was read as.
+        ``command_admissible``: bool: that command was among the admissible ones.
+        ``policy_commands``: list[str], with the planner on: the planner's commands from this state.
     """
 
     copyable: ClassVar[bool] = False  # the game engine (Jericho, the PDDL planner) lives in C memory
+    info_keys: ClassVar[dict[str, str]] = {
+        "command": "str: the command the action was read as.",
+        "command_admissible": "bool: that command was among the admissible ones.",
+        "policy_commands": "list[str], with the planner on: the planner's commands from this state.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
 
     def __init__(self, *, reward_scale: float = 1.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)

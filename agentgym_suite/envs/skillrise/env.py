@@ -27,7 +27,7 @@ ends, that step's info says which (``finished_position``, ``finished_task_id``,
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import gymnasium as gym
 
@@ -68,10 +68,25 @@ class SkillRiseTrial(gym.Env[str, str]):
         order: ``easy_first`` (by ``difficulty``, the paper's order) or ``drawn``.
         difficulty: a task id's difficulty; ``None``: the length of the base env's oracle
             from the task's start (computed once per task and kept).
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``skill_document``: str: the skill document the trial carries from task to task.
+        ``trial_tasks``: list[str]: the task ids of the trial, in order.
+        ``finished_position``: int, on the step a task ends: that task's position.
+        ``finished_task_id``: str, on the step a task ends: that task's id.
+        ``finished_won``: bool, on the step a task ends: whether it was solved.
     """
 
     reset_options = frozenset({"task_id"})
     """The keys ``reset(options=...)`` accepts: ``task_id`` picks the trial's first task."""
+    info_keys: ClassVar[dict[str, str]] = {
+        "skill_document": "str: the skill document the trial carries from task to task.",
+        "trial_tasks": "list[str]: the task ids of the trial, in order.",
+        "finished_position": "int, on the step a task ends: that task's position.",
+        "finished_task_id": "str, on the step a task ends: that task's id.",
+        "finished_won": "bool, on the step a task ends: whether it was solved.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
 
     def __init__(self, env: gym.Env, *, family_of: Callable[[str], str] | None = None, k: int = 3,
                  turns_per_task: int = 10, max_chars: int = 4000, mode: str = "sequence", order: str = "easy_first",
@@ -109,6 +124,10 @@ class SkillRiseTrial(gym.Env[str, str]):
         self._task_won = False
 
     # ------------------------------------------------------------------ task pass-through
+    def inner_envs(self) -> list[gym.Env]:
+        """The base env, whose info keys a trial passes on (see :func:`agentgym_suite.core.info.documented_keys`)."""
+        return [self.env]
+
     def task_ids(self) -> list[str]:
         """The base env's task ids (each is the first task of a trial)."""
         return list(self.env.unwrapped.task_ids())

@@ -73,9 +73,16 @@ class SyntheticToolsEnv(ToolEnv):
         user_turns: user turns per task (1..6, default 1): the requested changes are split
             over that many user messages, each answered by a text reply.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``theme``: str: the theme of the generated world.
     """
 
     benchmark: ClassVar[str] = "synthetic_tools"
+    info_keys: ClassVar[dict[str, str]] = {
+        "theme": "str: the theme of the generated world.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     examples_are_training_data: ClassVar[bool] = True
     """A training world: its tasks' recorded examples are training data."""
 

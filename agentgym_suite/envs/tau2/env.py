@@ -27,6 +27,7 @@ import json
 from typing import Any, Callable, ClassVar
 
 from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import StepOutcome, TaskStart
 from agentgym_suite.core.tool_calls import ToolCall, tool_name, validate_call
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
@@ -69,9 +70,27 @@ class Tau2Env(ToolEnv):
         nl_judge: older name of ``judge`` (a callable).
         max_user_turns: how many replies the scripted user gives before it stops.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``domain``: str: the domain of the task (airline, retail, telecom, mock).
+        ``nl_judge``: str: who graded the task's natural-language assertions ('none' without a judge).
+        ``tau2_end``: str, when the episode ended: how the conversation ended (the user's stop, transfer or out-of-scope token, the agent's reply, a user error, or 'none').
+        ``user_error``: str: why the simulated user failed (the episode then scores 0, as upstream).
+        ``reward_breakdown``: dict, when the episode ended: the reward's components and details.
+        ``user_tool_calls``: list[dict], telecom: the tool calls the simulated user made on their device.
     """
 
     benchmark: ClassVar[str] = "tau2"
+    info_keys: ClassVar[dict[str, str]] = {
+        "domain": "str: the domain of the task (airline, retail, telecom, mock).",
+        "nl_judge": "str: who graded the task's natural-language assertions ('none' without a judge).",
+        "tau2_end": "str, when the episode ended: how the conversation ended (the user's stop, transfer or out-of-scope token, the agent's reply, a user error, or 'none').",
+        "user_error": "str: why the simulated user failed (the episode then scores 0, as upstream).",
+        "reward_breakdown": "dict, when the episode ended: the reward's components and details.",
+        "user_tool_calls": "list[dict], telecom: the tool calls the simulated user made on their device.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(oracle_examples=15)
     simulated_user: ClassVar[bool] = True
     """``agentgym eval --user`` applies to this env."""
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import TaskStart
 from agentgym_suite.envs.shared.textworld_engine import TextWorldBackedEnv, normalise_command
 from agentgym_suite.envs.textworld.games import (
@@ -40,9 +41,19 @@ class TextWorldEnv(TextWorldBackedEnv):
             ``$AGENTGYM_DATA/textworld/games`` are read from there; new ones are written to
             the cache folder, ``$AGENTGYM_CACHE`` or the per-user cache; see ``games.py``).
         **kwargs: see :class:`~agentgym_suite.core.text_env.TextEnv`.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``max_score``: int, in the reset info: the game's maximum score.
     """
 
     benchmark = "textworld"
+    info_keys: ClassVar[dict[str, str]] = {
+        "max_score": "int, in the reset info: the game's maximum score.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(
+        fuzz_examples=40, oracle_examples=12, refused_command=meta_command_problem)
+    """The interpreter's out-of-world commands are always refused (see :mod:`.meta_commands`)."""
     prompt_description = "a text adventure game"
 
     def __init__(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import StepOutcome
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
 from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat, chat_from
@@ -56,9 +57,35 @@ class VitaBenchEnv(ToolEnv):
             ``bm25``, ``embedding``, ``groundtruth``; see :func:`~.memory.make_memory`) or a Memory.
         summarise: ``(previous, new_text) -> str`` writer for ``memory="rewrite"``.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``user_error``: str: why the simulated user failed (the episode then scores 0, as upstream).
+        ``judge``: str: who graded the rubrics ('none' without a judge).
+        ``scoring``: str, when the episode ended: rubric_judge or state_check.
+        ``memory``: str, version 2: the memory backend the agent's memory came from.
+        ``subtask_index``: int, version 2: position of the subtask in its user's sequence.
+        ``skill_tested``: str, version 2: the skills the subtask tests, comma-separated.
+        ``vitabench_domain``: str: the domain of the task.
+        ``vitabench_state``: dict: whether the final state check passed, and its problems.
+        ``vitabench_rubrics``: dict: the rubric judgements (or 'unscored' without a judge).
+        ``vitabench_memory``: str, version 2: what earlier episodes of the same user left in memory, given to the agent.
     """
 
     benchmark: ClassVar[str] = "vitabench"
+    info_keys: ClassVar[dict[str, str]] = {
+        "user_error": "str: why the simulated user failed (the episode then scores 0, as upstream).",
+        "judge": "str: who graded the rubrics ('none' without a judge).",
+        "scoring": "str, when the episode ended: rubric_judge or state_check.",
+        "memory": "str, version 2: the memory backend the agent's memory came from.",
+        "subtask_index": "int, version 2: position of the subtask in its user's sequence.",
+        "skill_tested": "str, version 2: the skills the subtask tests, comma-separated.",
+        "vitabench_domain": "str: the domain of the task.",
+        "vitabench_state": "dict: whether the final state check passed, and its problems.",
+        "vitabench_rubrics": "dict: the rubric judgements (or 'unscored' without a judge).",
+        "vitabench_memory": "str, version 2: what earlier episodes of the same user left in memory, given to the agent.",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(oracle_examples=15)
     simulated_user: ClassVar[bool] = True
     """``agentgym eval --user`` applies to this env."""
 

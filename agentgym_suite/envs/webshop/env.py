@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentgym_suite.core.actions import ActionFormat, ParsedAction
 from agentgym_suite.core.data import benchmark_dir
@@ -70,10 +70,19 @@ class WebShopEnv(TextEnv):
         show_selected_options: add a ``Selected options`` element to the item page, which
             upstream's text mode does not have (off by default; a declared departure when on).
         **kwargs: ``action_format``, ``privileged``, ``invalid_action``, ``render_mode``.
+
+    Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
+        ``purchased``: dict: the product bought (asin and chosen options).
+        ``reward_parts``: dict: the parts of the purchase reward (type, attribute, option and price matches).
     """
 
     benchmark = "webshop"
     invalid_tail_chars = 20  # verl-agent's WebShop projection keeps the last 20 characters
+    info_keys: ClassVar[dict[str, str]] = {
+        "purchased": "dict: the product bought (asin and chosen options).",
+        "reward_parts": "dict: the parts of the purchase reward (type, attribute, option and price matches).",
+    }
+    """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     default_action_format = "plain"
     prompt_description = "WebShop, a simulated online shopping website"
 
