@@ -34,6 +34,7 @@ import gymnasium
 from gymnasium.envs.registration import load_env_creator
 
 import agentgym_suite.registration as registration
+from ratios import report_ratio
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -185,7 +186,8 @@ def main() -> None:
         stop(process)
     print(inline.row(f"{args.served} inline"))
     print(over_wire.row(f"Remote-v0 -> agentgym serve {args.served}"))
-    print(f"remote / inline steps/s: {over_wire.steps_per_s / inline.steps_per_s:.3f}")
+    report_ratio(f"Remote-v0 / inline steps/s ({args.served}, loopback)", over_wire.steps_per_s / inline.steps_per_s,
+                 "-", f"{over_wire.steps_per_s:.1f} / {inline.steps_per_s:.1f} steps/s")
 
 
 if __name__ == "__main__":
