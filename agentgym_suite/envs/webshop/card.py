@@ -39,7 +39,7 @@ CARD = EnvCard(
     cost=EpisodeCost(5278.0, "benchmarks/env_step_cost.py WebShop-v0, oracle on the fixture's synthetic catalogue "
                              "(2026-12-02, load 10.1)"),
     notes="verl-agent evaluates on the first 500 goals (split 'test') with success_reward=10 and 15 steps "
-          "(VERL_AGENT_SETTINGS). The product catalogue is not redistributable here: `agentgym data` says where to "
-          "get it; without spaCy the type reward uses a declared heuristic.",
+          "(VERL_AGENT_SETTINGS). The 1k-product catalogue is not in the shared data: `agentgym data fetch webshop` "
+          "gets it; without spaCy the type reward uses a declared heuristic.",
 )
 """WebShop-v0's card (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""
