@@ -29,6 +29,7 @@ SCRIPTS: dict[str, list[str]] = {
     "webshop_searchqa_speed": ["webshop_searchqa_speed.py", "--episodes", "20"],
     "search_r1_speed": ["search_r1_speed.py", "--episodes", "30"],
     "tool_env_speed": ["tool_env_speed.py", "--episodes", "10"],
+    "remote_step_cost": ["env_step_cost.py", "Remote-v0", "--steps", "200"],
     "rollout_speed": ["rollout_speed.py"],
     "trainer_speed": ["trainer_speed.py", "--steps", "2"],
     "rehearsal_speed": ["rehearsal_speed.py", "--episodes", "2"],

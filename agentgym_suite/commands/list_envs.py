@@ -39,7 +39,7 @@ def _conformance(card: EnvCard | None) -> str:
     if card is None:
         return "-"
     if not card.conformance:
-        return "none against upstream yet"
+        return card.unchecked or "none against upstream yet"
     return "; ".join(card.conformance)
 
 

@@ -71,6 +71,10 @@ class EnvCard:
     """What a user should know when comparing (which split the papers use, departures by default)."""
     conformance_tests: tuple[str, ...] = ()
     """Test files (paths from the repository root) that hold the checks listed in :attr:`conformance`."""
+    unchecked: str = ""
+    """Why nothing is checked against upstream, when :attr:`conformance` is empty: no upstream harness
+    exists (generated here, scored by another env), or what stands in its place. Shown instead of
+    "none against upstream yet"."""
 
     def references_for(self, agent: str, split: str) -> list[ReferenceScore]:
         """The reference scores measured with the model of ``agent`` on ``split``."""

@@ -63,3 +63,18 @@ def test_scienceworld_eval_plays_test_variations_and_reports_the_0_100_score(tmp
     out = io.StringIO()
     print_summary(summary, Console(file=out, width=200))
     assert "average score (0-100)" in out.getvalue() and "split: test" in out.getvalue()
+
+
+def test_webshop_eval_names_verl_agents_split_and_compares_score_and_success(tmp_path) -> None:
+    from agentgym_suite.envs.webshop.synthetic import write_synthetic_catalogue
+
+    data = write_synthetic_catalogue(tmp_path / "webshop")
+    result = evaluate("WebShop-v0", "oracle", out_dir=tmp_path / "run", episodes=1, progress=False,
+                      env_kwargs={"data_dir": str(data), "noun_tagger": "heuristic"})
+    summary = {**result.summary, "agent": "hf:Qwen/Qwen2.5-1.5B-Instruct"}
+    assert summary["split"] == "test"
+    rows = {(r.reference.method, r.reference.summary_key): r for r in reference_rows(summary)}
+    assert set(rows) == {(m, k) for m in ("GRPO", "GiGPO") for k in ("mean_score", "success_rate")}
+    assert rows[("GiGPO", "mean_score")].reference.value == 0.835
+    assert rows[("GiGPO", "mean_score")].measured == summary["mean_score"]
+    assert rows[("GRPO", "success_rate")].measured == summary["success_rate"]

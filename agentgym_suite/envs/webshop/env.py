@@ -174,6 +174,10 @@ class WebShopEnv(TextEnv):
                                           "reward_parts": parts},
         )
 
+    def evaluation_split(self) -> str:
+        """The goals played: ``test`` (the first 500, verl-agent's evaluation set), ``eval``, ``train`` or ``all``."""
+        return self.split
+
     def leaderboard_departures(self) -> list[str]:
         """Departures from WebShop's own harness that this instance's settings bring."""
         reasons = []

@@ -1,0 +1,29 @@
+"""What BFCL-v0 is measured against: the bfcl-eval wheel's own checkers on the same outputs."""
+
+from __future__ import annotations
+
+from agentgym_suite.core.env_card import EnvCard, EpisodeCost
+
+CARD = EnvCard(
+    benchmark="Berkeley Function Calling Leaderboard (BFCL) v4",
+    version="bfcl-eval 2026.3.23 (PyPI)",
+    upstream="github.com/ShishirPatil/gorilla (berkeley-function-call-leaderboard), PyPI bfcl-eval",
+    data_licence="Apache-2.0 (data ship in the bfcl-eval wheel)",
+    conformance=(
+        "single-turn verdicts (AST categories in Python, Java, JavaScript; irrelevance, live_irrelevance, "
+        "live_relevance) equal to bfcl-eval's ast_checker and relevance rule on gold calls and perturbations "
+        "(wrong value or type, missing argument, extra call, wrong function)",
+        "multi-turn verdicts (base, miss_func, miss_param, long_context) equal to bfcl-eval's multi_turn_checker on "
+        "gold plays and perturbations (a step dropped, a wrong id, an extra write, a call after a failure, a turn "
+        "past the step limit)",
+        "format_sensitivity verdicts and report equal to bfcl-eval's format_sensitivity_runner",
+        "overall leaderboard columns equal to bfcl-eval's generate_leaderboard_csv on the same per-category accuracies",
+    ),
+    conformance_tests=("tests/conformance/test_bfcl.py",),
+    cost=EpisodeCost(174.3, "benchmarks/env_step_cost.py BFCL-v0 --kwargs '{\"category\": \"simple\"}' (one step "
+                            "= one checked episode; multi-turn 'base': 2930 steps/s) (2026-12-02, load 10.1)"),
+    notes="Web search and memory replies are judged by bfcl-eval's agentic_checker; web search answers from an "
+          "offline local corpus by default (a declared departure; web_search_backend='serpapi' runs bfcl-eval's "
+          "live backend). No published scores are recorded here yet.",
+)
+"""BFCL-v0's card (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""
