@@ -1,0 +1,118 @@
+"""VitaBench's tools against upstream's outputs on the same call sequences.
+
+Inputs (``vitabench/inputs_<domain>.json``: per task, the oracle's gold calls and perturbations
+of them, the read tools, failures) and upstream's outputs (``vitabench/expected_<domain>.json``
+and ``vitabench/upstream_schemas.json``) come from ``vitabench/regenerate_vitabench.py``, run on
+meituan-longcat/vitabench at the commit recorded in each file. Every result string and the
+hash of the final order/book/reservation tables must be equal. The first tasks of each domain
+run by default; all 200 tasks are ``slow``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentgym_suite.core.data import has_benchmark_data
+from agentgym_suite.envs.vitabench import VitaBenchEnv
+from agentgym_suite.envs.vitabench.tools import VitaTools
+
+HERE = Path(__file__).resolve().parent / "vitabench"
+sys.path.insert(0, str(HERE))
+from replay import canonical_tables, digest, mask, resolve, run_sequence  # noqa: E402
+
+UPSTREAM_COMMIT = "96f3b8529d8ea38d330de2405af7e32a1454f6cd"
+DOMAINS = ("delivery", "instore")
+FAST = 4
+"""Tasks per domain in the default run."""
+
+pytestmark = pytest.mark.skipif(not has_benchmark_data("vitabench", "domains/delivery/tasks_en.json", "domains/instore/tasks_en.json"),
+                                reason="VitaBench data not found (agentgym data fetch vitabench)")
+
+
+def _load(name: str) -> dict[str, Any]:
+    return json.loads((HERE / name).read_text(encoding="utf-8"))
+
+
+INPUTS = {d: _load(f"inputs_{d}.json") for d in DOMAINS}
+EXPECTED = {d: _load(f"expected_{d}.json") for d in DOMAINS}
+CASES = [(d, tid) for d in DOMAINS for tid in INPUTS[d]["tasks"]]
+FAST_CASES = [c for d in DOMAINS for c in [x for x in CASES if x[0] == d][:FAST]]
+
+
+def _tables(toolkit: Any) -> dict[str, dict[str, Any]]:
+    names = ("orders", "books", "reservations") if "books" in toolkit.db else ("orders",)
+    return {n: toolkit.db[n] for n in names}
+
+
+def _replay(domain: str, task_id: str) -> list[str]:
+    env = VitaBenchEnv(domain=domain)
+    task = env.tasks[task_id]
+    mismatches = []
+    for seq_name, calls in INPUTS[domain]["tasks"][task_id].items():
+        toolkit = VitaTools(task_id, domain, task["environment"])
+        results, created = run_sequence(calls, lambda name, args, tk=toolkit: tk.call(name, **args),
+                                        lambda tk=toolkit: {k for t in _tables(tk).values() for k in t})
+        want = EXPECTED[domain]["results"][task_id][seq_name]
+        for i, (ours, theirs) in enumerate(zip(results, want["results"])):
+            if ours != theirs:
+                mismatches.append(f"{task_id}/{seq_name}#{i} {calls[i][0]}:\n  ours:     {ours!r}\n  upstream: {theirs!r}")
+        db_hash = hashlib.sha256(canonical_tables(_tables(toolkit), created).encode()).hexdigest()
+        if db_hash != want["db_sha256"]:
+            mismatches.append(f"{task_id}/{seq_name}: final tables differ ({len(created)} created, upstream {want['created']})")
+    return mismatches
+
+
+def test_fixtures_come_from_the_pinned_upstream_commit() -> None:
+    for domain in DOMAINS:
+        assert INPUTS[domain]["upstream"]["commit"] == EXPECTED[domain]["upstream"]["commit"] == UPSTREAM_COMMIT
+        assert set(EXPECTED[domain]["results"]) == set(INPUTS[domain]["tasks"])
+    assert len(CASES) == 200
+
+
+def test_tool_parameters_equal_upstreams() -> None:
+    schemas = _load("upstream_schemas.json")["schemas"]
+
+    def shape(parameters: dict[str, Any]) -> dict[str, Any]:
+        props = {name: {k: v for k, v in p.items() if k in ("type", "items", "default")} for name, p in parameters.get("properties", {}).items()}
+        return {"properties": props, "required": sorted(parameters.get("required") or [])}
+
+    for domain in DOMAINS:
+        ours = {s["function"]["name"]: shape(s["function"]["parameters"]) for s in VitaTools("t", domain, {"time": "2025-01-01 00:00:00"}).schemas}
+        theirs = {name: shape(p) for name, p in schemas[domain].items()}
+        assert ours == theirs
+
+
+@pytest.mark.parametrize(("domain", "task_id"), FAST_CASES)
+def test_results_and_tables_equal_upstreams(domain: str, task_id: str) -> None:
+    mismatches = _replay(domain, task_id)
+    assert not mismatches, "\n".join(mismatches[:10])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("domain", "task_id"), [c for c in CASES if c not in FAST_CASES])
+def test_results_and_tables_equal_upstreams_all_tasks(domain: str, task_id: str) -> None:
+    mismatches = _replay(domain, task_id)
+    assert not mismatches, "\n".join(mismatches[:10])
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_env_answers_the_gold_calls_as_upstream(domain: str) -> None:
+    """Through the env (parsing, dispatch, the tool messages the agent reads), not only the toolkit."""
+    task_id = next(t for t, seqs in INPUTS[domain]["tasks"].items() if seqs["gold"])
+    env = VitaBenchEnv(domain=domain)
+    env.reset(options={"task_id": task_id})
+    gold = INPUTS[domain]["tasks"][task_id]["gold"]
+    created: list[str] = []
+    for i, (name, arguments) in enumerate(gold):
+        before = {k for t in _tables(env._vt).values() for k in t}
+        env.step("<tool_call>\n" + json.dumps({"name": name, "arguments": resolve(arguments, created)}) + "\n</tool_call>")
+        created.extend(sorted({k for t in _tables(env._vt).values() for k in t} - before))
+        content = env.messages[-1]["content"]
+        assert env.messages[-1]["role"] == "tool"
+        assert digest(mask(content, created)) == EXPECTED[domain]["results"][task_id]["gold"]["results"][i]
