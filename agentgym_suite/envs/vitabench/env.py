@@ -248,13 +248,18 @@ class VitaBenchEnv(ToolEnv):
         return self._step_limit_reached()
 
     def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
-        """Answer a call as upstream's environment does: no schema check, its failure texts."""
+        """Answer a call as upstream's environment does: no schema check, its failure texts.
+
+        A call to a tool that does not exist gets upstream's answer and counts as an invalid action.
+        """
         toolkit = self._vt
         if toolkit is None or (call.name not in toolkit.handlers and call.name in self._handlers):
             return super().execute_call(call)  # a 2.0 memory tool
         result = toolkit.call(call.name, **call.arguments)
         ok = not (isinstance(result, str) and result.startswith("Error: "))
         self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
+        if call.name not in toolkit.handlers:  # upstream's answer, but a call to no tool is a malformed action
+            return call.name, result, "invalid"
         return call.name, result, "ok" if ok else "error"
 
     def _user_reply(self, assistant_text: str) -> str | None:

@@ -51,8 +51,9 @@ def asks_about(question: str, intention: str) -> bool:
 class ScriptedUser:
     """Offline user (deterministic).
 
-    VitaBench 1.0 tasks: opens with the task's full instructions, confirms once, then stops
-    (after the first agent text that follows a tool call, or the ``patience``-th text).
+    VitaBench 1.0 tasks: opens with the task's full instructions, gives its user id when asked
+    (the agent's prompt does not carry it), confirms once, then stops (after the first agent
+    text that follows a tool call, or the ``patience``-th text).
 
     2.0 subtasks: opens with the vague instruction only. To a question it answers, in order:
     with its held-back intention when the subtask is proactive and the question is about it
@@ -83,11 +84,13 @@ class ScriptedUser:
         """Answer the agent's latest text."""
         self._texts += 1
         acted = any(m.get("role") == "tool" for m in messages)
+        last = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "assistant"), "")
         if not is_v2(self._task):
+            if "?" in last and _IDENTITY.search(last):  # the agent is not told the user id; the user knows it
+                return f"My user ID is {(self._task.get('environment') or {}).get('user_id', '')}."
             if acted or self._texts >= self.patience:
                 return DONE_REPLY
             return "Yes, I confirm. Please go ahead and place it for me with what you found."
-        last = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "assistant"), "")
         if self._texts > self.max_turns or ("?" in last and _ANYTHING_ELSE.search(last)):
             return DONE_REPLY
         if "?" in last:
