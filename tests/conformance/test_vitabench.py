@@ -5,7 +5,8 @@ of them, the read tools, failures) and upstream's outputs (``vitabench/expected_
 and ``vitabench/upstream_schemas.json``) come from ``vitabench/regenerate_vitabench.py``, run on
 meituan-longcat/vitabench at the commit recorded in each file. Every result string and the
 hash of the final order/book/reservation tables must be equal. The first tasks of each domain
-run by default; all 200 tasks are ``slow``.
+run by default; all 200 tasks are ``slow``. The first 30 Chinese delivery tasks (upstream's
+default language) are played too when upstream's ``tasks.json`` is in the data folder.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from replay import canonical_tables, digest, mask, resolve, run_sequence  # noqa
 
 UPSTREAM_COMMIT = "96f3b8529d8ea38d330de2405af7e32a1454f6cd"
 DOMAINS = ("delivery", "instore")
+SETS = {"delivery": ("delivery", "english"), "instore": ("instore", "english"), "delivery_zh": ("delivery", "chinese")}
+"""Fixture name -> (domain, language); the Chinese set needs upstream's ``tasks.json`` in the data folder."""
 FAST = 4
-"""Tasks per domain in the default run."""
+"""Tasks per set in the default run."""
 
 pytestmark = pytest.mark.skipif(not has_benchmark_data("vitabench", "domains/delivery/tasks_en.json", "domains/instore/tasks_en.json"),
                                 reason="VitaBench data not found (agentgym data fetch vitabench)")
@@ -39,10 +42,16 @@ def _load(name: str) -> dict[str, Any]:
     return json.loads((HERE / name).read_text(encoding="utf-8"))
 
 
-INPUTS = {d: _load(f"inputs_{d}.json") for d in DOMAINS}
-EXPECTED = {d: _load(f"expected_{d}.json") for d in DOMAINS}
-CASES = [(d, tid) for d in DOMAINS for tid in INPUTS[d]["tasks"]]
-FAST_CASES = [c for d in DOMAINS for c in [x for x in CASES if x[0] == d][:FAST]]
+INPUTS = {k: _load(f"inputs_{k}.json") for k in SETS}
+EXPECTED = {k: _load(f"expected_{k}.json") for k in SETS}
+CASES = [(k, tid) for k in SETS for tid in INPUTS[k]["tasks"]]
+FAST_CASES = [c for k in SETS for c in [x for x in CASES if x[0] == k][:FAST]]
+
+
+def _needs(key: str) -> None:
+    domain, language = SETS[key]
+    if language == "chinese" and not has_benchmark_data("vitabench", f"domains/{domain}/tasks.json"):
+        pytest.skip(f"upstream's Chinese {domain} tasks (domains/{domain}/tasks.json) are not in the data folder")
 
 
 def _tables(toolkit: Any) -> dict[str, dict[str, Any]]:
@@ -50,15 +59,17 @@ def _tables(toolkit: Any) -> dict[str, dict[str, Any]]:
     return {n: toolkit.db[n] for n in names}
 
 
-def _replay(domain: str, task_id: str) -> list[str]:
-    env = VitaBenchEnv(domain=domain)
+def _replay(key: str, task_id: str) -> list[str]:
+    _needs(key)
+    domain, language = SETS[key]
+    env = VitaBenchEnv(domain=domain, language=language)
     task = env.tasks[task_id]
     mismatches = []
-    for seq_name, calls in INPUTS[domain]["tasks"][task_id].items():
-        toolkit = VitaTools(task_id, domain, task["environment"])
+    for seq_name, calls in INPUTS[key]["tasks"][task_id].items():
+        toolkit = VitaTools(task_id, domain, task["environment"], language)
         results, created = run_sequence(calls, lambda name, args, tk=toolkit: tk.call(name, **args),
                                         lambda tk=toolkit: {k for t in _tables(tk).values() for k in t})
-        want = EXPECTED[domain]["results"][task_id][seq_name]
+        want = EXPECTED[key]["results"][task_id][seq_name]
         for i, (ours, theirs) in enumerate(zip(results, want["results"])):
             if ours != theirs:
                 mismatches.append(f"{task_id}/{seq_name}#{i} {calls[i][0]}:\n  ours:     {ours!r}\n  upstream: {theirs!r}")
@@ -69,10 +80,11 @@ def _replay(domain: str, task_id: str) -> list[str]:
 
 
 def test_fixtures_come_from_the_pinned_upstream_commit() -> None:
-    for domain in DOMAINS:
-        assert INPUTS[domain]["upstream"]["commit"] == EXPECTED[domain]["upstream"]["commit"] == UPSTREAM_COMMIT
-        assert set(EXPECTED[domain]["results"]) == set(INPUTS[domain]["tasks"])
-    assert len(CASES) == 200
+    for key, (_, language) in SETS.items():
+        assert INPUTS[key]["upstream"]["commit"] == EXPECTED[key]["upstream"]["commit"] == UPSTREAM_COMMIT
+        assert INPUTS[key]["language"] == EXPECTED[key]["language"] == language
+        assert set(EXPECTED[key]["results"]) == set(INPUTS[key]["tasks"])
+    assert len([c for c in CASES if SETS[c[0]][1] == "english"]) == 200
 
 
 def test_tool_parameters_equal_upstreams() -> None:
@@ -88,23 +100,23 @@ def test_tool_parameters_equal_upstreams() -> None:
         assert ours == theirs
 
 
-@pytest.mark.parametrize(("domain", "task_id"), FAST_CASES)
-def test_results_and_tables_equal_upstreams(domain: str, task_id: str) -> None:
-    mismatches = _replay(domain, task_id)
+@pytest.mark.parametrize(("key", "task_id"), FAST_CASES)
+def test_results_and_tables_equal_upstreams(key: str, task_id: str) -> None:
+    mismatches = _replay(key, task_id)
     assert not mismatches, "\n".join(mismatches[:10])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("domain", "task_id"), [c for c in CASES if c not in FAST_CASES])
-def test_results_and_tables_equal_upstreams_all_tasks(domain: str, task_id: str) -> None:
-    mismatches = _replay(domain, task_id)
+@pytest.mark.parametrize(("key", "task_id"), [c for c in CASES if c not in FAST_CASES])
+def test_results_and_tables_equal_upstreams_all_tasks(key: str, task_id: str) -> None:
+    mismatches = _replay(key, task_id)
     assert not mismatches, "\n".join(mismatches[:10])
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_env_answers_the_gold_calls_as_upstream(domain: str) -> None:
     """Through the env (parsing, dispatch, the tool messages the agent reads), not only the toolkit."""
-    task_id = next(t for t, seqs in INPUTS[domain]["tasks"].items() if seqs["gold"])
+    task_id = next(t for t, seqs in INPUTS[domain]["tasks"].items() if seqs["gold"])  # the English sets are keyed by domain
     env = VitaBenchEnv(domain=domain)
     env.reset(options={"task_id": task_id})
     gold = INPUTS[domain]["tasks"][task_id]["gold"]

@@ -7,7 +7,8 @@ Two steps:
    perturbations of them (a step dropped, a wrong argument, an invalid argument followed by
    the gold calls, wrong ids, another user's id, a time in the past, an extra write, a call
    after a failure, wrong argument types, unknown tools, the read tools) ->
-   ``inputs_<domain>.json``::
+   ``inputs_<domain>.json`` (``inputs_delivery_zh.json``: the first Chinese delivery tasks,
+   when ``tasks.json`` is in the data folder)::
 
        AGENTGYM_DATA=/work/shared/data .venv/bin/python tests/conformance/vitabench/regenerate_vitabench.py inputs
 
@@ -44,12 +45,23 @@ from replay import canonical_tables, run_sequence  # noqa: E402
 UPSTREAM = "meituan-longcat/vitabench"
 UPSTREAM_COMMIT = "96f3b8529d8ea38d330de2405af7e32a1454f6cd"
 DOMAINS = ("delivery", "instore")
+SETS = (("delivery", "english"), ("instore", "english"), ("delivery", "chinese"))
+"""(domain, language) played; upstream's snapshot carries no Chinese in-store tasks."""
+CHINESE_TASKS = 30
+"""The Chinese set plays the first tasks only (its results are kept small)."""
+TASK_FILE = {"english": "tasks_en.json", "chinese": "tasks.json"}
+
+
+def suffix(domain: str, language: str) -> str:
+    """``delivery``, ``instore``, ``delivery_zh``: the fixture files' name part."""
+    return domain + ("_zh" if language == "chinese" else "")
 CREATORS = ("create_delivery_order", "create_instore_product_order", "instore_book", "instore_reservation")
 FMT = "%Y-%m-%d %H:%M:%S"
 
 
-def _tasks(data: Path, domain: str) -> list[dict[str, Any]]:
-    return json.loads((data / "domains" / domain / "tasks_en.json").read_text(encoding="utf-8"))
+def _tasks(data: Path, domain: str, language: str = "english") -> list[dict[str, Any]]:
+    tasks = json.loads((data / "domains" / domain / TASK_FILE[language]).read_text(encoding="utf-8"))
+    return tasks if language == "english" else tasks[:CHINESE_TASKS]
 
 
 # ---------------------------------------------------------------------------- step 1: inputs
@@ -88,7 +100,7 @@ def _count_change(name: str, args: dict[str, Any], delta: int) -> dict[str, Any]
     return {"customer_count": max(0, args["customer_count"] + delta)}
 
 
-def _reads(domain: str, task: dict[str, Any]) -> list[list[Any]]:
+def _reads(domain: str, task: dict[str, Any], language: str = "english") -> list[list[Any]]:
     env = task["environment"]
     user, now = env["user_id"], env["time"]
     day = now[:10]
@@ -116,6 +128,9 @@ def _reads(domain: str, task: dict[str, Any]) -> list[list[Any]]:
         ["longitude_latitude_to_distance", {"longitude1": "116.4", "latitude1": 39.9, "longitude2": 116.5, "latitude2": 39.9}],
         ["no_such_tool", {"x": 1}],
     ]
+    if language == "chinese":
+        calls += [["get_holiday_date", {"year": "2025", "holiday_name": "中秋"}], ["get_holiday_date", {"year": "2024", "holiday_name": "端午节"}],
+                  ["delivery_store_search_recommand", {"keywords": ["米线"]}], ["delivery_product_search_recommand", {"keywords": ["清淡", "米线"]}]]
     if domain == "delivery":
         calls += [
             ["delivery_store_search_recommand", {"keywords": name.split()[:2] or ["rice"]}], ["delivery_store_search_recommand", {"keywords": "noodles"}],
@@ -169,11 +184,11 @@ def _reads(domain: str, task: dict[str, Any]) -> list[list[Any]]:
     return calls
 
 
-def sequences(domain: str, task: dict[str, Any]) -> dict[str, list[list[Any]]]:
+def sequences(domain: str, task: dict[str, Any], language: str = "english") -> dict[str, list[list[Any]]]:
     """The named call sequences played on ``task``."""
     env = task["environment"]
     gold = _gold(domain, task)
-    out: dict[str, list[list[Any]]] = {"gold": gold, "reads": _reads(domain, task)}
+    out: dict[str, list[list[Any]]] = {"gold": gold, "reads": _reads(domain, task, language)}
     if len(gold) > 1:
         out["drop_last"] = gold[:-1]
         out["drop_first"] = gold[1:]
@@ -213,15 +228,18 @@ def sequences(domain: str, task: dict[str, Any]) -> dict[str, list[list[Any]]]:
 
 
 def write_inputs(data: Path) -> None:
-    for domain in DOMAINS:
-        payload = {"upstream": {"repo": UPSTREAM, "commit": UPSTREAM_COMMIT},
-                   "tasks": {str(t["id"]): sequences(domain, t) for t in _tasks(data, domain)}}
-        (HERE / f"inputs_{domain}.json").write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
-        print(domain, sum(len(s) for s in payload["tasks"].values()), "sequences")
+    for domain, language in SETS:
+        if not (data / "domains" / domain / TASK_FILE[language]).is_file():
+            print(f"skipping {domain} ({language}): no {TASK_FILE[language]}")
+            continue
+        payload = {"upstream": {"repo": UPSTREAM, "commit": UPSTREAM_COMMIT}, "language": language,
+                   "tasks": {str(t["id"]): sequences(domain, t, language) for t in _tasks(data, domain, language)}}
+        (HERE / f"inputs_{suffix(domain, language)}.json").write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        print(domain, language, sum(len(s) for s in payload["tasks"].values()), "sequences")
 
 
 # ---------------------------------------------------------------------------- step 2: upstream
-def _upstream_env(domain: str, environment: dict[str, Any]) -> Any:
+def _upstream_env(domain: str, environment: dict[str, Any], language: str = "english") -> Any:
     from vita.data_model.tasks import Location, ProductBaseModel, StoreBaseModel
 
     for registry in (StoreBaseModel, ProductBaseModel, Location):
@@ -230,7 +248,7 @@ def _upstream_env(domain: str, environment: dict[str, Any]) -> Any:
         from vita.domains.delivery.environment import get_environment
     else:
         from vita.domains.instore.environment import get_environment
-    return get_environment(json.loads(json.dumps(environment)), "english")
+    return get_environment(json.loads(json.dumps(environment)), language)
 
 
 def _tables(env: Any) -> dict[str, dict[str, Any]]:
@@ -243,14 +261,16 @@ def write_expected(data: Path) -> None:
     from vita.data_model.message import ToolCall
 
     schemas: dict[str, Any] = {}
-    for domain in DOMAINS:
-        inputs = json.loads((HERE / f"inputs_{domain}.json").read_text(encoding="utf-8"))
-        tasks = {str(t["id"]): t for t in _tasks(data, domain)}
+    for domain, language in SETS:
+        if not (HERE / f"inputs_{suffix(domain, language)}.json").is_file():
+            continue
+        inputs = json.loads((HERE / f"inputs_{suffix(domain, language)}.json").read_text(encoding="utf-8"))
+        tasks = {str(t["id"]): t for t in _tasks(data, domain, language)}
         out: dict[str, Any] = {}
         for task_id, seqs in inputs["tasks"].items():
             out[task_id] = {}
             for seq_name, calls in seqs.items():
-                env = _upstream_env(domain, tasks[task_id]["environment"])
+                env = _upstream_env(domain, tasks[task_id]["environment"], language)
                 counter = iter(range(10**6))
 
                 def call(name: str, arguments: dict[str, Any], env: Any = env, counter: Any = counter) -> str | None:
@@ -264,11 +284,12 @@ def write_expected(data: Path) -> None:
                 tables = canonical_tables(_tables(env), created)
                 out[task_id][seq_name] = {"results": results, "created": len(created),
                                           "db_sha256": hashlib.sha256(tables.encode()).hexdigest()}
-        payload = {"upstream": {"repo": UPSTREAM, "commit": UPSTREAM_COMMIT}, "results": out}
-        (HERE / f"expected_{domain}.json").write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
-        env = _upstream_env(domain, {})
-        schemas[domain] = {t.name: t.openai_schema["function"]["parameters"] for t in env.get_tools()}
-        print(domain, "done")
+        payload = {"upstream": {"repo": UPSTREAM, "commit": UPSTREAM_COMMIT}, "language": language, "results": out}
+        (HERE / f"expected_{suffix(domain, language)}.json").write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        if language == "english":
+            env = _upstream_env(domain, {})
+            schemas[domain] = {t.name: t.openai_schema["function"]["parameters"] for t in env.get_tools()}
+        print(domain, language, "done")
     (HERE / "upstream_schemas.json").write_text(
         json.dumps({"upstream": {"repo": UPSTREAM, "commit": UPSTREAM_COMMIT}, "schemas": schemas}, ensure_ascii=False, indent=1) + "\n",
         encoding="utf-8")
