@@ -7,12 +7,17 @@ meituan-longcat/vitabench at the commit recorded in each file. Every result stri
 hash of the final order/book/reservation tables must be equal. The first tasks of each domain
 run by default; all 200 tasks are ``slow``. The first 30 Chinese delivery tasks (upstream's
 default language) are played too when upstream's ``tasks.json`` is in the data folder.
+
+Episode rules come from ``vitabench/episodes.json`` (``regenerate_vitabench_episodes.py``:
+upstream's orchestrator with a scripted agent and user): the agent's system prompt, the
+greeting, the turn order and the step count under several step limits.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -128,3 +133,56 @@ def test_env_answers_the_gold_calls_as_upstream(domain: str) -> None:
         content = env.messages[-1]["content"]
         assert env.messages[-1]["role"] == "tool"
         assert digest(mask(content, created)) == EXPECTED[domain]["results"][task_id]["gold"]["results"][i]
+
+
+EPISODES = _load("episodes.json")
+ID_IN_RESULT = re.compile(r"(?:order_id:|book_id=|reservation_id=)(\w+)")
+
+
+def _masked(text: str | None) -> str | None:
+    return text if text is None else ID_IN_RESULT.sub("<id>", text)
+
+
+def test_agent_system_prompt_is_upstreams() -> None:
+    """The policy with the task's time and weekday, nothing appended (``regenerate_vitabench_episodes.py``)."""
+    assert EPISODES["upstream"]["commit"] == UPSTREAM_COMMIT
+    for key, prompt in EPISODES["system_prompts"].items():
+        domain, task_id = key.split("/")
+        _, info = VitaBenchEnv(domain=domain).reset(options={"task_id": task_id})
+        assert info["messages"][0] == {"role": "system", "content": prompt}
+
+
+@pytest.mark.parametrize("episode", EPISODES["episodes"], ids=lambda e: e["name"])
+def test_episode_unfolds_as_upstreams_orchestrator(episode: dict[str, Any]) -> None:
+    """Greeting, turn order, tool answers, step count and how the episode ends, under several step limits."""
+    from regenerate_vitabench_episodes import resolve as fill
+
+    replies = iter(episode["user"])
+    env = VitaBenchEnv(domain=episode["domain"], user=lambda messages: next(replies), max_steps=episode["max_steps"])
+    _, info = env.reset(options={"task_id": episode["task"]})
+    user_id = env.tasks[episode["task"]]["environment"]["user_id"]
+    terminated, reward, last_tool = False, 0.0, ""
+    for step in episode["agent"]:
+        if terminated:
+            break
+        if isinstance(step, str):
+            action = step
+        else:
+            action = "\n".join("<tool_call>" + json.dumps({"name": n, "arguments": fill(a, last_tool, user_id)}) + "</tool_call>" for n, a in step)
+        _, reward, terminated, _, info = env.step(action)
+        if not isinstance(step, str):  # the results of this message's calls
+            last_tool = "\n".join(m["content"] for m in info["messages"][-len(step):] if m["role"] == "tool")
+    ours = [m for m in info["messages"] if m["role"] != "system"]
+    theirs = episode["trajectory"]
+    assert [m["role"] for m in ours] == [m["role"] for m in theirs]
+    for mine, want in zip(ours, theirs):
+        if want.get("tool_calls"):
+            assert [c["function"]["name"] for c in mine["tool_calls"]] == want["tool_calls"]
+        elif want["role"] == "tool":
+            assert _masked(mine["content"]) == _masked(want["content"])
+        else:
+            assert mine["content"] == want["content"]
+    assert terminated and info["steps"] == episode["steps"]
+    assert (info.get("termination") == "max_steps") == (episode["termination"] == "max_steps")
+    if episode["termination"] == "max_steps":
+        assert reward == 0.0
