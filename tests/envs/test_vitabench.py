@@ -275,3 +275,20 @@ def test_judge_backend_spec_runs_the_model_and_labels_the_result() -> None:
     reward, _, info = play(env, env.oracle() + ["Done."])
     assert info["judge"] == "llm:tiny" and info["scoring"] == "rubric_judge" and info["scorable"] is True
     assert reward == 0.0 and info["vitabench_rubrics"]["passed"] and not any(info["vitabench_rubrics"]["passed"])
+
+
+def test_state_check_accepts_one_instore_order_per_product() -> None:
+    from agentgym_suite.envs.vitabench.scoring import check_state
+
+    expected = {"required_orders": [{"order_id": "T1", "store_id": "S1", "status": "paid",
+                                     "products": [{"product_id": "P1", "quantity": 1}, {"product_id": "P2", "quantity": 3}]}]}
+
+    def order(pid: str, qty: int, store: str = "S1", status: str = "paid") -> dict:
+        return {"store_id": store, "status": status, "products": [{"product_id": pid, "quantity": qty}]}
+
+    initial: dict = {"orders": {}}
+    assert check_state(expected, initial, {"orders": {"a": order("P1", 1), "b": order("P2", 3)}}) == (True, [])
+    for final in ({"orders": {"a": order("P1", 1)}}, {"orders": {"a": order("P1", 1), "b": order("P2", 2)}},
+                  {"orders": {"a": order("P1", 1), "b": order("P2", 3, store="S2")}},
+                  {"orders": {"a": order("P1", 1), "b": order("P2", 3, status="unpaid")}}):
+        assert check_state(expected, initial, final)[0] is False

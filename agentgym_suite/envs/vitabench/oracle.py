@@ -7,6 +7,12 @@ from typing import Any
 from agentgym_suite.envs.vitabench.scoring import TABLE, record_kind, same_record, status_class
 
 
+def _full_time(value: Any) -> str:
+    """A time as upstream's booking tools require it (``%Y-%m-%d %H:%M:%S``; seconds added when missing)."""
+    text = str(value or "")
+    return text + ":00" if len(text) == 16 else text
+
+
 def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], current: dict[str, Any]) -> list[tuple[str, dict[str, Any], str | None]]:
     """(tool, arguments, then-pay tool or None) for each required record not yet in place.
 
@@ -59,11 +65,11 @@ def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], c
                             "quantity": int(p.get("quantity", 1))}
                     calls.append(("create_instore_product_order", args, "pay_instore_order" if pay else None))
         elif kind == "book":
-            args = {"user_id": user, "shop_id": record["shop_id"], "time": str(record.get("book_time", "")),
+            args = {"user_id": user, "shop_id": record["shop_id"], "time": _full_time(record.get("book_time")),
                     "customer_count": int(record.get("customer_count", 1))}
             calls.append(("instore_book", args, "pay_instore_book" if pay and float(record.get("book_price") or 0) > 0 else None))
         else:
-            args = {"user_id": user, "shop_id": record["shop_id"], "time": str(record.get("reservation_time", "")),
+            args = {"user_id": user, "shop_id": record["shop_id"], "time": _full_time(record.get("reservation_time")),
                     "customer_count": int(record.get("customer_count", 1))}
             calls.append(("instore_reservation", args, None))
     return calls
