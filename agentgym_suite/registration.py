@@ -76,7 +76,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 30,
              "tau2-bench customer service (retail, airline, telecom, mock) with a simulated user",
              data_source="agentgym_suite.envs.tau2.data_source:SOURCE"),
-    EnvEntry("VitaBench-v0", "agentgym_suite.envs.vitabench:VitaBenchEnv", 30,
+    EnvEntry("VitaBench-v0", "agentgym_suite.envs.vitabench:VitaBenchEnv", 150,  # upstream: 300 orchestrator steps, about 150 agent messages
              "VitaBench life-service tasks (delivery, instore) with a simulated user",
              data_source="agentgym_suite.envs.vitabench.data_source:SOURCE"),
     EnvEntry("FinMCP-v0", "agentgym_suite.envs.finmcp:FinMCPEnv", 20,

@@ -16,5 +16,8 @@ SOURCE = DataSource(
         "prompts/user_system_prompt.yaml": "a037e2ae5f29",
     },
     required=("domains", "prompts"),
+    note=("VitaBench's files, from upstream's archive at the pinned commit: domains/<domain>/tasks_en.json (English tasks), "
+          "domains/<domain>/tasks.json (Chinese tasks, upstream's default language; language='chinese'), for domain in "
+          "delivery, instore (ota and cross_domain are not played here), and prompts/*.yaml (src/vita/prompts/)."),
 )
 """Where VitaBench's files come from and which folders the env needs."""

@@ -8,6 +8,20 @@ offline stand-in. ``info["scoring"]`` says which (``rubric_judge`` or ``state_ch
 and no judge, or a judge that failed). Both checks are reported (``vitabench_state``,
 ``vitabench_rubrics``).
 
+Episodes follow upstream's orchestrator (version 1): the agent's system prompt is the policy
+(``prompts/agent_system_prompt.yaml``) with ``{time}`` the task's time and weekday, and nothing
+else (the agent must ask for or look up the user id); the history opens with upstream's
+assistant greeting ("Hello, how can I help you?") before the user's first message; tool calls
+are answered by :mod:`.tools` without schema validation, exactly as upstream answers them
+(failures included). The step limit counts as upstream's orchestrator does: the user's opening
+message, each agent message, each batch of tool results and each user reply is one step; at
+``max_steps`` (300, upstream's setting) the episode ends with reward 0. Upstream also declares
+``max_errors=10`` but never counts an error, so that limit can never end an episode; it is
+kept here (``max_errors``) with the same effect: none.
+
+Departures from the leaderboard setting are reported by :meth:`leaderboard_departures` (the
+state check instead of the rubric judge, the scripted user instead of the LLM user).
+
 ``version=2`` plays VitaBench 2.0 (:mod:`.sequences`): each task is one subtask of a user's
 sequence. Before a subtask the user's memory (:mod:`.memory`) has ingested the interactions of
 that subtask and of every earlier one of the same user, and nothing of any other user (the
@@ -19,13 +33,15 @@ goes into the system prompt and its tools into the tool list. ``info`` reports
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
-from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.actions import ParsedAction, has_visible_text
 from agentgym_suite.core.fixture_profile import FixtureProfile
-from agentgym_suite.core.text_env import StepOutcome
-from agentgym_suite.core.tool_env import Conversation, ToolEnv
+from agentgym_suite.core.text_env import StepOutcome, TaskStart
+from agentgym_suite.core.tool_calls import ToolCall, parse_tool_calls
+from agentgym_suite.core.tool_env import Conversation, ToolEnv, ToolRecord
 from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat, chat_from
 from agentgym_suite.envs.vitabench import data
 from agentgym_suite.envs.vitabench.memory import Memory, make_memory
@@ -34,11 +50,18 @@ from agentgym_suite.envs.vitabench.personalization import agent_system_prompt
 from agentgym_suite.envs.vitabench.rubric_judge import JudgeFn, judge_trajectory, rubric_list
 from agentgym_suite.envs.vitabench.scoring import score_states
 from agentgym_suite.envs.vitabench.sequences import load_sequences, playable
-from agentgym_suite.envs.vitabench.tools import VitaTools
-from agentgym_suite.envs.vitabench.user import STOP, LLMUser, ScriptedUser, UserSimulator
+from agentgym_suite.envs.vitabench.tools import ToolKitBase, VitaTools
+from agentgym_suite.envs.vitabench.user import GREETING, STOP, LLMUser, ScriptedUser, UserSimulator
 
 ORACLE_CLOSING = "Everything you asked for is done. Is there anything else I can help with?"
 CREATING_TOOLS = ("create_delivery_order", "create_instore_product_order", "instore_book", "instore_reservation")
+WEEKDAYS = {"english": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+            "chinese": tuple(f"星期{d}" for d in "一二三四五六日")}
+
+
+def clock_text(time: str, language: str) -> str:
+    """The agent prompt's ``{time}``: the task's time and its weekday, as upstream's agent writes it."""
+    return f"{time} {WEEKDAYS[language][datetime.strptime(time, '%Y-%m-%d %H:%M:%S').weekday()]}"
 
 
 class VitaBenchEnv(ToolEnv):
@@ -46,6 +69,10 @@ class VitaBenchEnv(ToolEnv):
 
     Args:
         domain: ``delivery`` (default) or ``instore`` (version 1; 2.0 subtasks carry their own).
+        language: ``english`` (``tasks_en.json``, default) or ``chinese`` (``tasks.json``,
+            upstream's default language); it also picks the prompts' language.
+        max_steps: upstream's orchestrator step limit (300).
+        max_errors: upstream's error limit (10; upstream never counts errors, see above).
         user: ``"scripted"`` (offline, default), ``"llm:<backend spec>"`` (upstream's LLM user),
             a :class:`~.user.UserSimulator`, or a chat callable ``(messages) -> str``.
         user_sampling: sampling options of an ``llm:`` user (``temperature``, ``max_new_tokens``, ``seed``).
@@ -69,6 +96,7 @@ class VitaBenchEnv(ToolEnv):
         ``vitabench_state``: dict: whether the final state check passed, and its problems.
         ``vitabench_rubrics``: dict: the rubric judgements (or 'unscored' without a judge).
         ``vitabench_memory``: str, version 2: what earlier episodes of the same user left in memory, given to the agent.
+        ``steps``: int: the orchestrator steps counted so far, as upstream counts them (each agent message, each batch of tool results, each user message).
     """
 
     benchmark: ClassVar[str] = "vitabench"
@@ -83,6 +111,8 @@ class VitaBenchEnv(ToolEnv):
         "vitabench_state": "dict: whether the final state check passed, and its problems.",
         "vitabench_rubrics": "dict: the rubric judgements (or 'unscored' without a judge).",
         "vitabench_memory": "str, version 2: what earlier episodes of the same user left in memory, given to the agent.",
+        "steps": "int: the orchestrator steps counted so far, as upstream counts them (each agent message, each batch "
+                 "of tool results, each user message).",
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(oracle_examples=15)
@@ -93,6 +123,9 @@ class VitaBenchEnv(ToolEnv):
         self,
         *,
         domain: str = "delivery",
+        language: str = "english",
+        max_steps: int = 300,
+        max_errors: int = 10,
         user: str | UserSimulator | Callable[[list[dict[str, Any]]], str] | None = None,
         user_sampling: dict[str, Any] | None = None,
         judge: str | JudgeFn | None = None,
@@ -104,6 +137,11 @@ class VitaBenchEnv(ToolEnv):
     ) -> None:
         super().__init__(**kwargs)
         self.domain = data.check_domain(domain)
+        self.language = data.check_language(language)
+        self.max_steps = int(max_steps)
+        self.max_errors = int(max_errors)
+        self._steps = 0
+        self._termination: str | None = None
         if version not in (1, 2):
             raise ValueError(f"version={version!r}; choose 1 or 2.")
         self.version = version
@@ -113,7 +151,7 @@ class VitaBenchEnv(ToolEnv):
             self.unplayable = {tid: f"no tools for the {t.get('domain')!r} domain" for tid, t in self.tasks.items() if not playable(t)}
             self._ids = [tid for tid in self.tasks if tid not in self.unplayable]
         else:
-            self.tasks = data.load_tasks(domain)
+            self.tasks = data.load_tasks(domain, self.language)
             self._ids = list(self.tasks)
         self.user, self.user_label = self._make_user(user, dict(user_sampling or {}))
         self.judge: JudgeFn | None = None
@@ -126,9 +164,9 @@ class VitaBenchEnv(ToolEnv):
         self.memory = make_memory(memory, summarise)
         self.memory_label = str(getattr(self.memory, "name", type(self.memory).__name__))
         self._memory_at: tuple[str, int] | None = None
-        self._agent_prompt = data.load_prompt("agent_system_prompt") if version == 1 else ""
+        self._agent_prompt = data.load_prompt("agent_system_prompt", self.language) if version == 1 else ""
         self._task: dict[str, Any] = {}
-        self._vt: VitaTools | None = None
+        self._vt: ToolKitBase | None = None
         self._result: dict[str, Any] | None = None
         self._memory_text = ""
         self._user_error: str | None = None
@@ -141,12 +179,12 @@ class VitaBenchEnv(ToolEnv):
             if not user.startswith(LLM_PREFIX) or not user[len(LLM_PREFIX):].strip():
                 raise ValueError(f"user={user!r}; use 'scripted' or 'llm:<backend spec>' (e.g. 'llm:hf:Qwen/Qwen3-8B').")
             chat = BackendChat(spec=user, **sampling)
-            simulated = LLMUser(chat, data.load_prompt("user_system_prompt"), label=f"llm:{chat.label}")
+            simulated = LLMUser(chat, data.load_prompt("user_system_prompt", self.language), label=f"llm:{chat.label}", language=self.language)
             return simulated, simulated.label
         if hasattr(user, "reply") and hasattr(user, "start"):
             return user, str(getattr(user, "label", None) or f"custom:{type(user).__name__}")
         if callable(user):
-            simulated = LLMUser(user, data.load_prompt("user_system_prompt"))
+            simulated = LLMUser(user, data.load_prompt("user_system_prompt", self.language), language=self.language)
             return simulated, simulated.label
         raise TypeError(f"user must be 'scripted', 'llm:<backend spec>', a UserSimulator or a chat callable; got {type(user).__name__}")
 
@@ -161,8 +199,9 @@ class VitaBenchEnv(ToolEnv):
         domain = str(self._task.get("domain", self.domain)) if self.version == 2 else self.domain
         if self.version == 2 and not env.get("user_id"):
             env["user_id"] = self._task.get("user_id", "")
-        self._vt = VitaTools(task_id.replace("/", "_"), domain, env)
+        self._vt = VitaTools(task_id.replace("/", "_"), domain, env, self.language)
         self._result, self._user_error = None, None
+        self._steps, self._termination = 0, None
         tools, handlers = list(self._vt.schemas), dict(self._vt.handlers)
         if self.version == 2:
             self._memory_text = self._memory_for(self._task)
@@ -172,7 +211,7 @@ class VitaBenchEnv(ToolEnv):
                 handlers[tool.name] = tool.handler
         else:
             self._memory_text = ""
-            system = self._agent_prompt.replace("{time}", str(env.get("time", ""))) + f"\n\nThe user's id is {env.get('user_id', '')}."
+            system = self._agent_prompt.replace("{time}", clock_text(str(env.get("time", "")), self.language))
         try:
             first = str(self.user.start(self._task))
         except Exception as exc:  # a failing user model ends the episode at the first step, never crashes reset
@@ -202,10 +241,56 @@ class VitaBenchEnv(ToolEnv):
             observe(task)
         return str(self.memory.read(str(task.get("instruction", ""))))
 
+    def _load_task(self, task_id: str) -> TaskStart:
+        start = super()._load_task(task_id)
+        if self.version == 1:  # upstream's orchestrator opens every conversation with the agent's greeting
+            at = 1 if self.messages and self.messages[0].get("role") == "system" else 0
+            self.messages.insert(at, {"role": "assistant", "content": GREETING[self.language]})
+            start.extra["messages"] = list(self.messages)
+        self._steps = 1 if start.observation else 0  # the user's opening message is upstream's first step
+        start.extra["steps"] = self._steps
+        return start
+
+    def _step_limit_reached(self) -> bool:
+        if self._steps >= self.max_steps:
+            self._termination = "max_steps"
+        return self._termination == "max_steps"
+
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         if self._user_error is not None:  # the simulated user failed to open the conversation
             return self._finish("The simulated user failed.", valid=True)
-        return super()._execute(command, parsed)
+        message = parse_tool_calls(command)
+        if message.has_tool_calls or has_visible_text(message.content):
+            self._steps += 1  # the agent's message
+            if self._step_limit_reached():  # upstream stops before answering the message
+                assistant: dict[str, Any] = {"role": "assistant", "content": message.content}
+                if message.calls:
+                    assistant["tool_calls"] = [c.to_openai() for c in message.calls]
+                self.messages.append(assistant)
+                return self._finish(f"The step limit ({self.max_steps}) was reached.", valid=True)
+        outcome = super()._execute(command, parsed)
+        if not outcome.terminated and self._step_limit_reached():
+            return self._finish(f"The step limit ({self.max_steps}) was reached.", valid=outcome.action_valid)
+        return outcome
+
+    def _after_calls(self, calls: list[ToolCall]) -> bool:
+        self._steps += 1  # one batch of tool results
+        return self._step_limit_reached()
+
+    def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """Answer a call as upstream's environment does: no schema check, its failure texts.
+
+        A call to a tool that does not exist gets upstream's answer and counts as an invalid action.
+        """
+        toolkit = self._vt
+        if toolkit is None or (call.name not in toolkit.handlers and call.name in self._handlers):
+            return super().execute_call(call)  # a 2.0 memory tool
+        result = toolkit.call(call.name, **call.arguments)
+        ok = not (isinstance(result, str) and result.startswith("Error: "))
+        self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
+        if call.name not in toolkit.handlers:  # upstream's answer, but a call to no tool is a malformed action
+            return call.name, result, "invalid"
+        return call.name, result, "ok" if ok else "error"
 
     def _user_reply(self, assistant_text: str) -> str | None:
         if STOP in assistant_text:
@@ -215,10 +300,22 @@ class VitaBenchEnv(ToolEnv):
         except Exception as exc:  # a failing user model ends the episode (scored 0), never crashes it
             self._user_error = f"{type(exc).__name__}: {exc}"
             return None
+        self._steps += 1  # the user's message
+        self._step_limit_reached()
         if STOP in reply:
             self.messages.append({"role": "user", "content": reply})
             return None
         return reply
+
+    def leaderboard_departures(self) -> list[str]:
+        """Reasons this instance's scores are not comparable with VitaBench's leaderboard."""
+        reasons = []
+        if self.judge is None:
+            reasons.append("scored by the state check (final orders against the expected states), not upstream's "
+                           "rubric judge: pass judge=<model> to score as the leaderboard does")
+        if self.user_label == "scripted":
+            reasons.append("the simulated user is the offline scripted user, not upstream's LLM user: pass user='llm:<model>'")
+        return reasons
 
     def _evaluate(self) -> tuple[float, bool]:
         assert self._vt is not None
@@ -226,7 +323,9 @@ class VitaBenchEnv(ToolEnv):
         states = criteria.get("expected_states") or []
         state_ok, problems = score_states(states, self._task["environment"], self._vt.db)
         rubrics: dict[str, Any] = {"scored": False, "reason": "unscored: no judge configured"}
-        if self._user_error is not None:
+        if self._termination == "max_steps":  # upstream scores a run cut off by its step limit 0
+            scoring, scorable, reward = ("rubric_judge" if self.judge else "state_check"), True, 0.0
+        elif self._user_error is not None:
             scoring, scorable, reward = ("rubric_judge" if self.judge else "state_check"), True, 0.0
         elif self.judge is not None:
             rubrics = judge_trajectory(self.judge, self._template(), criteria, self.messages,
@@ -257,6 +356,9 @@ class VitaBenchEnv(ToolEnv):
             info["scorable"] = self._result["scorable"]
         if self._user_error:
             info["user_error"] = self._user_error
+        info["steps"] = self._steps
+        if self._termination:
+            info["termination"] = self._termination
         if self.version == 2 and self._task:
             info.update(memory=self.memory_label, vitabench_memory=self._memory_text, sequence_id=self._task["sequence_id"],
                         subtask_index=int(self._task["index"]), skill_tested=",".join(self._task.get("skill_tested") or []))
@@ -282,7 +384,7 @@ class VitaBenchEnv(ToolEnv):
                 counter += 1
                 if then:
                     key = "book_id" if then == "pay_instore_book" else "order_id"
-                    blocks.append(_block(then, {key: f"{self._vt.task_id}N{counter:02d}"}))
+                    blocks.append(_block(then, {key: self._vt.predict_id(counter)}))
         return (["\n".join(blocks)] if blocks else []) + [ORACLE_CLOSING]
 
 

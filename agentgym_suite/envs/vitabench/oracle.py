@@ -7,11 +7,20 @@ from typing import Any
 from agentgym_suite.envs.vitabench.scoring import TABLE, record_kind, same_record, status_class
 
 
+def _full_time(value: Any) -> str:
+    """A time as upstream's booking tools require it (``%Y-%m-%d %H:%M:%S``; seconds added when missing)."""
+    text = str(value or "")
+    return text + ":00" if len(text) == 16 else text
+
+
 def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], current: dict[str, Any]) -> list[tuple[str, dict[str, Any], str | None]]:
     """(tool, arguments, then-pay tool or None) for each required record not yet in place.
 
-    A ``then`` tool is called with the id the creating call returns, so the env's oracle sends
-    the creating calls first and the payments in a second message.
+    Arguments follow upstream's tool signatures (the user id passed explicitly, a delivery
+    dispatched at the expected order's dispatch time, or at the task's clock when that is
+    earlier or unset). A ``then``
+    tool is called with the id the creating call returns; a booking is paid only when the
+    expected one has a deposit (upstream marks a booking without deposit paid at once).
     """
     calls: list[tuple[str, dict[str, Any], str | None]] = []
     for record in expected.get("required_orders", []):
@@ -33,21 +42,34 @@ def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], c
         if any(k not in (initial.get(table) or {}) and same_record(record, v) for k, v in (current.get(table) or {}).items()):
             continue
         pay = want == "active"
+        user = str(initial.get("user_id") or "")
         if kind == "order":
-            items = [{"product_id": str(p.get("product_id", "")), "quantity": int(p.get("quantity", 1)),
-                      **({"attributes": p["attributes"]} if p.get("attributes") else {})} for p in record.get("products", [])]
+            products = record.get("products", [])
             if domain == "delivery":
-                args = {"store_id": record["store_id"], "items": items, "address": (record.get("location") or {}).get("address", "")}
+                args: dict[str, Any] = {
+                    "user_id": user, "store_id": record["store_id"],
+                    "product_ids": [str(p.get("product_id", "")) for p in products],
+                    "product_cnts": [int(p.get("quantity", 1)) for p in products],
+                    "address": (record.get("location") or {}).get("address", ""),
+                    "dispatch_time": max(str(record.get("dispatch_time") or ""), str(initial.get("time") or "")),
+                }
+                attributes = [str(p.get("attributes") or "") for p in products]
+                if any(attributes):
+                    args["attributes"] = attributes
                 if record.get("note"):
                     args["note"] = record["note"]
                 calls.append(("create_delivery_order", args, "pay_delivery_order" if pay else None))
-            else:
-                calls.append(("create_instore_product_order", {"shop_id": record["store_id"], "items": items}, "pay_instore_order" if pay else None))
+            else:  # an in-store order holds one product; several products take several orders
+                for p in products:
+                    args = {"user_id": user, "shop_id": record["store_id"], "product_id": str(p.get("product_id", "")),
+                            "quantity": int(p.get("quantity", 1))}
+                    calls.append(("create_instore_product_order", args, "pay_instore_order" if pay else None))
         elif kind == "book":
-            args = {"shop_id": record["shop_id"], "book_time": str(record.get("book_time", "")), "customer_count": int(record.get("customer_count", 1))}
-            calls.append(("instore_book", args, "pay_instore_book" if pay else None))
+            args = {"user_id": user, "shop_id": record["shop_id"], "time": _full_time(record.get("book_time")),
+                    "customer_count": int(record.get("customer_count", 1))}
+            calls.append(("instore_book", args, "pay_instore_book" if pay and float(record.get("book_price") or 0) > 0 else None))
         else:
-            args = {"shop_id": record["shop_id"], "reservation_time": str(record.get("reservation_time", "")),
+            args = {"user_id": user, "shop_id": record["shop_id"], "time": _full_time(record.get("reservation_time")),
                     "customer_count": int(record.get("customer_count", 1))}
             calls.append(("instore_reservation", args, None))
     return calls

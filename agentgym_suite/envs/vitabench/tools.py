@@ -1,292 +1,573 @@
-"""VitaBench tools over the database each task embeds (delivery and in-store services).
+"""VitaBench's tools (delivery, in-store and the generic ones), as upstream's toolkits behave.
 
-The tool names follow upstream's; parameters and results are this suite's own design,
-derived from the database fields. Each tool reads or writes ``self.db`` (a deep copy of the
-task's ``environment``); new records get ids ``<task id>N<k>``. Errors are returned as
-``{"error": ...}`` results.
+Re-implemented from upstream's behaviour (meituan-longcat/vitabench @ 96f3b85), checked by
+``tests/conformance/test_vitabench.py`` against result strings recorded from upstream:
+
+* the same tool names, parameters and defaults (the agent passes the user id itself; product
+  orders take parallel ``product_ids``/``product_cnts`` lists; times are ``%Y-%m-%d %H:%M:%S``);
+* the same checks in the same order (the user id must be the task's user, the dispatch time
+  may not lie before the task's clock, the shop must take bookings, ...); a failed check is
+  answered with its message as a plain result, any other failure with ``Error: <message>``,
+  including Python's own message for missing or unexpected arguments (the toolkit classes
+  carry upstream's class names so those messages read the same);
+* results are the records' text forms (:mod:`.records`); numbers and lists are answered as
+  upstream's environment serialises them (``str(number)``, JSON lists of strings);
+* searches rank with thefuzz's ``partial_ratio`` over the same texts (store name plus tags,
+  ...), address and weather look-ups use its score thresholds; the product and address
+  look-ups read registries filled as upstream's are (a new delivery order's lines replace the
+  catalogue entries of their products; an ordered address becomes a known address; an
+  in-store order shares the shop's product record, so its quantity is the last one ordered).
+
+New records get ids of upstream's shape (``OT``/``OI`` and ten hex digits), derived from the
+task id and a counter instead of upstream's clock (upstream's ids are not reproducible).
+Upstream's registries live per worker thread and outlive a task; here they hold exactly the
+current task's records (upstream with its registries cleared).
 """
 
 from __future__ import annotations
 
-import copy
+import functools
+import hashlib
+import json
 import math
+from datetime import date, datetime, timedelta
 from typing import Any, Callable
 
-STR = {"type": "string"}
-INT = {"type": "integer", "minimum": 1}
-NUM = {"type": "number"}
-ITEMS = {
-    "type": "array", "minItems": 1,
-    "items": {"type": "object", "properties": {"product_id": STR, "quantity": INT, "attributes": STR}, "required": ["product_id", "quantity"]},
-}
+import holidays
+from thefuzz import fuzz, process
 
-PAID, UNPAID, CANCELLED, UNCONSUMED = "paid", "unpaid", "cancelled", "unconsumed"
+from agentgym_suite.envs.vitabench.holiday_dates import HOLIDAY_DATES
+from agentgym_suite.envs.vitabench.records import (
+    BookInfo,
+    Location,
+    Order,
+    ReservationInfo,
+    StoreProduct,
+    typed_database,
+)
+from agentgym_suite.envs.vitabench.tool_schemas import tool_schemas
 
-
-def _schema(name: str, description: str, required: tuple[str, ...] = (), **props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": description,
-            "parameters": {"type": "object", "properties": props, "required": list(required), "additionalProperties": False}}}
-
-
-def _match(text: str, keywords: str) -> bool:
-    words = [w for w in keywords.lower().replace(",", " ").split() if w]
-    hay = text.lower()
-    return bool(words) and all(w in hay for w in words) or any(len(w) > 3 and w in hay for w in words)
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
-def haversine_m(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
-    """Great-circle distance in metres."""
-    r = 6_371_000.0
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    dp, dl = p2 - p1, math.radians(lon2 - lon1)
-    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 2 * r * math.asin(math.sqrt(a))
+def _tool(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a toolkit method as a tool: a failed check (``AssertionError``) becomes its answer."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except AssertionError as exc:
+            return str(exc)
+
+    wrapper.is_tool = True  # type: ignore[attr-defined]
+    return wrapper
 
 
-class VitaTools:
-    """The tools of one episode. ``schemas`` and ``handlers`` feed :class:`ToolEnv`."""
+def _time_ok(text: Any, fmt: str = TIME_FORMAT) -> bool:
+    try:
+        datetime.strptime(text, fmt)
+        return True
+    except ValueError:
+        return False
 
-    def __init__(self, task_id: str, domain: str, environment: dict[str, Any]) -> None:
+
+def rerank(query: str, docs: dict[str, str], with_score: bool = False) -> list[tuple[Any, ...]]:
+    """Document ids ordered by thefuzz ``partial_ratio`` of their text to ``query`` (best first).
+
+    Texts shared by several ids all resolve to the last of those ids, as upstream's look-up
+    table does.
+    """
+    owner = {text: key for key, text in docs.items()}
+    ranked = process.extract(query, list(docs.values()), limit=None, scorer=fuzz.partial_ratio)
+    return [(owner[text], text, score) if with_score else (owner[text], text) for text, score in ranked]
+
+
+def serialise(result: Any) -> Any:
+    """A tool's return value as upstream's environment hands it to the agent."""
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, (str, type(None))):
+            return value
+        if isinstance(value, (bool, int, float)):
+            return str(value)
+        if isinstance(value, (list, tuple)):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, (datetime, date)):
+            return value.isoformat()
+        raise ValueError(f"Unsupported type: {type(value)}")
+
+    return result if isinstance(result, str) else json.dumps(walk(result), default=str, ensure_ascii=False)
+
+
+class ToolKitBase:
+    """The generic tools every domain has, over a typed database (:func:`.records.typed_database`)."""
+
+    domain = ""
+    id_prefix = "O"
+
+    def __init__(self, task_id: str, environment: dict[str, Any], language: str = "english") -> None:
         self.task_id = task_id
-        self.domain = domain
-        self.db = copy.deepcopy(environment)
-        for key in ("orders", "books", "reservations"):
-            if not isinstance(self.db.get(key), dict):
-                self.db[key] = {}
+        self.language = language
+        self.db = typed_database(environment, self.domain)
         self._counter = 0
-        self.schemas: list[dict[str, Any]] = []
-        self.handlers: dict[str, Callable[..., Any]] = {}
-        self._register_generic()
-        self._register_delivery() if domain == "delivery" else self._register_instore()
+        self.locations: dict[str, Location] = {}
+        self.products: dict[str, dict[str, Any]] = {}
+        for loc in self.db.get("location") or []:
+            self.locations[loc["address"]] = loc
+        for order in self.db["orders"].values():
+            if isinstance(order.get("location"), Location):
+                self.locations[order["location"]["address"]] = order["location"]
+        for store in self.stores.values():
+            for product in store["products"]:
+                self.products[product["product_id"]] = product
+            self.locations[store["location"]["address"]] = store["location"]
+        self.schemas = tool_schemas(self.domain, language)
+        self.handlers: dict[str, Callable[..., str | None]] = {
+            s["function"]["name"]: functools.partial(self.call, s["function"]["name"]) for s in self.schemas}
 
-    # ------------------------------------------------------------------ helpers
-    def _add(self, schema: dict[str, Any], fn: Callable[..., Any]) -> None:
-        self.schemas.append(schema)
-        self.handlers[schema["function"]["name"]] = fn
-
-    def _new_id(self) -> str:
-        self._counter += 1
-        return f"{self.task_id}N{self._counter:02d}"
-
+    # ------------------------------------------------------------------ plumbing
     @property
-    def now(self) -> str:
-        """The task's current time."""
-        return str(self.db.get("time", ""))
-
-    @property
-    def stores(self) -> dict[str, Any]:
+    def stores(self) -> dict[str, dict[str, Any]]:
         """Delivery stores or in-store shops by id."""
         return self.db.get("stores") or self.db.get("shops") or {}
 
-    def _product(self, product_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        for store in self.stores.values():
-            for product in store.get("products", []):
-                if product.get("product_id") == product_id:
-                    return store, product
-        return None
+    def tool_names(self) -> list[str]:
+        """The tools of this toolkit."""
+        return [name for name in dir(type(self)) if getattr(getattr(type(self), name), "is_tool", False)]
 
-    def _order_lines(self, store_id: str, items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], float] | dict[str, str]:
-        store = self.stores.get(store_id)
-        if store is None:
-            return {"error": f"no store or shop with id {store_id}"}
-        lines, total = [], 0.0
-        for item in items:
-            found = self._product(item["product_id"])
-            if found is None or found[0] is not store:
-                return {"error": f"product {item['product_id']} is not sold by {store_id}"}
-            product = found[1]
-            lines.append({"product_id": product["product_id"], "name": product.get("name", ""), "price": product.get("price", 0),
-                          "quantity": item["quantity"], "attributes": item.get("attributes", "")})
-            total += float(product.get("price", 0)) * item["quantity"]
-        return lines, total
+    def call(self, name: str, **arguments: Any) -> str | None:
+        """Run one call as upstream's environment does: unknown tools and failures become ``Error: ...``."""
+        try:
+            if name not in self.tool_names():
+                raise ValueError(f"Tool '{name}' not found.")
+            result = getattr(self, name)(**arguments)
+        except Exception as exc:  # the agent sees the failure, as upstream's get_response shows it
+            result = f"Error: {exc}"
+        return serialise(result)
 
-    def _record(self, table: str, record_id: str) -> dict[str, Any] | None:
-        record = self.db[table].get(record_id)
-        return record if isinstance(record, dict) else None
+    def now(self) -> str:
+        """The task's clock (the real clock when the task has none)."""
+        return self.db.get("time") or datetime.now().strftime(TIME_FORMAT)
 
-    def _new_order(self, order_type: str, store_id: str, lines: tuple[list[dict[str, Any]], float], *,
-                   note: str = "", location: dict[str, Any] | None = None, dispatch_time: str = "") -> dict[str, Any]:
-        order_id = self._new_id()
-        self.db["orders"][order_id] = {
-            "order_id": order_id, "order_type": order_type, "user_id": self.db.get("user_id"), "store_id": store_id,
-            "note": note, "location": location, "dispatch_time": dispatch_time, "shipping_time": None, "delivery_time": "",
-            "total_price": lines[1], "create_time": self.now, "update_time": self.now, "status": UNPAID, "products": lines[0],
-        }
-        return self.db["orders"][order_id]
+    def predict_id(self, counter: int) -> str:
+        """The id the ``counter``-th new record of this task gets."""
+        return self.id_prefix + hashlib.sha256(f"{self.task_id}/{counter}".encode()).hexdigest()[:10]
 
-    def _set_status(self, table: str, record_id: str, allowed_from: tuple[str, ...], to: str) -> dict[str, Any]:
-        record = self._record(table, record_id)
-        if record is None:
-            return {"error": f"no record {record_id} in {table}"}
-        if record.get("status") not in allowed_from:
-            return {"error": f"{record_id} has status {record.get('status')!r}; this needs one of {list(allowed_from)}"}
-        record["status"] = to
-        record["update_time"] = self.now
-        return {"id": record_id, "status": to}
+    def _new_id(self) -> str:
+        self._counter += 1
+        return self.predict_id(self._counter)
+
+    def _check_user(self, user_id: Any) -> bool:
+        return user_id == self.db.get("user_id")
+
+    def _write_back(self, table: str, record: dict[str, Any], id_field: str) -> bool:
+        """Store a changed record under its own id, as upstream does; False when that id is not in the table.
+
+        The change itself is already made (the record was edited in place), as upstream's is.
+        """
+        if record[id_field] not in self.db[table]:
+            return False
+        self.db[table][record[id_field]] = record
+        return True
 
     # ------------------------------------------------------------------ generic tools
-    def _register_generic(self) -> None:
-        db = self.db
-        self._add(_schema("get_user_historical_behaviors", "The user's profile and historical consumption behaviour."),
-                  lambda: db.get("user_historical_behaviors", {}))
-        self._add(_schema("get_user_all_orders", "All of the user's orders, bookings and reservations."),
-                  lambda: {"orders": list(db["orders"].values()), "books": list(db["books"].values()), "reservations": list(db["reservations"].values())})
-        self._add(_schema("weather", "Weather forecast records, optionally for one city and/or date (YYYY-MM-DD).", city=STR, date=STR),
-                  self.weather)
-        self._add(_schema("address_to_longitude_latitude", "Coordinates of a known address.", ("address",), address=STR),
-                  self.address_to_longitude_latitude)
-        self._add(_schema("longitude_latitude_to_distance", "Distance in metres between two coordinates.",
-                          ("longitude1", "latitude1", "longitude2", "latitude2"), longitude1=NUM, latitude1=NUM, longitude2=NUM, latitude2=NUM),
-                  lambda longitude1, latitude1, longitude2, latitude2: {"distance_m": round(haversine_m(longitude1, latitude1, longitude2, latitude2))})
+    @_tool
+    def longitude_latitude_to_distance(self, longitude1: float, latitude1: float, longitude2: float, latitude2: float) -> float:
+        if longitude1 == longitude2 and latitude1 == latitude2:
+            return 0.0
+        lon1, lat1, lon2, lat2 = map(math.radians, [longitude1, latitude1, longitude2, latitude2])
+        h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
+        return round(6371000 * 2 * math.asin(math.sqrt(h)), 0)
 
-    def weather(self, city: str = "", date: str = "") -> Any:
-        """Weather records filtered by city substring and date prefix."""
-        rows = [w for w in self.db.get("weather", []) if (not city or city.lower().split()[0] in str(w.get("city", "")).lower())
-                and (not date or str(w.get("datetime", "")).startswith(date))]
-        return rows or {"error": "no weather record for that city/date"}
+    @_tool
+    def weather(self, address: str, date_start: str, date_end: str) -> str:
+        assert _time_ok(date_start, "%Y-%m-%d"), f"Invalid date_start format. Expected yyyy-mm-dd, got: {date_start}"
+        assert _time_ok(date_end, "%Y-%m-%d"), f"Invalid date_end format. Expected yyyy-mm-dd, got: {date_end}"
+        rows = self.db["weather"]
+        best = rerank(address, {w["city"]: w["city"] for w in rows}, True)[0]
+        if best[-1] < 50:
+            raise ValueError(f"Weather information not found for {address}")
+        start = datetime.strptime(date_start, "%Y-%m-%d").date()
+        end = datetime.strptime(date_end, "%Y-%m-%d").date()
+        hits = [w for w in rows if w["city"] == best[0] and start <= datetime.strptime(w["datetime"], "%Y-%m-%d").date() <= end]
+        if not hits:
+            return f"No weather information found for {best[0]} between {date_start} and {date_end}"
+        return "\n".join(repr(w) for w in sorted(hits, key=lambda w: w["datetime"]))
 
-    def address_to_longitude_latitude(self, address: str) -> Any:
-        """Look up an address in the task's location table (exact, then substring)."""
-        for row in self.db.get("location", []):
-            if row.get("address") == address or address.lower() in str(row.get("address", "")).lower():
-                return row
-        return {"error": f"unknown address {address!r}"}
+    @_tool
+    def address_to_longitude_latitude(self, address: str) -> list[float]:
+        best = rerank(address, {a: a for a in self.locations}, True)[0]
+        if best[-1] < 30 or fuzz.ratio(address, best[0]) < 20:
+            raise ValueError(f"Longitude and latitude not found for address {address}")
+        found = self.locations[best[0]]
+        return [found["longitude"], found["latitude"]]
 
-    # ------------------------------------------------------------------ delivery
-    def _register_delivery(self) -> None:
-        self._add(_schema("delivery_store_search_recommand", "Search delivery stores by keywords (name, tags, products).", ("keywords",), keywords=STR),
-                  self.store_search)
-        self._add(_schema("delivery_product_search_recommand", "Search delivery products by keywords.", ("keywords",), keywords=STR),
-                  self.product_search)
-        self._add(_schema("get_delivery_store_info", "A delivery store with its products.", ("store_id",), store_id=STR),
-                  lambda store_id: self.stores.get(store_id) or {"error": f"no store {store_id}"})
-        self._add(_schema("get_delivery_product_info", "One delivery product.", ("product_id",), product_id=STR),
-                  lambda product_id: (self._product(product_id) or (None, {"error": f"no product {product_id}"}))[1])
-        self._add(_schema("delivery_distance_to_time", "Estimated delivery time in minutes for a distance in metres.", ("distance_m",), distance_m=NUM),
-                  lambda distance_m: {"minutes": round(15 + distance_m / 250)})
-        self._add(_schema("create_delivery_order", "Create an unpaid delivery order.", ("store_id", "items", "address"),
-                          store_id=STR, items=ITEMS, address=STR, note=STR, dispatch_time=STR),
-                  self.create_delivery_order)
-        self._add(_schema("pay_delivery_order", "Pay an unpaid delivery order.", ("order_id",), order_id=STR),
-                  lambda order_id: self._set_status("orders", order_id, (UNPAID,), PAID))
-        self._add(_schema("cancel_delivery_order", "Cancel a delivery order that is not delivered yet.", ("order_id",), order_id=STR),
-                  lambda order_id: self._set_status("orders", order_id, (UNPAID, PAID, "processed", "in-progress"), CANCELLED))
-        self._add(_schema("modify_delivery_order", "Change the note or address of an order that is not delivered yet.", ("order_id",),
-                          order_id=STR, note=STR, address=STR), self.modify_delivery_order)
-        self._add(_schema("get_delivery_order_detail", "One delivery order.", ("order_id",), order_id=STR),
-                  lambda order_id: self.db["orders"].get(order_id) or {"error": f"no order {order_id}"})
+    @_tool
+    def get_date_holiday_info(self, date: str) -> str:
+        assert _time_ok(date, "%Y-%m-%d"), f"Date format error, should be yyyy-mm-dd, actual: {date}"
+        day = datetime.strptime(date, "%Y-%m-%d")
+        name = holidays.China(years=day.year).get(day)
+        return name if name is not None else f"Date {date} is not a holiday"
 
-    def store_search(self, keywords: str) -> Any:
-        """Stores whose name, tags or product names match the keywords."""
-        hits = []
-        for sid, store in self.stores.items():
-            text = " ".join([str(store.get("name", store.get("shop_name", ""))), *map(str, store.get("tags", [])),
-                             *(str(p.get("name", "")) for p in store.get("products", []))])
-            if _match(text, keywords):
-                hits.append({"store_id": sid, "name": store.get("name", store.get("shop_name")), "score": store.get("score"),
-                             "tags": store.get("tags", []), "address": (store.get("location") or {}).get("address")})
-        return hits[:20] or {"error": f"no store matches {keywords!r}"}
+    @_tool
+    def get_holiday_date(self, year: str, holiday_name: str) -> str:
+        table = HOLIDAY_DATES["english" if self.language == "english" else "chinese"]
+        if year not in table:
+            return f"Holiday data for year {year} not found"
+        ranked = process.extract(holiday_name, list(table[year]), limit=None, scorer=fuzz.partial_ratio)
+        if ranked and ranked[0][1] >= 80:
+            return table[year][ranked[0][0]]
+        return f"Holiday named '{holiday_name}' not found in year {year}"
 
-    def product_search(self, keywords: str) -> Any:
-        """Products whose name or tags match the keywords."""
-        hits = [p for s in self.stores.values() for p in s.get("products", [])
-                if _match(" ".join([str(p.get("name", "")), *map(str, p.get("tags", []))]), keywords)]
-        return hits[:20] or {"error": f"no product matches {keywords!r}"}
+    @_tool
+    def get_user_historical_behaviors(self) -> str:
+        return str(self.db["user_historical_behaviors"])
 
-    def create_delivery_order(self, store_id: str, items: list[dict[str, Any]], address: str, note: str = "", dispatch_time: str = "") -> Any:
-        """Create an unpaid delivery order to a known address."""
-        lines = self._order_lines(store_id, items)
-        if isinstance(lines, dict):
-            return lines
-        location = self.address_to_longitude_latitude(address)
-        if "error" in location:
-            return location
-        return self._new_order("delivery", store_id, lines, note=note, location=location, dispatch_time=dispatch_time)
+    @_tool
+    def get_user_all_orders(self) -> str:
+        return "\n".join(repr(order) for order in self.db["orders"].values())
 
-    def modify_delivery_order(self, order_id: str, note: str | None = None, address: str | None = None) -> Any:
-        """Change an open order's note or address."""
-        order = self._record("orders", order_id)
-        if order is None or order.get("status") in (CANCELLED, "delivered"):
-            return {"error": f"order {order_id} cannot be modified"}
-        if address is not None:
-            location = self.address_to_longitude_latitude(address)
-            if "error" in location:
-                return location
-            order["location"] = location
-        if note is not None:
-            order["note"] = note
-        order["update_time"] = self.now
+    @_tool
+    def get_nearby(self, longitude: float, latitude: float, range: float) -> str:  # noqa: A002 - upstream's parameter name
+        hits = [str(place) for place in self.stores.values()
+                if self.longitude_latitude_to_distance(longitude, latitude, place["location"]["longitude"], place["location"]["latitude"]) <= range]
+        return "\n".join(hits) if hits else "No search results found"
+
+
+class DeliveryTools(ToolKitBase):
+    """Food delivery: stores, products and delivery orders."""
+
+    domain = "delivery"
+    id_prefix = "OT"
+
+    def _store(self, store_id: str) -> dict[str, Any]:
+        if store_id not in self.db["stores"]:
+            raise ValueError(f"Store {store_id} not found")
+        return self.db["stores"][store_id]
+
+    def _product(self, product_id: str) -> dict[str, Any]:
+        if product_id not in self.products:
+            raise ValueError(f"{product_id} not found")
+        return self.products[product_id]
+
+    def _order(self, order_id: str) -> dict[str, Any]:
+        if order_id not in self.db["orders"]:
+            raise ValueError(f"Order {order_id} not found")
+        order = self.db["orders"][order_id]
+        if order["order_type"] != "delivery":
+            raise ValueError(f"Order {order_id} is not a delivery order")
         return order
 
-    # ------------------------------------------------------------------ in-store
-    def _register_instore(self) -> None:
-        self._add(_schema("instore_shop_search_recommend", "Search shops by keywords (name, tags, category, products).", ("keywords",), keywords=STR),
-                  self.store_search)
-        self._add(_schema("instore_product_search_recommend", "Search in-store products (vouchers, set meals) by keywords.", ("keywords",), keywords=STR),
-                  self.product_search)
-        self._add(_schema("get_instore_shop_info", "One shop with its products, booking and reservation options.", ("shop_id",), shop_id=STR),
-                  lambda shop_id: self.stores.get(shop_id) or {"error": f"no shop {shop_id}"})
-        self._add(_schema("create_instore_product_order", "Create an unpaid in-store product order.", ("shop_id", "items"), shop_id=STR, items=ITEMS),
-                  self.create_instore_order)
-        self._add(_schema("pay_instore_order", "Pay an unpaid in-store order.", ("order_id",), order_id=STR),
-                  lambda order_id: self._set_status("orders", order_id, (UNPAID,), PAID))
-        self._add(_schema("instore_cancel_order", "Cancel an in-store order.", ("order_id",), order_id=STR),
-                  lambda order_id: self._set_status("orders", order_id, (UNPAID, PAID), CANCELLED))
-        self._add(_schema("instore_book", "Book a table/slot at a shop that takes bookings (unpaid deposit).", ("shop_id", "book_time", "customer_count"),
-                          shop_id=STR, book_time=STR, customer_count=INT), self.instore_book)
-        self._add(_schema("pay_instore_book", "Pay a booking's deposit.", ("book_id",), book_id=STR),
-                  lambda book_id: self._set_status("books", book_id, (UNPAID,), PAID))
-        self._add(_schema("instore_cancel_book", "Cancel a booking.", ("book_id",), book_id=STR),
-                  lambda book_id: self._set_status("books", book_id, (UNPAID, PAID, UNCONSUMED), CANCELLED))
-        self._add(_schema("instore_reservation", "Reserve a visit at a shop that takes reservations.", ("shop_id", "reservation_time", "customer_count"),
-                          shop_id=STR, reservation_time=STR, customer_count=INT), self.instore_reservation)
-        self._add(_schema("instore_modify_reservation", "Change a reservation's time or party size.", ("reservation_id",),
-                          reservation_id=STR, reservation_time=STR, customer_count=INT), self.modify_reservation)
-        self._add(_schema("instore_cancel_reservation", "Cancel a reservation.", ("reservation_id",), reservation_id=STR),
-                  lambda reservation_id: self._set_status("reservations", reservation_id, (PAID, UNCONSUMED, UNPAID), CANCELLED))
-        self._add(_schema("get_instore_orders", "The user's in-store orders."), lambda: list(self.db["orders"].values()))
-        self._add(_schema("get_instore_books", "The user's bookings."), lambda: list(self.db["books"].values()))
-        self._add(_schema("get_instore_reservations", "The user's reservations."), lambda: list(self.db["reservations"].values()))
+    @_tool
+    def delivery_distance_to_time(self, distance: float) -> float:
+        assert isinstance(distance, (float, int)), f"distance value type should be float or int, but get {type(distance)}"
+        return round(25.00 + int(distance) * 0.006510, 0)
 
-    def create_instore_order(self, shop_id: str, items: list[dict[str, Any]]) -> Any:
-        """Create an unpaid in-store product order."""
-        lines = self._order_lines(shop_id, items)
-        if isinstance(lines, dict):
-            return lines
-        return self._new_order("instore", shop_id, lines)
+    @_tool
+    def get_delivery_store_info(self, store_id: str) -> str:
+        return repr(self._store(store_id))
 
-    def instore_book(self, shop_id: str, book_time: str, customer_count: int) -> Any:
-        """Book at a shop; the deposit is the shop's ``book_price``."""
-        shop = self.stores.get(shop_id)
-        if shop is None:
-            return {"error": f"no shop {shop_id}"}
-        if shop.get("enable_book") is False:
-            return {"error": f"{shop_id} does not take bookings"}
-        book_id = self._new_id()
-        self.db["books"][book_id] = {"book_id": book_id, "shop_id": shop_id, "book_time": book_time, "book_price": shop.get("book_price", 0),
-                                     "customer_id": self.db.get("user_id"), "customer_count": customer_count, "status": UNPAID, "update_time": self.now}
-        return self.db["books"][book_id]
+    @_tool
+    def get_delivery_product_info(self, product_id: str) -> str:
+        return repr(self._product(product_id))
 
-    def instore_reservation(self, shop_id: str, reservation_time: str, customer_count: int) -> Any:
-        """Reserve at a shop; reservations need no payment."""
-        shop = self.stores.get(shop_id)
-        if shop is None:
-            return {"error": f"no shop {shop_id}"}
-        if shop.get("enable_reservation") is False:
-            return {"error": f"{shop_id} does not take reservations"}
-        rid = self._new_id()
-        self.db["reservations"][rid] = {"reservation_id": rid, "shop_id": shop_id, "reservation_time": reservation_time,
-                                        "customer_id": self.db.get("user_id"), "customer_count": customer_count, "status": UNCONSUMED, "update_time": self.now}
-        return self.db["reservations"][rid]
+    @_tool
+    def delivery_store_search_recommand(self, keywords: list[str]) -> str:
+        docs = {s["store_id"]: s["name"] + ",".join(s["tags"]) for s in self.db["stores"].values()}  # keyed by the record's id
+        return "\n".join(str(self._store(hit[0])) for hit in rerank("".join(keywords), docs)[:100])
 
-    def modify_reservation(self, reservation_id: str, reservation_time: str | None = None, customer_count: int | None = None) -> Any:
-        """Change an active reservation."""
-        record = self._record("reservations", reservation_id)
-        if record is None or record.get("status") == CANCELLED:
-            return {"error": f"reservation {reservation_id} cannot be modified"}
-        if reservation_time is not None:
-            record["reservation_time"] = reservation_time
-        if customer_count is not None:
-            record["customer_count"] = customer_count
-        record["update_time"] = self.now
-        return record
+    @_tool
+    def delivery_product_search_recommand(self, keywords: list[str]) -> str:
+        docs = {pid: f"{p['store_name']} {p['name']} {p['tags']}" for pid, p in self.products.items()}
+        return "\n".join(repr(self._product(hit[0])) for hit in rerank("".join(keywords), docs)[:100])
+
+    @_tool
+    def create_delivery_order(self, user_id: str, store_id: str, product_ids: list[str], product_cnts: list[int], address: str,
+                              dispatch_time: str, attributes: list[str] | None = None, note: str | None = "") -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        assert store_id in self.db["stores"], f"Store {store_id} not found"
+        assert all([self._product(pid) is not None for pid in product_ids]), f"products {product_ids} not found"
+        assert address != "", f"Location {address} is empty"
+        assert len(product_ids) == len(product_cnts) and all([cnt > 0 for cnt in product_cnts]), f"product_cnts {product_cnts} list is invalid"
+        assert dispatch_time and _time_ok(dispatch_time), f"dispatch_time {dispatch_time} time format is invalid, yyyy-mm-dd HH:MM:SS required"
+        assert datetime.strptime(dispatch_time, TIME_FORMAT) >= datetime.strptime(self.now(), TIME_FORMAT), \
+            f"dispatch_time {dispatch_time} must be in the future"
+        products = [self._product(pid) for pid in product_ids]
+        store = self._store(store_id)
+        longitude, latitude = self.address_to_longitude_latitude(address)
+        distance = self.longitude_latitude_to_distance(longitude, latitude, store["location"]["longitude"], store["location"]["latitude"])
+        shipping = self.delivery_distance_to_time(distance)
+        delivered = (datetime.strptime(dispatch_time, TIME_FORMAT) + timedelta(minutes=shipping)).strftime(TIME_FORMAT)
+        total = sum([p["price"] * cnt for p, cnt in zip(products, product_cnts)])
+        line_attributes = [""] * len(products)
+        for i, attr in enumerate((attributes if attributes is not None else [])[:len(products)]):
+            if attr:
+                line_attributes[i] = attr
+        lines = []
+        for product, cnt, attr in zip(products, product_cnts, line_attributes):
+            line = StoreProduct.of({**product, "quantity": cnt, "attributes": attr})
+            self.products[line["product_id"]] = line  # upstream's catalogue now returns the ordered line
+            lines.append(line)
+        location = Location.of({"address": address, "longitude": longitude, "latitude": latitude})
+        self.locations[address] = location
+        order = Order.of({"order_id": self._new_id(), "order_type": "delivery", "user_id": user_id, "store_id": store_id,
+                          "location": location, "dispatch_time": dispatch_time, "shipping_time": shipping, "delivery_time": delivered,
+                          "total_price": total, "create_time": self.now(), "update_time": self.now(), "note": note,
+                          "products": lines, "status": "unpaid"})
+        order["location"] = location
+        self.db["orders"][order["order_id"]] = order
+        return repr(order)
+
+    @_tool
+    def pay_delivery_order(self, order_id: str) -> str:
+        order = self._order(order_id)
+        if order["status"] != "unpaid":
+            return "Order is not in `unpaid` status."
+        order["status"] = "paid"
+        self._write_back("orders", order, "order_id")
+        return "Payment successful"
+
+    @_tool
+    def get_delivery_order_status(self, order_id: str) -> str:
+        return self._order(order_id)["status"]
+
+    @_tool
+    def cancel_delivery_order(self, order_id: str) -> str:
+        order = self._order(order_id)
+        assert order["status"] not in ["cancelled"], f"Order {order_id} is already cancelled"
+        order["status"] = "cancelled"
+        if not self._write_back("orders", order, "order_id"):
+            return "Order not found"
+        return f"Order {order['order_id']} has been cancelled."
+
+    @_tool
+    def modify_delivery_order(self, order_id: str, note: str) -> str:
+        order = self._order(order_id)
+        order["note"] = note
+        if not self._write_back("orders", order, "order_id"):
+            return "Order not found"
+        return f"Order {order['order_id']} has been modified."
+
+    @_tool
+    def search_delivery_orders(self, user_id: str, status: str | None = "unpaid") -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        hits = [o for o in self.db["orders"].values()
+                if o["order_type"] == "delivery" and o["status"] == status and o["user_id"] == user_id]
+        return "\n".join(str(o) for o in hits) if hits else "No delivery orders available"
+
+    @_tool
+    def get_delivery_order_detail(self, order_id: str) -> str:
+        assert order_id, "Order ID cannot be empty"
+        return repr(self._order(order_id))
+
+
+class InStoreTools(ToolKitBase):
+    """In-store services: shops, product orders (vouchers), table bookings and reservations."""
+
+    domain = "instore"
+    id_prefix = "OI"
+
+    def _shop(self, shop_id: str) -> dict[str, Any]:
+        if shop_id not in self.db["shops"]:
+            raise ValueError(f"Shop {shop_id} does not exist")
+        return self.db["shops"][shop_id]
+
+    def _product(self, product_id: str) -> dict[str, Any]:
+        if product_id not in self.products:
+            raise ValueError(f"Product {product_id} does not exist")
+        return self.products[product_id]
+
+    def _order(self, order_id: str) -> dict[str, Any]:
+        if order_id not in self.db["orders"]:
+            raise ValueError(f"Order {order_id} not found")
+        order = self.db["orders"][order_id]
+        if order["order_type"] != "instore":
+            raise ValueError(f"Order {order_id} is not an instore order")
+        return order
+
+    def _record(self, table: str, label: str, record_id: str) -> dict[str, Any]:
+        if record_id not in self.db[table]:
+            raise ValueError(f"{label} {record_id} not found")
+        return self.db[table][record_id]
+
+    @_tool
+    def instore_shop_search_recommend(self, keywords: list[str]) -> str:
+        docs = {s["shop_id"]: s["shop_name"] + "," + ",".join(s["tags"]) for s in self.db["shops"].values()}  # keyed by the record's id
+        return "\n".join(str(self._shop(hit[0])) for hit in rerank("".join(keywords), docs)[:1000])
+
+    @_tool
+    def instore_product_search_recommend(self, keywords: list[str]) -> str:
+        docs = {pid: p["name"] + "," + ",".join(p["tags"]) for pid, p in self.products.items()}
+        return "\n".join(repr(self._product(hit[0])) for hit in rerank("".join(keywords), docs)[:1000])
+
+    @_tool
+    def create_instore_product_order(self, user_id: str, shop_id: str, product_id: str, quantity: int = 1) -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        assert shop_id in self.db["shops"], "Shop does not exist"
+        assert product_id in [p["product_id"] for p in self._shop(shop_id)["products"]], "Product does not exist"
+        assert quantity > 0, "Quantity must be greater than 0"
+        product = self._product(product_id)
+        product["quantity"] = quantity  # upstream sets it on the catalogue's record, which the order shares
+        order = Order.of({"order_id": self._new_id(), "order_type": "instore", "user_id": user_id, "store_id": shop_id,
+                          "total_price": quantity * product["price"], "create_time": self.now(), "update_time": self.now(),
+                          "status": "unpaid"})
+        order["products"] = [product]
+        self.db["orders"][order["order_id"]] = order
+        return repr(order)
+
+    @_tool
+    def pay_instore_order(self, order_id: str) -> str:
+        assert order_id, "Order ID cannot be empty"
+        order = self._order(order_id)
+        if order["status"] != "unpaid":
+            return f"Order {order_id} is not in `unpaid` status."
+        order["status"], order["update_time"] = "paid", self.now()
+        self._write_back("orders", order, "order_id")
+        return "Payment successful"
+
+    @_tool
+    def instore_cancel_order(self, order_id: str) -> str:
+        assert order_id, "Order ID cannot be empty"
+        order = self._order(order_id)
+        if order["status"] in ["cancelled"]:
+            return f"Order {order['order_id']} is already cancelled."
+        order["status"], order["update_time"] = "cancelled", self.now()
+        if not self._write_back("orders", order, "order_id"):
+            return f"Order {order['order_id']} not found"
+        return f"Order {order['order_id']} is cancelled."
+
+    @_tool
+    def instore_book(self, user_id: str, shop_id: str, time: str, customer_count: int = 1) -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        assert shop_id in self.db["shops"], "Shop does not exist"
+        assert customer_count > 0, "Number of customers for table booking must be greater than 0"
+        assert time, "Table booking time cannot be empty"
+        assert _time_ok(time), "Table booking time format is incorrect, correct format is %Y-%m-%d %H:%M:%S"
+        shop = self.db["shops"][shop_id]
+        assert shop["enable_book"], "Shop does not support table booking"
+        book = BookInfo.of({"book_id": self._new_id(), "shop_id": shop_id, "book_time": time, "customer_count": customer_count,
+                            "book_price": shop["book_price"], "customer_id": user_id,
+                            "status": "unpaid" if shop["book_price"] > 0 else "paid", "update_time": self.now()})
+        self.db["books"][book["book_id"]] = book
+        return repr(book)
+
+    @_tool
+    def pay_instore_book(self, book_id: str) -> str:
+        assert book_id, "Booking ID cannot be empty"
+        book = self._record("books", "BookInfo", book_id)
+        if book["status"] != "unpaid":
+            return f"BookInfo {book['book_id']} is not in `unpaid` status."
+        book["status"], book["update_time"] = "paid", self.now()
+        if not self._write_back("books", book, "book_id"):
+            return f"BookInfo {book['book_id']} not found"
+        return "Payment successful"
+
+    @_tool
+    def instore_cancel_book(self, book_id: str) -> str:
+        assert book_id, "Booking ID cannot be empty"
+        book = self._record("books", "BookInfo", book_id)
+        if book["status"] in ["cancelled"]:
+            return f"BookInfo {book['book_id']} is already cancelled."
+        book["status"], book["update_time"] = "cancelled", self.now()
+        if not self._write_back("books", book, "book_id"):
+            return f"BookInfo {book['book_id']} not found"
+        return f"BookInfo {book['book_id']} is cancelled."
+
+    @_tool
+    def instore_reservation(self, user_id: str, shop_id: str, time: str, customer_count: int = 1) -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        assert shop_id in self.db["shops"], "Shop does not exist"
+        assert _time_ok(time), "Reservation time format is incorrect, correct format is %Y-%m-%d %H:%M:%S"
+        assert customer_count > 0, "Number of customers for reservation must be greater than 0"
+        reservation = ReservationInfo.of({"reservation_id": self._new_id(), "shop_id": shop_id, "reservation_time": time,
+                                          "customer_id": user_id, "customer_count": customer_count, "status": "unconsumed",
+                                          "update_time": self.now()})
+        self.db["reservations"][reservation["reservation_id"]] = reservation
+        return repr(reservation)
+
+    @_tool
+    def instore_modify_reservation(self, reservation_id: str, time: str, customer_count: int = 0) -> str:
+        assert reservation_id, "Reservation ID cannot be empty"
+        reservation = self._record("reservations", "ReservationInfo", reservation_id)
+        if reservation["status"] in ["consumed", "cancelled"]:
+            return f"ReservationInfo {reservation['reservation_id']} is already {reservation['status']}."
+        assert customer_count >= 0, "Number of customers for reservation must be greater than or equal to 0"
+        assert time, "Reservation time cannot be empty"
+        assert _time_ok(time), "Reservation time format is incorrect, correct format is %Y-%m-%d %H:%M:%S"
+        reservation.update(reservation_time=time, customer_count=customer_count, update_time=self.now())
+        if not self._write_back("reservations", reservation, "reservation_id"):
+            return f"ReservationInfo {reservation['reservation_id']} not found"
+        return repr(reservation)
+
+    @_tool
+    def instore_cancel_reservation(self, reservation_id: str) -> str:
+        assert reservation_id, "Reservation ID cannot be empty"
+        reservation = self._record("reservations", "ReservationInfo", reservation_id)
+        if reservation["status"] in ["cancelled"]:
+            return f"ReservationInfo {reservation['reservation_id']} is already cancelled."
+        reservation["status"], reservation["update_time"] = "cancelled", self.now()
+        if not self._write_back("reservations", reservation, "reservation_id"):
+            return f"ReservationInfo {reservation['reservation_id']} not found"
+        return f"ReservationInfo {reservation['reservation_id']} is cancelled."
+
+    def _user_records(self, user_id: str, table: str, owner: str, noun: str) -> str:
+        hits = [r for r in self.db[table].values() if (table != "orders" or r["order_type"] == "instore") and r[owner] == user_id]
+        return "\n".join(repr(r) for r in hits) if hits else f"User {user_id} has no {noun} information."
+
+    @_tool
+    def get_instore_orders(self, user_id: str) -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        return self._user_records(user_id, "orders", "user_id", "order")
+
+    @_tool
+    def get_instore_reservations(self, user_id: str) -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        return self._user_records(user_id, "reservations", "customer_id", "reservation")
+
+    @_tool
+    def get_instore_books(self, user_id: str) -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        return self._user_records(user_id, "books", "customer_id", "book")
+
+    @_tool
+    def search_instore_book(self, user_id: str, book_id: str | None = None) -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        if book_id is None:
+            return self._user_records(user_id, "books", "customer_id", "book")
+        book = self._record("books", "BookInfo", book_id)
+        if book["customer_id"] != user_id:
+            return f"BookInfo {book_id} is not belong to user {user_id}."
+        return repr(book)
+
+    @_tool
+    def search_instore_reservation(self, user_id: str, reservation_id: str | None = None) -> str:
+        assert user_id, "User ID cannot be empty"
+        assert self._check_user(user_id), "User ID does not match"
+        if reservation_id is None:
+            return self._user_records(user_id, "reservations", "customer_id", "reservation")
+        reservation = self._record("reservations", "ReservationInfo", reservation_id)
+        if reservation["customer_id"] != user_id:
+            return f"ReservationInfo {reservation_id} is not belong to user {user_id}."
+        return repr(reservation)
+
+
+TOOLKITS: dict[str, type[ToolKitBase]] = {"delivery": DeliveryTools, "instore": InStoreTools}
+
+
+def VitaTools(task_id: str, domain: str, environment: dict[str, Any], language: str = "english") -> ToolKitBase:  # noqa: N802 - kept name
+    """The toolkit of ``domain`` over a copy of a task's ``environment``."""
+    if domain not in TOOLKITS:
+        raise ValueError(f"VitaBench has no tools for the {domain!r} domain here; choose one of {sorted(TOOLKITS)}.")
+    return TOOLKITS[domain](task_id, environment, language)

@@ -15,6 +15,8 @@ from agentgym_suite.envs.shared.text_overlap import content_words
 from agentgym_suite.envs.vitabench.personalization import is_proactive, user_system_prompt
 
 STOP = "###STOP###"
+GREETING = {"english": "Hello, how can I help you?", "chinese": "你好，请问需要什么服务？"}
+"""The agent's opening line upstream's orchestrator puts first in every 1.0 conversation."""
 ChatFn = Callable[[list[dict[str, Any]]], str]
 
 VAGUE_REPLY = "Whatever you think is best."
@@ -49,8 +51,9 @@ def asks_about(question: str, intention: str) -> bool:
 class ScriptedUser:
     """Offline user (deterministic).
 
-    VitaBench 1.0 tasks: opens with the task's full instructions, confirms once, then stops
-    (after the first agent text that follows a tool call, or the ``patience``-th text).
+    VitaBench 1.0 tasks: opens with the task's full instructions, gives its user id when asked
+    (the agent's prompt does not carry it), confirms once, then stops (after the first agent
+    text that follows a tool call, or the ``patience``-th text).
 
     2.0 subtasks: opens with the vague instruction only. To a question it answers, in order:
     with its held-back intention when the subtask is proactive and the question is about it
@@ -81,11 +84,13 @@ class ScriptedUser:
         """Answer the agent's latest text."""
         self._texts += 1
         acted = any(m.get("role") == "tool" for m in messages)
+        last = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "assistant"), "")
         if not is_v2(self._task):
+            if "?" in last and _IDENTITY.search(last):  # the agent is not told the user id; the user knows it
+                return f"My user ID is {(self._task.get('environment') or {}).get('user_id', '')}."
             if acted or self._texts >= self.patience:
                 return DONE_REPLY
             return "Yes, I confirm. Please go ahead and place it for me with what you found."
-        last = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "assistant"), "")
         if self._texts > self.max_turns or ("?" in last and _ANYTHING_ELSE.search(last)):
             return DONE_REPLY
         if "?" in last:
@@ -112,21 +117,22 @@ class LLMUser:
     (:func:`~agentgym_suite.envs.vitabench.personalization.user_system_prompt`).
     """
 
-    def __init__(self, generate: ChatFn, system_template: str, label: str | None = None) -> None:
+    def __init__(self, generate: ChatFn, system_template: str, label: str | None = None, language: str = "english") -> None:
         self.generate = generate
+        self.language = language
         self.system_template = system_template
         self.label = label or f"llm:{getattr(generate, 'label', None) or getattr(generate, '__name__', 'callable')}"
         self._system = ""
 
     def start(self, task: dict[str, Any]) -> str:
         """The opening message: the instruction (2.0), or the model's first line (1.0)."""
-        from agentgym_suite.envs.vitabench.data import persona_text
-
         if is_v2(task):
             self._system = user_system_prompt(task)
             return str(task.get("instruction", "")).strip()
-        self._system = self.system_template.replace("{persona}", persona_text(task)).replace("{instructions}", str(task.get("instructions", "")))
-        return self.generate([{"role": "system", "content": self._system}, {"role": "user", "content": "Hello, how can I help you today?"}])
+        # upstream fills the persona with the profile's Python text form
+        persona = str((task.get("user_scenario") or {}).get("user_profile") or {})
+        self._system = self.system_template.replace("{persona}", persona).replace("{instructions}", str(task.get("instructions", "")))
+        return self.generate([{"role": "system", "content": self._system}, {"role": "user", "content": GREETING[self.language]}])
 
     def reply(self, messages: list[dict[str, Any]]) -> str:
         """Answer with roles flipped: the agent's texts are the model's user turns."""
@@ -139,4 +145,4 @@ class LLMUser:
         return self.generate(flipped)
 
 
-__all__ = ["ACCEPT_REPLY", "DONE_REPLY", "LLMUser", "STOP", "ScriptedUser", "UserSimulator", "VAGUE_REPLY", "asks_about", "is_v2"]
+__all__ = ["ACCEPT_REPLY", "DONE_REPLY", "GREETING", "LLMUser", "STOP", "ScriptedUser", "UserSimulator", "VAGUE_REPLY", "asks_about", "is_v2"]
