@@ -15,7 +15,9 @@ bfcl-eval computes arithmetic (``2*3``) with ``eval``; model output never reache
 arithmetic on literal numbers, strings, lists and tuples is computed by a small evaluator with size
 bounds, and arithmetic on anything else is refused. Two more departures, both refusals that
 upstream answers with a call missing its arguments: positional and ``**`` arguments are refused,
-where upstream drops them without a word.
+where upstream drops them without a word. A text longer than :data:`MAX_CALL_LIST_CHARS` is read
+as a reply in words, not parsed. ``tests/conformance/test_bfcl_prompting.py`` replays upstream's
+own decodes of fixed and random call lists against this module, departures listed.
 
 A decoded call becomes a :class:`~agentgym_suite.core.tool_calls.ToolCall` with JSON arguments
 (tuples become lists). A value the decoder reads but JSON cannot carry (bytes, a complex number,
