@@ -58,7 +58,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry("BFCL-v0", "agentgym_suite.envs.bfcl:BFCLEnv", 30,
              "Berkeley Function Calling Leaderboard v4 (single-turn, multi-turn, web search, memory)",
              requires=("bfcl_eval",), data_source="agentgym_suite.envs.bfcl.data_source:SOURCE"),
-    EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 30,
+    EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 200,
              "tau2-bench customer service (retail, airline, telecom, mock) with a simulated user",
              data_source="agentgym_suite.envs.tau2.data_source:SOURCE"),
     EnvEntry("VitaBench-v0", "agentgym_suite.envs.vitabench:VitaBenchEnv", 30,

@@ -74,6 +74,10 @@ class TextEnv(gym.Env[str, str]):
     fixture_replaces_data: ClassVar[bool] = False
     """True when :meth:`fixture_kwargs` points the env at data it generates, so the env runs
     where its benchmark folder is absent (data that cannot be redistributed)."""
+    evaluation_defaults: ClassVar[dict[str, Any]] = {}
+    """How the benchmark's official harness runs an agent, for ``agentgym eval`` to use when no flag says
+    otherwise: ``temperature`` and ``max_new_tokens`` of the agent's sampling, ``k`` trials per task.
+    Empty: the suite's own defaults. The values used are written into ``summary.json``."""
 
     def __init__(
         self,
@@ -154,6 +158,15 @@ class TextEnv(gym.Env[str, str]):
         under the results table.
         """
         return []
+
+    @classmethod
+    def leaderboard_view(cls, runs: dict[str, Sequence[Any]], k: int, departures: Sequence[str]) -> Any:
+        """The benchmark's leaderboard view of one evaluation per split of the benchmark (``agentgym eval
+        --domains``): ``runs`` maps each domain to its episodes (:class:`~agentgym_suite.rollout.Trajectory`),
+        ``k`` is the trials per task and ``departures`` the runs' leaderboard departures. Returns an object
+        with ``table()`` (a rich renderable) and ``as_dict()`` (written to ``leaderboard.json``), or None
+        (the default) when the benchmark has no such view."""
+        return None
 
     # ------------------------------------------------------------------ helpers for subclasses
     @property

@@ -133,7 +133,8 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     ``error_rate``, ``crash_kinds`` (crashed episodes per :func:`crash_kind`), ``k``, ``pass@k``, ``pass^k``, ``pass_at`` / ``pass_hat`` (every j <= k),
     ``pass_k_tasks``, ``pass_k_tasks_skipped``, ``completion_tokens``, ``agent_time_s``,
     ``tokens_per_s`` (None unless the agent reported tokens), ``by_task_type``,
-    ``unscorable_episodes`` / ``unscorable_tasks`` (left out of the rates, see the module
+    ``success_rate_all_episodes`` (when some are unscorable: the rate over every completed episode,
+    unscorable ones counted as failures, a lower bound), ``unscorable_episodes`` / ``unscorable_tasks`` (left out of the rates, see the module
     docstring), ``labels`` and, when the env reports per-user sequences, ``by_sequence`` and
     ``sequence_metrics`` (see :mod:`~agentgym_suite.evaluation.sequence_metrics`). Rates are None
     when there are no (scorable) episodes.
@@ -191,6 +192,7 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
         },
         "unscorable_episodes": len(unscorable),
         "unscorable_tasks": len({r.task_id for r in unscorable}),
+        "success_rate_all_episodes": _mean([float(r.won and is_scorable(r)) for r in completed]) if unscorable else None,
         "labels": result_labels(records),
         **_sequences(scored, k),
     }

@@ -170,6 +170,7 @@ def evaluate(
     batch_size: int = 1,
     backend_options: dict[str, Any] | None = None,
     env_workers: Any = None,
+    settings_sources: dict[str, str] | None = None,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
 
@@ -204,6 +205,9 @@ def evaluate(
             :func:`~agentgym_suite.rollout.workers.parse_env_workers`); None: the env's default for
             ``batch_size`` live envs. Results are the same whichever; an episode whose worker
             died is recorded with the reason (``--retry-failed`` runs it again).
+        settings_sources: where ``k`` and the agent's sampling settings came from (a flag, the env's
+            ``evaluation_defaults``, the suite's default); written into ``summary.json`` as
+            ``agent_settings_sources`` next to ``agent_settings``.
     """
     step_timeout = check_timeout(step_timeout)
     if batch_size < 1:
@@ -224,6 +228,8 @@ def evaluate(
     settings = _result_settings(agent_options, backend_options)
     if settings:
         config["agent_settings"] = settings
+    if settings_sources:
+        config["agent_settings_sources"] = dict(settings_sources)
     _check_config(out, config)
     kwargs = env_kwargs_for(env_kwargs, max_turns)
     pool = EnvPool(step_timeout, workers=env_workers, live_envs=batch_size)
@@ -321,6 +327,7 @@ def _summary(
             "max_turns": config["max_turns"],
             "prompt_format": config["prompt_format"],
             **({"agent_settings": config["agent_settings"]} if "agent_settings" in config else {}),
+            **({"agent_settings_sources": config["agent_settings_sources"]} if "agent_settings_sources" in config else {}),
             "comparable_to_leaderboard": not config.get("leaderboard_departures"),
             "leaderboard_departures": list(config.get("leaderboard_departures") or []),
             "episodes_planned": planned,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ def _params(fast: bool) -> list[Any]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cases(domain: str) -> list[dict[str, Any]]:
     return _load(domain)["cases"]
 
@@ -83,7 +83,7 @@ def _all_met(assertions: list[str], messages: list[dict[str, Any]]) -> list[bool
     return [True] * len(assertions)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _env(domain: str) -> tuple[Tau2Env, ReplayUser]:
     user = ReplayUser()
     return Tau2Env(domain=domain, user=user, judge=_all_met), user

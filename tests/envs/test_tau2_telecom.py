@@ -191,13 +191,18 @@ def test_bad_agent_actions_get_explanatory_errors(env: Tau2Env, action: str, nee
 @pytest.mark.parametrize("request_text,needle", [
     (device_instruction("grant_app_permission", {"app_name": "camera", "permission": "sms"}), "App 'camera' not found"),
     (device_instruction("grant_app_permission", {"app_name": "messaging", "permission": "gps"}), "not tracked"),
-    (device_instruction("set_network_mode_preference", {"mode": "6g"}), "'6g' is not one of"),
     (device_instruction("make_payment", {}), "agent must send one first"),
 ])
 def test_bad_phone_actions_are_reported_by_the_customer(env: Tau2Env, request_text: str, needle: str) -> None:
     env.reset(options={"task_id": DATA_TASK})
     obs, _, done, _, info = env.step(request_text)
     assert not done and info["action_valid"] and "did not work" in obs and needle in obs
+
+
+def test_an_unknown_network_mode_is_answered_as_upstream_answers_it(env: Tau2Env) -> None:
+    env.reset(options={"task_id": DATA_TASK})
+    obs, _, done, _, _ = env.step(device_instruction("set_network_mode_preference", {"mode": "6g"}))
+    assert not done and "Failed to set network mode: '6g' is not a valid option" in obs
 
 
 def test_requested_user_actions_parsing() -> None:

@@ -24,7 +24,7 @@ phone are listed in ``info["user_tool_calls"]`` and count for the ACTION basis.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Sequence
 
 from agentgym_suite.core.actions import ParsedAction, has_visible_text
 from agentgym_suite.core.text_env import StepOutcome, TaskStart
@@ -34,13 +34,14 @@ from agentgym_suite.core.tool_calls import (
     ToolCallError,
     error_payload,
     parse_tool_calls,
+    validate_call,
 )
 from agentgym_suite.core.tool_env import Conversation, ToolEnv, ToolRecord
 from agentgym_suite.envs.chat_models import LLM_PREFIX, BackendChat
 from agentgym_suite.envs.tau2.data import SPLITS, DomainData, load_domain
 from agentgym_suite.envs.tau2.evaluation import GoldHashes, NLJudge, RewardBreakdown, action_matches, evaluate, premature_end
 from agentgym_suite.envs.tau2.limits import MAX_ERRORS, MAX_STEPS, ConversationOver, StepCounter
-from agentgym_suite.envs.tau2.record_shapes import SHAPES, canonical
+from agentgym_suite.envs.tau2.record_shapes import SHAPES
 from agentgym_suite.envs.tau2.prompts import agent_system_prompt, tool_error_text, tool_result_text
 from agentgym_suite.envs.tau2.nl_judge import ModelNLJudge
 from agentgym_suite.envs.tau2.scripted_user import ScriptedUser, device_instruction
@@ -77,6 +78,16 @@ class Tau2Env(ToolEnv):
     benchmark: ClassVar[str] = "tau2"
     simulated_user: ClassVar[bool] = True
     """``agentgym eval --user`` applies to this env."""
+    evaluation_defaults: ClassVar[dict[str, Any]] = {"temperature": 0.0, "max_new_tokens": 4096, "k": 4}
+    """τ²-bench runs its agent at temperature 0 with no cap of its own on a reply (4096 tokens stand in for
+    the model's limit) and the leaderboard asks for 4 trials per task (Pass^1..Pass^4)."""
+
+    @classmethod
+    def leaderboard_view(cls, runs: dict[str, Sequence[Any]], k: int, departures: Sequence[str]) -> Any:
+        """τ²-bench's leaderboard view (see :mod:`~agentgym_suite.envs.tau2.leaderboard`)."""
+        from agentgym_suite.envs.tau2.leaderboard import leaderboard_view
+
+        return leaderboard_view(runs, k, departures)
 
     def __init__(
         self,
@@ -243,17 +254,19 @@ class Tau2Env(ToolEnv):
     def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
         """Run one agent call; the agent reads the result as τ²-bench renders it (:func:`tool_result_text`,
         or ``Error: <message>``). ``tool_log`` keeps the value itself (or the error payload)."""
-        problem = None  # as upstream, arguments go to the tool unchecked; the tool refuses what it cannot take
-        if call.name not in self._handlers or call.name not in self._tool_index:
+        # an unknown tool, a missing argument or one of the wrong JSON type is an invalid action (as in every
+        # tool env of the suite); allowed values (enums) are left to the tool, as upstream passes them unchecked
+        problem = validate_call(call, {name: _without_enums(schema) for name, schema in self._tool_index.items()})
+        if problem is None and call.name not in self._handlers:
             problem = ToolCallError(TOOL_EXECUTION_ERROR, f"Tool '{call.name}' not found.", name=call.name)
         if problem is not None:
             value: Any = error_payload(problem)
-            text, ok = tool_error_text(problem.message), False
+            text, ok = tool_error_text(f"{problem.message} ({problem.code})"), False
             status = "error" if problem.code == TOOL_EXECUTION_ERROR else "invalid"
         else:
             try:
                 value = self._handlers[call.name](**call.arguments)
-                text, ok, status = tool_result_text(canonical(value, SHAPES.get(self.data.domain, ()))), True, "ok"
+                text, ok, status = tool_result_text(value, SHAPES.get(self.data.domain, ())), True, "ok"
             except Exception as exc:  # a refusal is data for the agent, not a crash
                 value = error_payload(ToolCallError(TOOL_EXECUTION_ERROR, f"{call.name} failed: {exc}", name=call.name))
                 text, ok, status = tool_error_text(str(exc)), False, "error"
@@ -427,7 +440,7 @@ class Tau2Env(ToolEnv):
                 result = handlers[name](**arguments)
             except Exception as exc:  # a refusal, or an argument the tool cannot take: an error result, as upstream
                 error = str(exc)
-        text = tool_error_text(error) if error is not None else tool_result_text(canonical(result, SHAPES.get(self.data.domain, ())))
+        text = tool_error_text(error) if error is not None else tool_result_text(result, SHAPES.get(self.data.domain, ()))
         self.tool_messages.append({"content": text, "error": error is not None, "requestor": "user"})
         self._counter.step(int(error is not None))  # the environment's answer
         reason = self._counter.reached()
@@ -467,6 +480,15 @@ class Tau2Env(ToolEnv):
                     self._history_calls.extend((c["name"], dict(c.get("arguments") or {})) for c in calls)
             out.append(entry)
         return out
+
+
+def _without_enums(schema: Any) -> Any:
+    """A JSON schema with its ``enum`` constraints left out (at any depth)."""
+    if isinstance(schema, dict):
+        return {k: _without_enums(v) for k, v in schema.items() if k != "enum"}
+    if isinstance(schema, list):
+        return [_without_enums(v) for v in schema]
+    return schema
 
 
 __all__ = ["END_TOKENS", "Tau2Env"]

@@ -6,15 +6,17 @@ tool call) followed by the domain policy in a ``<policy>`` block. The tool schem
 model the way the agent's backend sends tools (the API's ``tools`` field, or the chat
 template), not in the prompt.
 
-A tool result is the tool's return value as JSON text (records in their type's field order, see
-:mod:`~agentgym_suite.envs.tau2.record_shapes`; a bare number or boolean written as a string, as
-upstream renders it), or ``Error: <message>`` when the tool refused.
+A tool result is the tool's return value as JSON text (records in their type's field order, other
+numbers and booleans written as strings, as upstream renders them; see
+:mod:`~agentgym_suite.envs.tau2.record_shapes`), or ``Error: <message>`` when the tool refused.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from agentgym_suite.envs.tau2.record_shapes import Shape, rendered
 
 AGENT_INSTRUCTION = (
     "You are a customer service agent that helps the user according to the <policy> provided below.\n"
@@ -33,24 +35,11 @@ def agent_system_prompt(policy: str) -> str:
     return f"<instructions>\n{AGENT_INSTRUCTION}\n</instructions>\n<policy>\n{policy}\n</policy>"
 
 
-def _stringify_scalars(value: Any) -> Any:
-    """``value`` with numbers and booleans, at the top or in lists, turned into their ``str()``.
-
-    Records (dicts) are rendered as they are: upstream's tools return typed records, whose
-    fields keep their JSON types.
-    """
-    if isinstance(value, (bool, int, float)):
-        return str(value)
-    if isinstance(value, (list, tuple)):
-        return [_stringify_scalars(v) for v in value]
-    return value
-
-
-def tool_result_text(value: Any) -> str:
-    """The text the agent sees for a tool's return value (records already in their type's shape)."""
+def tool_result_text(value: Any, shapes: tuple[Shape, ...] = ()) -> str:
+    """The text the agent sees for a tool's return value (see :func:`~.record_shapes.rendered`)."""
     if isinstance(value, str):
         return value
-    return json.dumps(_stringify_scalars(value), default=str)
+    return json.dumps(rendered(value, shapes), default=str)
 
 
 def tool_error_text(message: str) -> str:

@@ -5,8 +5,8 @@ every field of the record type, in the type's declared order, unset optional fie
 ``null``. This suite keeps plain dicts as the data files give them (fields in file order, unset
 fields absent), so before a result is rendered :func:`canonical` rewrites each dict that is a
 known record (recognised by the keys that identify its type, and having no key the type lacks)
-into that field order with the missing optional fields set to None. Values and the database are
-left untouched. Checked against upstream's result strings by ``tests/conformance/test_tau2.py``.
+into that field order with the missing optional fields set to None (:func:`rendered` also writes
+numbers outside records as strings, as upstream does). Values and the database are left untouched. Checked against upstream's result strings by ``tests/conformance/test_tau2.py``.
 """
 
 from __future__ import annotations
@@ -117,3 +117,21 @@ def canonical(value: Any, shapes: tuple[Shape, ...]) -> Any:
         elif key in shape.optional:
             out[key] = None
     return out
+
+
+def rendered(value: Any, shapes: tuple[Shape, ...]) -> Any:
+    """``value`` as upstream renders a tool's return value before writing it as JSON.
+
+    Records (dicts that are a known record type) come out in their type's shape with their JSON
+    types; everything else is walked, and its numbers and booleans become their ``str()``, as
+    upstream does for plain values, lists and dicts.
+    """
+    if isinstance(value, (bool, int, float)):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [rendered(item, shapes) for item in value]
+    if isinstance(value, dict):
+        if any(_fits(s, value) for s in shapes):
+            return canonical(value, shapes)
+        return {key: rendered(item, shapes) for key, item in value.items()}
+    return value

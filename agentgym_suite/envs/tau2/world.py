@@ -112,8 +112,15 @@ def gold_actions(task: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def replay_gold(data: DomainData, task: dict[str, Any]) -> World:
-    """A fresh world after running every gold action in order (refused actions change nothing)."""
+    """A fresh world after running every gold action in order (refused actions change nothing).
+
+    As upstream's evaluator does, the gold actions run without re-synchronising the two sides
+    between calls (telecom's phone keeps what it had when the actions began).
+    """
     world = build_world(data, task)
+    for side in (world.agent, world.user):
+        if side is not None and hasattr(side, "sync_paused"):
+            side.sync_paused = True
     for action in gold_actions(task):
         try:
             world.run(action.get("requestor", "assistant"), action["name"], action.get("arguments") or {})

@@ -279,6 +279,45 @@ def stub_nl_judge() -> None:
     NLAssertionsEvaluator.evaluate_nl_assertions = classmethod(all_met)
 
 
+METRIC_TRIALS = [
+    # (task id, [(reward, db_match or None, termination reason) per trial])
+    ("a", [(1.0, True, "user_stop"), (1.0, True, "user_stop"), (1.0, True, "user_stop"), (1.0, True, "user_stop")]),
+    ("b", [(1.0, True, "user_stop"), (0.0, False, "user_stop"), (1.0, True, "user_stop"), (0.0, None, "max_steps")]),
+    ("c", [(0.0, None, "too_many_errors"), (0.0, False, "user_stop"), (0.0, None, "user_error"), (1.0, True, "user_stop")]),
+    ("d", [(0.0, False, "user_stop"), (0.0, False, "user_stop"), (0.0, True, "user_stop"), (0.0, None, "max_steps")]),
+    ("e", [(1.0, True, "user_stop"), (1.0, True, "user_stop"), (0.0, True, "user_stop"), (1.0, True, "user_stop")]),
+]
+"""Synthetic trial outcomes scored by upstream's ``compute_metrics`` (Pass^k, DB-match and termination counts)."""
+
+
+def upstream_metrics() -> dict[str, Any]:
+    """Upstream's metrics of :data:`METRIC_TRIALS`."""
+    from tau2.data_model.simulation import (AgentInfo, DBCheck, Info, Results, RewardInfo, SimulationRun,
+                                            TerminationReason, UserInfo)
+    from tau2.data_model.tasks import Task
+    from tau2.environment.environment import EnvironmentInfo
+    from tau2.metrics.agent_metrics import compute_metrics
+
+    tasks = [Task.model_validate({"id": task_id, "user_scenario": {"instructions": "x"}, "evaluation_criteria": {"actions": []}})
+             for task_id, _ in METRIC_TRIALS]
+    sims = []
+    for task_id, trials in METRIC_TRIALS:
+        for trial, (reward, db_match, end) in enumerate(trials):
+            info = RewardInfo(reward=reward, db_check=None if db_match is None else DBCheck(db_match=db_match, db_reward=float(db_match)))
+            sims.append(SimulationRun(id=f"{task_id}-{trial}", task_id=task_id, start_time="t", end_time="t", duration=0.0,
+                                      termination_reason=TerminationReason(end), reward_info=info, messages=[], trial=trial))
+    results = Results(info=Info(git_commit="x", num_trials=4, max_steps=MAX_STEPS, max_errors=MAX_ERRORS,
+                                user_info=UserInfo(implementation="x"), agent_info=AgentInfo(implementation="x"),
+                                environment_info=EnvironmentInfo(domain_name="x", policy="")),
+                      tasks=tasks, simulations=sims)
+    m = compute_metrics(results)
+    return {"trials": METRIC_TRIALS, "expected": {
+        "avg_reward": m.avg_reward, "pass_hat_k": {str(k): v for k, v in m.pass_hat_ks.items()},
+        "db": {"match": m.db_match_count, "mismatch": m.db_mismatch_count, "not_checked": m.db_not_checked},
+        "termination": {"user_stop": m.termination_user_stop, "agent_stop": m.termination_agent_stop,
+                        "max_steps": m.termination_max_steps, "error": m.termination_error}}}
+
+
 FULL_TASKS = {"retail": 30, "airline": 25, "telecom": 25, "mock": 10}
 """Tasks per domain (first ones of each domain's file) in the committed set; the slow test replays them all."""
 
@@ -294,6 +333,7 @@ def main() -> int:
     parser.add_argument("--upstream-src", required=True, help="checkout of tau2-bench at the pinned commit (with its data/)")
     parser.add_argument("--domains", default="retail,airline,telecom,mock")
     parser.add_argument("--tasks-per-domain", type=int, default=None, help="the first N tasks of each domain (default: FULL_TASKS)")
+    parser.add_argument("--metrics-only", action="store_true", help="only regenerate metrics.json")
     args = parser.parse_args()
     src = Path(args.upstream_src)
     os.environ.setdefault("TAU2_DATA_DIR", str(src / "data"))
@@ -306,6 +346,11 @@ def main() -> int:
     from tau2.environment.toolkit import get_tool_types
     from tau2.registry import registry
 
+    metrics = {"upstream": {"repo": UPSTREAM_REPO, "commit": commit, "function": "tau2.metrics.agent_metrics.compute_metrics"},
+               **upstream_metrics()}
+    (HERE / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
+    if args.metrics_only:
+        return 0
     for domain in args.domains.split(","):
         tasks_raw = json.loads((src / "data" / "tau2" / "domains" / domain / "tasks.json").read_text(encoding="utf-8"))
         tasks_raw = [t for t in tasks_raw if not (t.get("initial_state") or {}).get("message_history")]
