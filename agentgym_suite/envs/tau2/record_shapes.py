@@ -22,44 +22,50 @@ class Shape:
     identity: frozenset[str]
     fields: tuple[str, ...]
     optional: frozenset[str] = frozenset()
+    integers: frozenset[str] = frozenset()
+    """Fields typed as integers (or maps of them): a whole float is written as an integer."""
+    decimals: frozenset[str] = frozenset()
+    """Fields typed as floats: an integer is written as a float."""
 
 
-def _shape(identity: str, fields: str, optional: str = "") -> Shape:
-    return Shape(frozenset(identity.split()), tuple(fields.split()), frozenset(optional.split()))
+def _shape(identity: str, fields: str, optional: str = "", integers: str = "", decimals: str = "") -> Shape:
+    return Shape(frozenset(identity.split()), tuple(fields.split()), frozenset(optional.split()),
+                 frozenset(integers.split()), frozenset(decimals.split()))
 
 
 _RETAIL = (
     _shape("order_id items", "order_id user_id address items status fulfillments payment_history cancel_reason "
            "exchange_items exchange_new_items exchange_payment_method_id exchange_price_difference return_items "
            "return_payment_method_id", "cancel_reason exchange_items exchange_new_items exchange_payment_method_id "
-           "exchange_price_difference return_items return_payment_method_id"),
-    _shape("item_id product_id price", "name product_id item_id price options"),
-    _shape("item_id available", "item_id options available price"),
+           "exchange_price_difference return_items return_payment_method_id", decimals="exchange_price_difference"),
+    _shape("item_id product_id price", "name product_id item_id price options", decimals="price"),
+    _shape("item_id available", "item_id options available price", decimals="price"),
     _shape("product_id variants", "name product_id variants"),
     _shape("user_id payment_methods orders", "user_id name address email payment_methods orders"),
     _shape("address1 zip", "address1 address2 city country state zip"),
     _shape("tracking_id item_ids", "tracking_id item_ids"),
-    _shape("transaction_type payment_method_id", "transaction_type amount payment_method_id"),
+    _shape("transaction_type payment_method_id", "transaction_type amount payment_method_id", decimals="amount"),
     _shape("source id last_four", "source id brand last_four"),
-    _shape("source id balance", "source id balance"),
+    _shape("source id balance", "source id balance", decimals="balance"),
 )
 
 _AIRLINE = (
     _shape("reservation_id flights", "reservation_id user_id origin destination flight_type cabin flights passengers "
-           "payment_history created_at total_baggages nonfree_baggages insurance status", "status"),
+           "payment_history created_at total_baggages nonfree_baggages insurance status", "status",
+           integers="total_baggages nonfree_baggages"),
     _shape("flight_number dates", "flight_number origin destination scheduled_departure_time_est "
            "scheduled_arrival_time_est dates"),
     _shape("flight_number available_seats", "flight_number origin destination status scheduled_departure_time_est "
-           "scheduled_arrival_time_est date available_seats prices", "date"),
-    _shape("flight_number date price", "flight_number origin destination date price"),
+           "scheduled_arrival_time_est date available_seats prices", "date", integers="available_seats prices"),
+    _shape("flight_number date price", "flight_number origin destination date price", integers="price"),
     _shape("user_id saved_passengers", "user_id name address email dob payment_methods saved_passengers membership "
            "reservations"),
     _shape("first_name last_name dob", "first_name last_name dob"),
     _shape("address1 zip", "address1 address2 city country state zip", "address2"),
-    _shape("payment_id amount", "payment_id amount"),
+    _shape("payment_id amount", "payment_id amount", integers="amount"),
     _shape("source id last_four", "source id brand last_four"),
-    _shape("source id amount", "source id amount"),
-    _shape("status available_seats", "status available_seats prices"),
+    _shape("source id amount", "source id amount", decimals="amount"),
+    _shape("status available_seats", "status available_seats prices", integers="available_seats prices"),
     _shape("status actual_departure_time_est actual_arrival_time_est",
            "status actual_departure_time_est actual_arrival_time_est"),
     _shape("status actual_departure_time_est estimated_arrival_time_est",
@@ -72,17 +78,18 @@ _TELECOM = (
     _shape("line_id plan_id", "line_id phone_number status plan_id device_id data_used_gb data_refueling_gb "
            "roaming_enabled contract_end_date last_plan_change_date last_sim_replacement_date suspension_start_date",
            "status device_id data_used_gb data_refueling_gb roaming_enabled contract_end_date last_plan_change_date "
-           "last_sim_replacement_date suspension_start_date"),
+           "last_sim_replacement_date suspension_start_date", decimals="data_used_gb data_refueling_gb"),
     _shape("customer_id full_name", "customer_id full_name date_of_birth email phone_number address account_status "
            "payment_methods line_ids bill_ids created_at last_extension_date goodwill_credit_used_this_year",
            "account_status payment_methods line_ids bill_ids created_at last_extension_date "
-           "goodwill_credit_used_this_year"),
+           "goodwill_credit_used_this_year", decimals="goodwill_credit_used_this_year"),
     _shape("bill_id period_start", "bill_id customer_id period_start period_end issue_date total_due due_date "
-           "line_items status", "line_items status"),
+           "line_items status", "line_items status", decimals="total_due"),
     _shape("device_id device_type", "device_id device_type model imei is_esim_capable activated activation_date "
            "last_esim_transfer_date", "imei activated activation_date last_esim_transfer_date"),
-    _shape("plan_id data_limit_gb", "plan_id name data_limit_gb price_per_month data_refueling_price_per_gb"),
-    _shape("description item_type", "description amount date item_type"),
+    _shape("plan_id data_limit_gb", "plan_id name data_limit_gb price_per_month data_refueling_price_per_gb",
+           decimals="data_limit_gb price_per_month data_refueling_price_per_gb"),
+    _shape("description item_type", "description amount date item_type", decimals="amount"),
     _shape("method_type account_number_last_4", "method_type account_number_last_4 expiration_date"),
     _shape("street zip_code", "street city state zip_code"),
 )
@@ -113,10 +120,24 @@ def canonical(value: Any, shapes: tuple[Shape, ...]) -> Any:
     out: dict[str, Any] = {}
     for key in shape.fields:
         if key in value:
-            out[key] = canonical(value[key], shapes)
+            item = canonical(value[key], shapes)
+            out[key] = _typed(item, int) if key in shape.integers else _typed(item, float) if key in shape.decimals else item
         elif key in shape.optional:
             out[key] = None
     return out
+
+
+def _typed(value: Any, kind: type) -> Any:
+    """``value`` (or each value of a map) as ``kind`` when it is a number of the other kind that converts exactly."""
+    if isinstance(value, dict):
+        return {key: _typed(item, kind) for key, item in value.items()}
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if kind is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if kind is float and isinstance(value, int):
+        return float(value)
+    return value
 
 
 def rendered(value: Any, shapes: tuple[Shape, ...]) -> Any:

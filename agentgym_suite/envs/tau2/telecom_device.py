@@ -421,14 +421,19 @@ class TelecomDeviceTools(SyncedTools):
         self.surroundings["is_abroad"] = bool(abroad)
         return f"User is {'abroad' if abroad else 'at home'}"
 
+    # The turn_* set-up helpers flip the switch, and flip it again when it landed the wrong way, as
+    # upstream's do: a switch already in place is flipped twice, with the side effects of both flips
+    # (a network search, Wi-Fi dropped), which the task's starting state depends on.
     def turn_airplane_mode_on(self) -> str:
-        """Switch Airplane Mode on (no change when it already is)."""
+        """Switch Airplane Mode on (flipped twice when it already is, as upstream)."""
+        self.toggle_airplane_mode()
         if not self.device["airplane_mode"]:
             self.toggle_airplane_mode()
         return "Airplane Mode is now ON."
 
     def turn_airplane_mode_off(self) -> str:
-        """Switch Airplane Mode off (no change when it already is)."""
+        """Switch Airplane Mode off (flipped twice when it already is, as upstream)."""
+        self.toggle_airplane_mode()
         if self.device["airplane_mode"]:
             self.toggle_airplane_mode()
         return "Airplane Mode is now OFF."
@@ -453,19 +458,22 @@ class TelecomDeviceTools(SyncedTools):
         return "Data connection restored."
 
     def turn_data_off(self) -> str:
-        """Switch mobile data off."""
+        """Switch mobile data off (flipped twice when it already is, as upstream)."""
+        self.toggle_data()
         if self.device["data_enabled"]:
             self.toggle_data()
         return "Data connection broken."
 
     def turn_roaming_on(self) -> str:
-        """Switch data roaming on."""
+        """Switch data roaming on (flipped twice when it already is, as upstream)."""
+        self.toggle_roaming()
         if not self.device["roaming_enabled"]:
             self.toggle_roaming()
         return "Data Roaming is now ON."
 
     def turn_roaming_off(self) -> str:
-        """Switch data roaming off."""
+        """Switch data roaming off (flipped twice when it already is, as upstream)."""
+        self.toggle_roaming()
         if self.device["roaming_enabled"]:
             self.toggle_roaming()
         return "Data Roaming is now OFF."
