@@ -19,6 +19,24 @@ In telecom the customer also has a simulated phone (user-side tools): the agent 
 customer to check or change settings, the customer runs the phone's tools, and the task's
 environment assertions check the phone and the account at the end. Calls made on the
 phone are listed in ``info["user_tool_calls"]`` and count for the ACTION basis.
+``domain="telecom-workflow"`` plays telecom's tasks under the workflow version of the policy.
+
+As τ²-bench's harness (checked by ``tests/conformance/test_tau2.py`` against the official code at
+the pinned commit): the agent's system prompt is upstream's instruction block followed by the
+policy, and its history opens with the agent's greeting; a conversation ends with reward 0 at 200
+steps (messages of any role) or 10 tool errors (``info["termination_reason"]``, see
+:mod:`~agentgym_suite.envs.tau2.limits`); tool results read as upstream renders them
+(:mod:`~agentgym_suite.envs.tau2.prompts`); the reward follows upstream's evaluator
+(:mod:`~agentgym_suite.envs.tau2.evaluation`). ``evaluation_defaults`` carry the harness's sampling
+(temperature 0) and the leaderboard's 4 trials, and :meth:`Tau2Env.leaderboard_view` its metrics.
+
+Departures, each reported by :meth:`Tau2Env.leaderboard_departures` when the settings bring it:
+the scripted customer (not an LLM user), tasks whose NL assertions have no judge (reported
+unscored), other limits. Always: a call to an unknown tool or with arguments of the wrong JSON type
+is an invalid action whose result names the problem (upstream passes it to the tool); an env
+assertion whose function refuses is not met (upstream's evaluator stops there); upstream sends the
+agent's requests with no token cap, ``evaluation_defaults`` allow 4096. The ``banking_knowledge``
+domain of the pinned commit is not implemented.
 """
 
 from __future__ import annotations
