@@ -90,6 +90,8 @@ ENV_INFO_KEYS: dict[str, str] = {
     "nl_judge": "str, τ²: who graded the task's natural-language assertions ('none' without a judge).",
     "tau2_end": "str, τ² (when the episode ended): how the conversation ended (the user's stop, transfer or "
                 "out-of-scope token, the agent's reply, a user error, or 'none').",
+    "db_match": "bool or None, τ² (when the episode ended): both databases equal the gold run's (None: not checked, "
+                "the conversation ended early).",
     "termination_reason": "str, τ² (when the episode ended): the end in τ²-bench's terms: user_stop, max_steps, "
                           "too_many_errors, user_error or none.",
     "user_error": "str, τ²/VitaBench: why the simulated user failed (the episode then scores 0, as upstream).",

@@ -335,6 +335,7 @@ class Tau2Env(ToolEnv):
             extra["scorable"] = self._breakdown.scorable
             extra["tau2_end"] = self._end or "none"
             extra["termination_reason"] = self.termination_reason()
+            extra["db_match"] = self._breakdown.details.get("db_match")
         if self._user_error:
             extra["user_error"] = self._user_error
         if self._user_calls:

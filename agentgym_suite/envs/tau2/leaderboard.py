@@ -54,7 +54,7 @@ def domain_metrics(records: Sequence[Trajectory]) -> dict[str, Any]:
         unscored += int(not is_scorable(record))
         rewards.append(reward)
         per_task[record.task_id].append(abs(reward - 1.0) <= SUCCESS_TOLERANCE and is_scorable(record))
-        match = ((info.get("reward_breakdown") or {}).get("details") or {}).get("db_match")
+        match = info["db_match"] if "db_match" in info else ((info.get("reward_breakdown") or {}).get("details") or {}).get("db_match")
         db["not_checked" if match is None else "match" if match else "mismatch"] += 1
         end = str(info.get("termination_reason") or "other")
         ends["error" if end in ERROR_ENDS else end if end in ends else "other"] += 1
@@ -90,24 +90,28 @@ class LeaderboardView:
                             for d, m in self.domains.items()}}
 
     def table(self) -> Any:
-        """A rich table: one row per domain, Pass^1..Pass^k, DB match and termination counts."""
+        """A rich table with one column per domain: tasks and simulations, average reward, Pass^1..Pass^k,
+        DB match counts and termination counts."""
         from rich.table import Table
 
-        table = Table(title=f"τ²-bench leaderboard view · k={self.k} · average Pass^1 = {_fmt(self.average_pass_1)}")
-        table.add_column("domain")
-        table.add_column("tasks / sims", justify="right")
-        table.add_column("avg reward", justify="right")
-        for k in range(1, self.k + 1):
-            table.add_column(f"Pass^{k}", justify="right")
-        table.add_column("DB match / mismatch / n.c.", justify="right")
-        table.add_column("user stop / max steps / errors", justify="right")
-        table.add_column("unscored", justify="right")
-        for domain, m in self.domains.items():
-            db, ends = m["db"], m["termination"]
-            table.add_row(domain, f"{m['tasks']} / {m['simulations']}", _fmt(m["avg_reward"]),
-                          *[_fmt(m["pass_hat_k"].get(k)) for k in range(1, self.k + 1)],
-                          f"{db['match']} / {db['mismatch']} / {db['not_checked']}",
-                          f"{ends['user_stop']} / {ends['max_steps']} / {ends['error']}", str(m["unscored"]))
+        table = Table(title=f"τ²-bench leaderboard view · k={self.k} · average Pass^1 over domains = {_fmt(self.average_pass_1)}")
+        table.add_column("metric")
+        for domain in self.domains:
+            table.add_column(domain, justify="right")
+        metrics = list(self.domains.values())
+        rows: list[tuple[str, list[str]]] = [
+            ("tasks / simulations", [f"{m['tasks']} / {m['simulations']}" for m in metrics]),
+            ("average reward", [_fmt(m["avg_reward"]) for m in metrics]),
+            *[(f"Pass^{k}", [_fmt(m["pass_hat_k"].get(k)) for m in metrics]) for k in range(1, self.k + 1)],
+            ("DB match / mismatch / not checked",
+             [f"{m['db']['match']} / {m['db']['mismatch']} / {m['db']['not_checked']}" for m in metrics]),
+            ("ended: user stop / max steps / errors",
+             [f"{m['termination']['user_stop']} / {m['termination']['max_steps']} / {m['termination']['error']}"
+              for m in metrics]),
+            ("unscored (counted as failures)", [str(m["unscored"]) for m in metrics]),
+        ]
+        for name, values in rows:
+            table.add_row(name, *values)
         return table
 
 

@@ -334,6 +334,8 @@ def main() -> int:
     parser.add_argument("--domains", default="retail,airline,telecom,mock")
     parser.add_argument("--tasks-per-domain", type=int, default=None, help="the first N tasks of each domain (default: FULL_TASKS)")
     parser.add_argument("--metrics-only", action="store_true", help="only regenerate metrics.json")
+    parser.add_argument("--first-task", type=int, default=0, help="skip the tasks before this index (spot checks)")
+    parser.add_argument("--out-dir", default=str(HERE), help="where to write the files (default: next to this script)")
     args = parser.parse_args()
     src = Path(args.upstream_src)
     os.environ.setdefault("TAU2_DATA_DIR", str(src / "data"))
@@ -348,13 +350,15 @@ def main() -> int:
 
     metrics = {"upstream": {"repo": UPSTREAM_REPO, "commit": commit, "function": "tau2.metrics.agent_metrics.compute_metrics"},
                **upstream_metrics()}
-    (HERE / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
     if args.metrics_only:
         return 0
     for domain in args.domains.split(","):
         tasks_raw = json.loads((src / "data" / "tau2" / "domains" / domain / "tasks.json").read_text(encoding="utf-8"))
         tasks_raw = [t for t in tasks_raw if not (t.get("initial_state") or {}).get("message_history")]
-        tasks_raw = tasks_raw[:args.tasks_per_domain or FULL_TASKS.get(domain, len(tasks_raw))]
+        tasks_raw = tasks_raw[args.first_task:args.first_task + (args.tasks_per_domain or FULL_TASKS.get(domain, len(tasks_raw)))]
         env = registry.get_env_constructor(domain)()
         tool_types = {k: getattr(v, "value", str(v)) for k, v in get_tool_types(env.tools).items()}
         if env.user_tools is not None:
@@ -373,7 +377,7 @@ def main() -> int:
                "domain": domain, "cases": cases}
         lines = [json.dumps(case, ensure_ascii=False, sort_keys=True) for case in out.pop("cases")]
         head = json.dumps(out, ensure_ascii=False, sort_keys=True)
-        (HERE / f"cases_{domain}.json").write_text(head[:-1] + ', "cases": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")
+        (out_dir / f"cases_{domain}.json").write_text(head[:-1] + ', "cases": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")
     return 0
 
 
