@@ -405,8 +405,8 @@ class TelecomDeviceTools(SyncedTools):
     @tool("Pay the bill of the payment request the agent sent to this phone.", tool_kind=WRITE)
     def make_payment(self) -> str:
         request = self.surroundings.get("payment_request")
-        if request is None:
-            raise ValueError("You do not have a payment request; the agent must send one first")
+        if request is None:  # an answer, not an error, as upstream's phone gives it
+            return "You do not have a payment request."
         request["paid"] = True
         return f"Payment of {request['amount_due']} USD has been made for bill {request['bill_id']}."
 
