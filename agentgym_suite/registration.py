@@ -73,7 +73,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              "Berkeley Function Calling Leaderboard v4 (single-turn, multi-turn, web search, memory)",
              requires=("bfcl_eval",), data_source="agentgym_suite.envs.bfcl.data_source:SOURCE",
              card="agentgym_suite.envs.bfcl.card:CARD"),
-    EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 30,
+    EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 200,
              "tau2-bench customer service (retail, airline, telecom, mock) with a simulated user",
              data_source="agentgym_suite.envs.tau2.data_source:SOURCE"),
     EnvEntry("VitaBench-v0", "agentgym_suite.envs.vitabench:VitaBenchEnv", 150,  # upstream: 300 orchestrator steps, about 150 agent messages

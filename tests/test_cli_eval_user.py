@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(not has_benchmark_data("tau2", "domains"), reaso
 
 def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[dict, list[dict]]:
     out = tmp_path / "run"
-    assert main(["eval", "Tau2-v0", "--out", str(out), "--no-progress", "--json", *args]) == 0
+    assert main(["eval", "Tau2-v0", "--out", str(out), "--no-progress", "--json", "--k", "1", *args]) == 0
     summary = json.loads(capsys.readouterr().out)
     lines = [json.loads(line) for line in (out / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()]
     return summary, lines

@@ -56,15 +56,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
              "curated and carried between them) or repeat:K (one task K times); optional :TURNS per task (default 10). "
              "Prints success per position and against sequence length",
     )
+    parser.add_argument(
+        "--domains", default=None, metavar="A,B,...",
+        help="evaluate once per domain (env kwarg 'domain'), each in <out>/<domain>/, and print the benchmark's "
+             "leaderboard view when it declares one (Tau2-v0: Pass^1..Pass^k per domain, average Pass^1)",
+    )
     parser.add_argument("--episodes", type=int, default=None, help="number of tasks (default: every task)")
-    parser.add_argument("--k", type=int, default=1, help="attempts per task, for pass@k and pass^k (default: 1)")
+    parser.add_argument("--k", type=int, default=None,
+                        help="attempts per task, for pass@k and pass^k (default: the benchmark's official setting, "
+                             "e.g. 4 for Tau2-v0, else 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task selection and the episodes")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (resumed when it exists)")
     parser.add_argument("--max-turns", type=int, default=None, help="most actions per episode (default: the env's)")
     parser.add_argument("--prompt-format", choices=("single", "chat"), default="single",
                         help="model agents: verl-agent single prompt or full chat history")
-    parser.add_argument("--temperature", type=float, default=None, help="model agents: sampling temperature")
-    parser.add_argument("--max-new-tokens", type=int, default=None, help="model agents: tokens per action")
+    parser.add_argument("--temperature", type=float, default=None,
+                        help="model agents: sampling temperature (default: the benchmark's official setting when it "
+                             "declares one, e.g. 0 for tool benchmarks)")
+    parser.add_argument("--max-new-tokens", type=int, default=None,
+                        help="model agents: tokens per action (default: the benchmark's official setting when it "
+                             "declares one)")
     parser.add_argument("--batch-size", type=int, default=None, metavar="N",
                         help="play N episodes at once (default 1, or --concurrency): model agents in lockstep with one "
                              "batched generation per turn, other agents as N copies; each episode keeps its own seed, "
@@ -164,6 +175,38 @@ def _parse_kwargs(text: str) -> dict[str, Any]:
     return value
 
 
+def _env_class(env_id: str) -> Any:
+    """The class (or factory) behind ``env_id``; None when it cannot be loaded."""
+    import agentgym_suite  # noqa: F401  (registers the suite's env ids)
+
+    try:
+        return gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
+    except Exception:  # an unknown id is reported by evaluate() with the list of known ones
+        return None
+
+
+def evaluation_settings(env_id: str, args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
+    """``k``, ``temperature`` and ``max_new_tokens`` for the run, and where each came from.
+
+    A flag wins; otherwise the env's declared ``eval_sampling_defaults`` (the official harness's
+    settings; a declared None means the harness sets nothing, so the agent's own default holds);
+    otherwise the suite's defaults (k=1, the agent's own sampling).
+    """
+    declared = {key: value for key, value in dict(getattr(_env_class(env_id), "eval_sampling_defaults", None) or {}).items()
+                if value is not None}
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key in ("k", "temperature", "max_new_tokens"):
+        flag = getattr(args, key)
+        if flag is not None:
+            values[key], sources[key] = flag, f"--{key.replace('_', '-')}"
+        elif key in declared:
+            values[key], sources[key] = declared[key], f"{env_id} evaluation default (official harness)"
+    values.setdefault("k", 1)
+    sources.setdefault("k", "suite default")
+    return values, sources
+
+
 def _env_parameters(env_id: str) -> set[str]:
     """Keyword arguments the constructor of ``env_id``'s class takes (empty when it cannot be inspected)."""
     import inspect
@@ -258,6 +301,53 @@ def _skillrise(args: argparse.Namespace, env_kwargs: dict[str, Any], options: di
     return 0
 
 
+def _by_domain(args: argparse.Namespace, env_kwargs: dict[str, Any], options: dict[str, Any]) -> int:
+    """``--domains a,b``: one evaluation per domain, then the benchmark's leaderboard view (when it declares one)."""
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from agentgym_suite.evaluation.report import print_summary
+    from agentgym_suite.evaluation.runner import evaluate
+
+    domains = [d.strip() for d in args.domains.split(",") if d.strip()]
+    if not domains:
+        raise ValueError("--domains needs at least one domain, e.g. --domains retail,airline,telecom")
+    if "domain" not in _env_parameters(args.env_id):
+        raise ValueError(f"--domains applies to envs with a domain setting; {args.env_id} has none.")
+    if "domain" in env_kwargs:
+        raise ValueError("--domains conflicts with --env-kwargs domain; give the domains once.")
+    results = {}
+    for domain in domains:
+        results[domain] = evaluate(args.env_id, args.agent, out_dir=Path(args.out) / domain,
+                                   env_kwargs={**env_kwargs, "domain": domain}, **options)
+    departures = sorted({reason for r in results.values() for reason in r.summary.get("leaderboard_departures") or []})
+    env_class = _env_class(args.env_id)
+    hook = getattr(env_class, "leaderboard_view", None)
+    view = hook({d: r.records for d, r in results.items()}, options["k"], departures) if callable(hook) else None
+    crashed = sum(int(r.summary.get("crashed") or 0) for r in results.values())
+    if view is None:
+        for result in results.values():
+            print_summary(result.summary)
+    else:
+        data = view.as_dict()
+        data["settings"] = next(iter(results.values())).summary.get("agent_settings")
+        (Path(args.out) / "leaderboard.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+                                                         encoding="utf-8")
+        if args.json:
+            print(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            console = Console()
+            console.print(view.table())
+            for reason in data.get("leaderboard_departures") or []:
+                console.print(f"  - not comparable: {reason}", markup=False)
+            print(f"wrote {Path(args.out) / 'leaderboard.json'} and one run folder per domain")
+    if crashed and not args.allow_errors:
+        print(f"agentgym eval: {crashed} episode(s) crashed; exiting with status {EXIT_CRASHED}.", file=sys.stderr)
+        return EXIT_CRASHED
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation and print its summary."""
     from agentgym_suite.evaluation.report import print_summary
@@ -274,6 +364,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--max-context-tokens must be >= 1, got {args.max_context_tokens}.")
         if args.rehearsal_budget < 0:
             raise ValueError(f"--rehearsal-budget must be >= 0, got {args.rehearsal_budget}.")
+        settings, sources = evaluation_settings(args.env_id, args)
+        args.k = settings["k"]
         for name in ("k", "episodes", "max_turns", "batch_size"):
             value = getattr(args, name)
             if value is not None and value < 1:
@@ -295,8 +387,9 @@ def run(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             env_workers=args.env_workers,
             progress=not args.no_progress,
-            agent_options={"temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
+            agent_options={"temperature": settings.get("temperature"), "max_new_tokens": settings.get("max_new_tokens"),
                            "max_context_tokens": args.max_context_tokens},
+            settings_sources=sources,
             backend_options=backend_options or None,
             rehearsal={"budget": args.rehearsal_budget, "mode": args.rehearsal_mode,
                        "world_model": args.rehearsal_world_model} if args.rehearsal_budget else None,
@@ -307,6 +400,8 @@ def run(args: argparse.Namespace) -> int:
             return _bfcl_overall(args, env_kwargs, options)
         if args.skillrise is not None:
             return _skillrise(args, env_kwargs, options)
+        if args.domains is not None:
+            return _by_domain(args, env_kwargs, options)
         result = evaluate(args.env_id, args.agent, out_dir=args.out, env_kwargs=env_kwargs, **options)
     except (AgentGymError, ValueError, KeyError, ImportError, gym.error.Error) as exc:
         print(f"agentgym eval: {exc}", file=sys.stderr)

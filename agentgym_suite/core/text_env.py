@@ -79,11 +79,11 @@ class TextEnv(gym.Env[str, str]):
     theirs). :func:`~agentgym_suite.core.info.documented_keys` unions them over the class's MRO, so a
     subclass declares only the keys it adds."""
     fixture_replaces_data: ClassVar[bool] = False
+    """True when :meth:`fixture_kwargs` points the env at data it generates, so the env runs
+    where its benchmark folder is absent (data that cannot be redistributed)."""
     invalid_tail_chars: ClassVar[int] = INVALID_TAIL_CHARS
     """Characters of an unparsable completion that ``forward_tail`` sends and the projected action keeps
     (verl-agent's projections: 30; its WebShop projection 20)."""
-    """True when :meth:`fixture_kwargs` points the env at data it generates, so the env runs
-    where its benchmark folder is absent (data that cannot be redistributed)."""
     evaluation_defaults: ClassVar[dict[str, Any]] = {}
     """Constructor arguments ``agentgym eval`` uses unless the user sets them: the split the
     benchmark's papers evaluate on (e.g. ``{"split": "test"}``), where the constructor's own
@@ -102,6 +102,10 @@ class TextEnv(gym.Env[str, str]):
     """How the generic test suites play the env made with :meth:`fixture_kwargs` (fuzz and oracle
     budgets, kwargs that keep an episode going after hostile actions, programs it needs...); see
     :class:`~agentgym_suite.core.fixture_profile.FixtureProfile`."""
+    eval_sampling_defaults: ClassVar[dict[str, Any]] = {}
+    """How the benchmark's official harness runs an agent, for ``agentgym eval`` to use when no flag says
+    otherwise: ``temperature`` and ``max_new_tokens`` of the agent's sampling, ``k`` trials per task.
+    Empty: the suite's own defaults. The values used are written into ``summary.json``."""
 
     def __init__(
         self,
@@ -200,6 +204,15 @@ class TextEnv(gym.Env[str, str]):
         (``valid_seen``, ``test``, ...); ``agentgym eval`` prints it and writes it into
         ``summary.json``. Empty (the default) for envs without splits."""
         return ""
+
+    @classmethod
+    def leaderboard_view(cls, runs: dict[str, Sequence[Any]], k: int, departures: Sequence[str]) -> Any:
+        """The benchmark's leaderboard view of one evaluation per split of the benchmark (``agentgym eval
+        --domains``): ``runs`` maps each domain to its episodes (:class:`~agentgym_suite.rollout.Trajectory`),
+        ``k`` is the trials per task and ``departures`` the runs' leaderboard departures. Returns an object
+        with ``table()`` (a rich renderable) and ``as_dict()`` (written to ``leaderboard.json``), or None
+        (the default) when the benchmark has no such view."""
+        return None
 
     # ------------------------------------------------------------------ helpers for subclasses
     @property

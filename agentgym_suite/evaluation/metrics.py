@@ -135,7 +135,8 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     ``tokens_per_s`` (None unless the agent reported tokens), ``by_task_type``,
     ``task_type_macro_success_rate`` (the mean of the task types' success rates, as Search-R1's
     "average" over its datasets; None with fewer than two task types),
-    ``unscorable_episodes`` / ``unscorable_tasks`` (left out of the rates, see the module
+    ``success_rate_all_episodes`` (when some are unscorable: the rate over every completed episode,
+    unscorable ones counted as failures, a lower bound), ``unscorable_episodes`` / ``unscorable_tasks`` (left out of the rates, see the module
     docstring), ``labels`` and, when the env reports per-user sequences, ``by_sequence`` and
     ``sequence_metrics`` (see :mod:`~agentgym_suite.evaluation.sequence_metrics`). Rates are None
     when there are no (scorable) episodes.
@@ -196,6 +197,7 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
         if len(by_type) > 1 else None,
         "unscorable_episodes": len(unscorable),
         "unscorable_tasks": len({r.task_id for r in unscorable}),
+        "success_rate_all_episodes": _mean([float(r.won and is_scorable(r)) for r in completed]) if unscorable else None,
         "labels": result_labels(records),
         **_sequences(scored, k),
     }

@@ -48,6 +48,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
         rows.insert(5, (f"average score (0-{scale:g})", _fmt(summary.get("mean_score_scaled"), 1)))
     if summary.get("unscorable_episodes"):
         rows.insert(3, ("not scorable (left out)", f"{summary['unscorable_episodes']} episodes, {summary.get('unscorable_tasks')} tasks"))
+        rows.insert(5, ("success rate over all episodes", f"{_fmt(summary.get('success_rate_all_episodes'))} "
+                        "(not scorable counted as failures)"))
     for name, value in rows:
         table.add_row(name, _fmt(value, 1 if name in ("tokens/s", "wall time (s)") else 3))
     for key, values in (summary.get("labels") or {}).items():

@@ -175,6 +175,7 @@ def evaluate(
     batch_size: int = 1,
     backend_options: dict[str, Any] | None = None,
     env_workers: Any = None,
+    settings_sources: dict[str, str] | None = None,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
 
@@ -210,6 +211,9 @@ def evaluate(
             :func:`~agentgym_suite.rollout.workers.parse_env_workers`); None: the env's default for
             ``batch_size`` live envs. N workers (or ``ray:N``) play at least N episodes at once. Results are the same whichever; an episode whose worker
             died is recorded with the reason (``--retry-failed`` runs it again).
+        settings_sources: where ``k`` and the agent's sampling settings came from (a flag, the env's
+            ``evaluation_defaults``, the suite's default); written into ``summary.json`` as
+            ``agent_settings_sources`` next to ``agent_settings``.
     """
     step_timeout = check_timeout(step_timeout)
     if batch_size < 1:
@@ -230,6 +234,8 @@ def evaluate(
     settings = _result_settings(agent_options, backend_options)
     if settings:
         config["agent_settings"] = settings
+    if settings_sources:
+        config["agent_settings_sources"] = dict(settings_sources)
     _check_config(out, config)
     kwargs = env_kwargs_for(config["env_kwargs"], max_turns)
     width = parallel_width(batch_size, env_workers)
@@ -408,6 +414,7 @@ def _summary(
             "prompt_format": config["prompt_format"],
             **({"agent_settings": config["agent_settings"]} if "agent_settings" in config else {}),
             "split": config.get("split", ""),
+            **({"agent_settings_sources": config["agent_settings_sources"]} if "agent_settings_sources" in config else {}),
             "comparable_to_leaderboard": not config.get("leaderboard_departures"),
             "leaderboard_departures": list(config.get("leaderboard_departures") or []),
             "episodes_planned": planned,

@@ -318,3 +318,50 @@ def test_missing_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
 def test_unknown_domain_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="domain"):
         Tau2Env(domain="banking")
+
+
+def test_agent_prompt_is_upstreams_instruction_and_policy_blocks_after_which_the_agent_greets() -> None:
+    env = Tau2Env(domain="mock")
+    env.reset(options={"task_id": env.task_ids()[0]})
+    system, greeting = env.messages[0], env.messages[1]
+    assert system["content"].startswith("<instructions>\nYou are a customer service agent")
+    assert system["content"].endswith(f"<policy>\n{env.data.policy}\n</policy>")
+    assert greeting == {"role": "assistant", "content": "Hi! How can I help you today?"}
+
+
+def test_action_check_compares_the_keys_of_the_call_made_unless_compare_args_is_set() -> None:
+    from agentgym_suite.envs.tau2.evaluation import action_matches, communicated
+
+    gold = {"name": "f", "arguments": {"a": 1, "b": 2}}
+    assert action_matches(gold, "f", {"a": 1})  # a left-out gold argument is not compared
+    assert not action_matches(gold, "f", {"a": 1, "b": 2, "c": 3})  # an extra argument is
+    assert not action_matches(gold, "f", {"a": 2})
+    assert action_matches({**gold, "compare_args": ["b"]}, "f", {"a": 9, "b": 2})
+    assert action_matches({**gold, "compare_args": []}, "f", {})
+    # the message's commas are ignored, the info's are not (as upstream)
+    messages = [{"role": "assistant", "content": "The total is 1,234 dollars."}]
+    assert communicated(["1234"], messages) == [True] and communicated(["1,234"], messages) == [False]
+
+
+def test_limits_end_the_conversation_with_reward_0() -> None:
+    env = Tau2Env(domain="retail", max_errors=3)
+    env.reset(options={"task_id": "0"})
+    bad = '<tool_call>{"name": "get_order_details", "arguments": {"order_id": "#W0"}}</tool_call>'
+    for _ in range(2):
+        _, _, done, _, _ = env.step(bad)
+        assert not done
+    _, reward, done, _, info = env.step(bad)
+    assert done and reward == 0.0 and info["termination_reason"] == "too_many_errors"
+    assert info["reward_breakdown"]["details"]["db_match"] is None
+    assert any("max_errors=3" in reason for reason in env.leaderboard_departures())
+
+
+def test_telecom_workflow_is_telecom_under_the_workflow_policy_and_banking_knowledge_says_it_is_missing() -> None:
+    from agentgym_suite.core.data import benchmark_dir
+
+    workflow = (benchmark_dir("tau2") / "domains" / "telecom" / "tech_support_workflow.md").read_text(encoding="utf-8")
+    variant, base = Tau2Env(domain="telecom-workflow"), Tau2Env(domain="telecom")
+    assert workflow.strip()[:200] in variant.data.policy and workflow.strip()[:200] not in base.data.policy
+    assert variant.task_ids() == base.task_ids()
+    with pytest.raises(ValueError, match="banking_knowledge.*not implemented"):
+        Tau2Env(domain="banking_knowledge")

@@ -177,7 +177,7 @@ def test_device_simulation_basics() -> None:
     (tool_call("refuel_data", customer_id="C1001", line_id="L1002", gb_amount=-1), "positive"),
     (tool_call("refuel_data", customer_id="C1001", line_id="L1004", gb_amount=1.0), "not found for customer C1001"),
     (tool_call("get_customer_by_id", customer_id="C9999"), "C9999 not found"),
-    (tool_call("get_details_by_id", id="X1"), "ids start with C, L, D, B or P"),
+    (tool_call("get_details_by_id", id="X1"), "Unknown ID format or type: X1"),
     (tool_call("resume_line", customer_id="C1001", line_id="L1001"), "must be suspended"),
     (tool_call("send_payment_request", customer_id="C1001", bill_id="B1004"), "not found for customer"),
     (tool_call("toggle_data"), "TOOL_NOT_AVAILABLE"),  # a phone tool is not the agent's
@@ -191,13 +191,21 @@ def test_bad_agent_actions_get_explanatory_errors(env: Tau2Env, action: str, nee
 @pytest.mark.parametrize("request_text,needle", [
     (device_instruction("grant_app_permission", {"app_name": "camera", "permission": "sms"}), "App 'camera' not found"),
     (device_instruction("grant_app_permission", {"app_name": "messaging", "permission": "gps"}), "not tracked"),
-    (device_instruction("set_network_mode_preference", {"mode": "6g"}), "'6g' is not one of"),
-    (device_instruction("make_payment", {}), "agent must send one first"),
 ])
 def test_bad_phone_actions_are_reported_by_the_customer(env: Tau2Env, request_text: str, needle: str) -> None:
     env.reset(options={"task_id": DATA_TASK})
     obs, _, done, _, info = env.step(request_text)
     assert not done and info["action_valid"] and "did not work" in obs and needle in obs
+
+
+@pytest.mark.parametrize("request_text,needle", [
+    (device_instruction("set_network_mode_preference", {"mode": "6g"}), "Failed to set network mode: '6g' is not a valid option"),
+    (device_instruction("make_payment", {}), "You do not have a payment request."),
+])
+def test_phone_answers_that_upstream_gives_as_text_not_errors(env: Tau2Env, request_text: str, needle: str) -> None:
+    env.reset(options={"task_id": DATA_TASK})
+    obs, _, done, _, _ = env.step(request_text)
+    assert not done and needle in obs
 
 
 def test_requested_user_actions_parsing() -> None:

@@ -16,8 +16,17 @@ from typing import Any
 
 from agentgym_suite.core.data import benchmark_dir
 
-DOMAINS = ("retail", "airline", "telecom", "mock")
-IMPLEMENTED_DOMAINS = ("retail", "airline", "telecom", "mock")
+DOMAINS = ("retail", "airline", "telecom", "telecom-workflow", "mock")
+IMPLEMENTED_DOMAINS = DOMAINS
+POLICY_VARIANTS = {"telecom-workflow": ("telecom", "tech_support_workflow.md")}
+"""Upstream's policy variants: domain name -> (data folder, tech-support part of the policy). ``telecom-workflow``
+plays telecom's tasks with the flowchart-style tech-support workflow instead of the manual."""
+NOT_IMPLEMENTED = {
+    "banking_knowledge": "τ²-bench's banking_knowledge domain (in the pinned commit a2c0247: 698 documents under "
+                         "data/tau2/domains/banking_knowledge/ searched with embedding/BM25 retrieval tools) is not "
+                         "implemented by this suite yet; `agentgym data fetch tau2` places its files under "
+                         "$AGENTGYM_DATA/tau2/domains/banking_knowledge/ but no env plays them.",
+}
 SPLITS = ("base", "train", "test")
 
 
@@ -54,10 +63,14 @@ def load_domain(domain: str) -> DomainData:
         ValueError: for an unknown domain.
         DataNotFoundError: when the files are missing.
     """
+    if domain in NOT_IMPLEMENTED:
+        raise ValueError(NOT_IMPLEMENTED[domain])
     if domain not in DOMAINS:
         raise ValueError(f"domain={domain!r}; choose one of {IMPLEMENTED_DOMAINS}.")
-    files = TELECOM_FILES if domain == "telecom" else (f"domains/{domain}/db.json", f"domains/{domain}/policy.md")
-    root = benchmark_dir("tau2", f"domains/{domain}/tasks.json", f"domains/{domain}/split_tasks.json", *files)
+    folder, tech_support = POLICY_VARIANTS.get(domain, (domain, "tech_support_manual.md"))
+    files = ((*TELECOM_FILES[:3], f"domains/telecom/{tech_support}") if folder == "telecom"
+             else (f"domains/{folder}/db.json", f"domains/{folder}/policy.md"))
+    root = benchmark_dir("tau2", f"domains/{folder}/tasks.json", f"domains/{folder}/split_tasks.json", *files)
     return _load(str(root), domain)
 
 
@@ -66,12 +79,13 @@ TELECOM_FILES = ("domains/telecom/db.toml", "domains/telecom/user_db.toml", "dom
 """Telecom keeps its databases in TOML and its policy in two parts (main policy and tech-support manual)."""
 
 
-def _telecom_parts(folder: Path) -> tuple[dict[str, Any], dict[str, Any], str, dict[str, dict[str, Any]]]:
-    """Telecom's database, phone state, combined policy and the extra tasks of ``tasks_small.json``."""
+def _telecom_parts(folder: Path, tech_support: str = "tech_support_manual.md") -> tuple[dict[str, Any], dict[str, Any], str, dict[str, dict[str, Any]]]:
+    """Telecom's database, phone state, combined policy (main policy + ``tech_support``) and the extra
+    tasks of ``tasks_small.json``."""
     db = tomllib.loads((folder / "db.toml").read_text(encoding="utf-8"))
     user_db = tomllib.loads((folder / "user_db.toml").read_text(encoding="utf-8"))
     policy = (f"<main_policy>\n{(folder / 'main_policy.md').read_text(encoding='utf-8')}\n</main_policy>\n"
-              f"<tech_support_policy>\n{(folder / 'tech_support_manual.md').read_text(encoding='utf-8')}\n</tech_support_policy>")
+              f"<tech_support_policy>\n{(folder / tech_support).read_text(encoding='utf-8')}\n</tech_support_policy>")
     small_path = folder / "tasks_small.json"
     small = json.loads(small_path.read_text(encoding="utf-8")) if small_path.exists() else []
     return db, user_db, policy, {str(t["id"]): t for t in small}
@@ -80,22 +94,23 @@ def _telecom_parts(folder: Path) -> tuple[dict[str, Any], dict[str, Any], str, d
 @lru_cache(maxsize=8)
 def _load(root_text: str, domain: str) -> DomainData:
     root = Path(root_text)
-    folder = root / "domains" / domain
+    data_folder, tech_support = POLICY_VARIANTS.get(domain, (domain, "tech_support_manual.md"))
+    folder = root / "domains" / data_folder
     tasks = {str(t["id"]): t for t in json.loads((folder / "tasks.json").read_text(encoding="utf-8"))}
     splits = {k: [str(i) for i in v] for k, v in json.loads((folder / "split_tasks.json").read_text(encoding="utf-8")).items()}
-    if domain == "telecom":
-        db, user_db, policy, extra_tasks = _telecom_parts(folder)
+    if data_folder == "telecom":
+        db, user_db, policy, extra_tasks = _telecom_parts(folder, tech_support)
         tasks = {**extra_tasks, **tasks}  # the "small" split's ids live in tasks_small.json
     else:
         db = json.loads((folder / "db.json").read_text(encoding="utf-8"))
         user_db_path = folder / "user_db.json"
         user_db = json.loads(user_db_path.read_text(encoding="utf-8")) if user_db_path.exists() else {}
         policy = (folder / "policy.md").read_text(encoding="utf-8")
-    guide = "simulation_guidelines_tools.md" if domain == "telecom" else "simulation_guidelines.md"
+    guide = "simulation_guidelines_tools.md" if data_folder == "telecom" else "simulation_guidelines.md"
     guidelines_path = root / "user_simulator" / guide
     guidelines = guidelines_path.read_text(encoding="utf-8") if guidelines_path.exists() else ""
     return DomainData(
-        domain=domain,
+        domain=data_folder,  # the tools' domain: a policy variant plays its base domain's tools
         tasks=tasks,
         splits=splits,
         policy=policy,

@@ -19,31 +19,53 @@ In telecom the customer also has a simulated phone (user-side tools): the agent 
 customer to check or change settings, the customer runs the phone's tools, and the task's
 environment assertions check the phone and the account at the end. Calls made on the
 phone are listed in ``info["user_tool_calls"]`` and count for the ACTION basis.
+``domain="telecom-workflow"`` plays telecom's tasks under the workflow version of the policy.
+
+As τ²-bench's harness (checked by ``tests/conformance/test_tau2.py`` against the official code at
+the pinned commit): the agent's system prompt is upstream's instruction block followed by the
+policy, and its history opens with the agent's greeting; a conversation ends with reward 0 at 200
+steps (messages of any role) or 10 tool errors (``info["termination_reason"]``, see
+:mod:`~agentgym_suite.envs.tau2.limits`); tool results read as upstream renders them
+(:mod:`~agentgym_suite.envs.tau2.prompts`); the reward follows upstream's evaluator
+(:mod:`~agentgym_suite.envs.tau2.evaluation`). ``eval_sampling_defaults`` carry the harness's sampling
+(temperature 0) and the leaderboard's 4 trials, and :meth:`Tau2Env.leaderboard_view` its metrics.
+
+Departures, each reported by :meth:`Tau2Env.leaderboard_departures` when the settings bring it:
+the scripted customer (not an LLM user), tasks whose NL assertions have no judge (reported
+unscored), other limits. Always: a call to an unknown tool or with arguments of the wrong JSON type
+is an invalid action whose result names the problem (upstream passes it to the tool); an env
+assertion whose function refuses is not met (upstream's evaluator stops there); upstream sends the
+agent's requests with no token cap, ``eval_sampling_defaults`` allow 4096. The ``banking_knowledge``
+domain of the pinned commit is not implemented.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Sequence
 
-from agentgym_suite.core.actions import ParsedAction
+from agentgym_suite.core.actions import ParsedAction, has_visible_text
 from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import StepOutcome, TaskStart
-from agentgym_suite.core.tool_calls import ToolCall, tool_name, validate_call
-from agentgym_suite.core.tool_env import Conversation, ToolEnv
+from agentgym_suite.core.tool_calls import (
+    TOOL_EXECUTION_ERROR,
+    ToolCall,
+    ToolCallError,
+    error_payload,
+    parse_tool_calls,
+    validate_call,
+)
+from agentgym_suite.core.tool_env import Conversation, ToolEnv, ToolRecord
 from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat
 from agentgym_suite.envs.tau2.data import SPLITS, DomainData, load_domain
-from agentgym_suite.envs.tau2.evaluation import GoldHashes, NLJudge, RewardBreakdown, action_matches, evaluate
+from agentgym_suite.envs.tau2.evaluation import GoldHashes, NLJudge, RewardBreakdown, action_matches, evaluate, premature_end
+from agentgym_suite.envs.tau2.limits import MAX_ERRORS, MAX_STEPS, ConversationOver, StepCounter
+from agentgym_suite.envs.tau2.record_shapes import SHAPES
+from agentgym_suite.envs.tau2.prompts import agent_system_prompt, tool_error_text, tool_result_text
 from agentgym_suite.envs.tau2.nl_judge import ModelNLJudge
 from agentgym_suite.envs.tau2.scripted_user import ScriptedUser, device_instruction
-from agentgym_suite.envs.tau2.users import END_TOKENS, LLMUser, UserContext, UserSimulator, end_token
+from agentgym_suite.envs.tau2.users import AGENT_GREETING, END_TOKENS, LLMUser, UserContext, UserSimulator, end_token
 from agentgym_suite.envs.tau2.world import World, build_world, gold_actions, replay_gold
-
-TOOL_PROTOCOL_NOTE = (
-    "\n\n# Tool calls\nCall a tool by writing <tool_call>\n{\"name\": ..., \"arguments\": {...}}\n</tool_call>. "
-    "Write plain text to talk to the customer. Make one tool call or send one message at a time."
-)
-
 
 USER_SETTINGS = ("scripted", "llm:<backend spec>")
 
@@ -75,6 +97,8 @@ class Tau2Env(ToolEnv):
         ``domain``: str: the domain of the task (airline, retail, telecom, mock).
         ``nl_judge``: str: who graded the task's natural-language assertions ('none' without a judge).
         ``tau2_end``: str, when the episode ended: how the conversation ended (the user's stop, transfer or out-of-scope token, the agent's reply, a user error, or 'none').
+        ``db_match``: bool or None, when the episode ended: both databases equal the gold run's (None: not checked, the conversation ended early).
+        ``termination_reason``: str, when the episode ended: the end in τ²-bench's terms (user_stop, max_steps, too_many_errors, user_error or none).
         ``user_error``: str: why the simulated user failed (the episode then scores 0, as upstream).
         ``reward_breakdown``: dict, when the episode ended: the reward's components and details.
         ``user_tool_calls``: list[dict], telecom: the tool calls the simulated user made on their device.
@@ -85,6 +109,8 @@ class Tau2Env(ToolEnv):
         "domain": "str: the domain of the task (airline, retail, telecom, mock).",
         "nl_judge": "str: who graded the task's natural-language assertions ('none' without a judge).",
         "tau2_end": "str, when the episode ended: how the conversation ended (the user's stop, transfer or out-of-scope token, the agent's reply, a user error, or 'none').",
+        "db_match": "bool or None, when the episode ended: both databases equal the gold run's (None: not checked, the conversation ended early).",
+        "termination_reason": "str, when the episode ended: the end in τ²-bench's terms (user_stop, max_steps, too_many_errors, user_error or none).",
         "user_error": "str: why the simulated user failed (the episode then scores 0, as upstream).",
         "reward_breakdown": "dict, when the episode ended: the reward's components and details.",
         "user_tool_calls": "list[dict], telecom: the tool calls the simulated user made on their device.",
@@ -93,6 +119,16 @@ class Tau2Env(ToolEnv):
     fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(oracle_examples=15)
     simulated_user: ClassVar[bool] = True
     """``agentgym eval --user`` applies to this env."""
+    eval_sampling_defaults: ClassVar[dict[str, Any]] = {"temperature": 0.0, "max_new_tokens": 4096, "k": 4}
+    """τ²-bench runs its agent at temperature 0 with no cap of its own on a reply (4096 tokens stand in for
+    the model's limit) and the leaderboard asks for 4 trials per task (Pass^1..Pass^4)."""
+
+    @classmethod
+    def leaderboard_view(cls, runs: dict[str, Sequence[Any]], k: int, departures: Sequence[str]) -> Any:
+        """τ²-bench's leaderboard view (see :mod:`~agentgym_suite.envs.tau2.leaderboard`)."""
+        from agentgym_suite.envs.tau2.leaderboard import leaderboard_view
+
+        return leaderboard_view(runs, k, departures)
 
     def __init__(
         self,
@@ -104,9 +140,14 @@ class Tau2Env(ToolEnv):
         judge: str | NLJudge | None = None,
         nl_judge: NLJudge | None = None,
         max_user_turns: int = 8,
+        max_steps: int = MAX_STEPS,
+        max_errors: int = MAX_ERRORS,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if max_steps < 1 or max_errors < 1:
+            raise ValueError(f"max_steps and max_errors must be >= 1, got {max_steps} and {max_errors}.")
+        self.max_steps, self.max_errors = int(max_steps), int(max_errors)
         self.domain = domain
         self.data: DomainData = load_domain(domain)
         if split not in self.data.splits:
@@ -125,6 +166,10 @@ class Tau2Env(ToolEnv):
         self._user_error: str | None = None
         self._breakdown: RewardBreakdown | None = None
         self._gold_hashes: dict[str, GoldHashes] = {}
+        self._counter = StepCounter(self.max_steps, self.max_errors)
+        self._call_errors = 0
+        self.tool_messages: list[dict[str, Any]] = []
+        """Every tool result of the conversation as the caller read it: ``content`` (text), ``error``, ``requestor``."""
 
     def _make_user(self, user: Any, user_generate: Any, sampling: dict[str, Any], max_user_turns: int) -> UserSimulator:
         """The customer for the ``user``/``user_generate`` settings (see the class docstring)."""
@@ -181,16 +226,19 @@ class Tau2Env(ToolEnv):
         self._user_turns = 0
         self._end = self._user_error = None
         self._breakdown = None
+        self._counter = StepCounter(self.max_steps, self.max_errors)
+        self.tool_messages = []
         history = self._history_messages()
         first = ""
         if not (history and history[-1]["role"] == "user"):
             first = self._ask_user(lambda: self.user.first_message(self._task)) or ""
+            self._counter.step()
         tools = self.world.agent.schemas()
         return Conversation(
             task=str(self._task.get("ticket") or first or "Help the customer under the policy."),
             tools=tools,
             handlers=self.world.agent.handlers(),
-            system_prompt=self.data.policy + TOOL_PROTOCOL_NOTE,
+            system_prompt=agent_system_prompt(self.data.policy),
             first_user_message=first,
             extra={"domain": self.domain},
         )
@@ -198,6 +246,11 @@ class Tau2Env(ToolEnv):
     def _load_task(self, task_id: str) -> TaskStart:
         start = super()._load_task(task_id)
         history = self._history_messages()
+        if not history:  # τ²-bench opens every conversation with the agent's fixed greeting
+            head = [m for m in self.messages if m["role"] == "system"]
+            tail = [m for m in self.messages if m["role"] != "system"]
+            self.messages = head + [{"role": "assistant", "content": AGENT_GREETING}] + tail
+            start.extra["messages"] = list(self.messages)
         if history:
             head = [m for m in self.messages if m["role"] == "system"]
             tail = [m for m in self.messages if m["role"] != "system"]
@@ -211,6 +264,8 @@ class Tau2Env(ToolEnv):
         """The customer's message, or None when it failed; records an end token or the failure in ``_end``."""
         try:
             text = str(ask())
+        except ConversationOver:  # a limit was reached during the customer's own tool calls
+            return None
         except Exception as exc:  # any simulator failure ends the episode as a user error, not a crash
             self._end, self._user_error = "user_error", f"{type(exc).__name__}: {exc}"
             return None
@@ -221,9 +276,51 @@ class Tau2Env(ToolEnv):
         if self._end is not None:  # the customer ended (or failed) before the agent's turn: nothing more happens
             note = "The simulated customer failed." if self._end == "user_error" else "The conversation has ended."
             return self._finish(note, valid=True)
-        return super()._execute(command, parsed)
+        message = parse_tool_calls(command)
+        if not message.has_tool_calls and not has_visible_text(message.content):
+            return super()._execute(command, parsed)  # an invalid action: nothing is sent, no step counted
+        self._counter.step()  # the agent's message
+        self._call_errors = len(message.errors)
+        for error in message.errors:  # blocks that do not parse are answered with an error too
+            self.tool_messages.append({"content": tool_error_text(error.message), "error": True, "requestor": "assistant"})
+        outcome = super()._execute(command, parsed)
+        if message.has_tool_calls and not outcome.terminated:
+            self._counter.step(self._call_errors)  # the environment's answer
+            reason = self._counter.reached()
+            if reason is not None:
+                self._end = reason
+                return self._finish(outcome.observation, valid=outcome.action_valid)
+        return outcome
+
+    def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """Run one agent call; the agent reads the result as τ²-bench renders it (:func:`tool_result_text`,
+        or ``Error: <message>``). ``tool_log`` keeps the value itself (or the error payload)."""
+        # an unknown tool, a missing argument or one of the wrong JSON type is an invalid action (as in every
+        # tool env of the suite); allowed values (enums) are left to the tool, as upstream passes them unchecked
+        problem = validate_call(call, {name: _without_enums(schema) for name, schema in self._tool_index.items()})
+        if problem is None and call.name not in self._handlers:
+            problem = ToolCallError(TOOL_EXECUTION_ERROR, f"Tool '{call.name}' not found.", name=call.name)
+        if problem is not None:
+            value: Any = error_payload(problem)
+            text, ok = tool_error_text(f"{problem.message} ({problem.code})"), False
+            status = "error" if problem.code == TOOL_EXECUTION_ERROR else "invalid"
+        else:
+            try:
+                value = self._handlers[call.name](**call.arguments)
+                text, ok, status = tool_result_text(value, SHAPES.get(self.data.domain, ())), True, "ok"
+            except Exception as exc:  # a refusal is data for the agent, not a crash
+                value = error_payload(ToolCallError(TOOL_EXECUTION_ERROR, f"{call.name} failed: {exc}", name=call.name))
+                text, ok, status = tool_error_text(str(exc)), False, "error"
+        self.tool_log.append(ToolRecord(call.name, call.arguments, value, ok, self.turn))
+        self.tool_messages.append({"content": text, "error": not ok, "requestor": "assistant"})
+        self._call_errors += int(not ok)
+        return call.name, text, status
 
     def _user_reply(self, assistant_text: str) -> str | None:
+        reason = self._counter.reached()  # checked once the agent's message is sent
+        if reason is not None:
+            self._end = reason
+            return None
         self._user_turns += 1
         context = UserContext(
             task=self._task,
@@ -236,6 +333,8 @@ class Tau2Env(ToolEnv):
         reply = self._ask_user(lambda: self.user.reply(context))
         if reply is None:
             return None
+        self._counter.step()
+        self._end = self._counter.reached() or self._end
         if self._end is not None:
             self.messages.append({"role": "user", "content": reply})
             return None
@@ -244,7 +343,10 @@ class Tau2Env(ToolEnv):
     def _evaluate(self) -> tuple[float, bool]:
         assert self.world is not None
         if self._end == "user_error":  # τ²-bench scores a run the user simulator broke as 0
-            self._breakdown = RewardBreakdown(reward=0.0, details={"note": f"the simulated customer failed: {self._user_error}"})
+            self._breakdown = premature_end("user_error", f"the simulated customer failed: {self._user_error}")
+        elif self._end in ("max_steps", "too_many_errors"):
+            self._breakdown = premature_end(self._end, f"the conversation reached {self._end} ({self._counter.steps} steps, "
+                                                       f"{self._counter.errors} tool errors)")
         else:
             self._breakdown = evaluate(self._task, self.world, self.gold_hashes(), self.messages, self._calls_so_far(), self.nl_judge)
         return self._breakdown.reward, self._breakdown.scorable and self._breakdown.reward == 1.0
@@ -255,6 +357,8 @@ class Tau2Env(ToolEnv):
             extra["reward_breakdown"] = self._breakdown.as_info()
             extra["scorable"] = self._breakdown.scorable
             extra["tau2_end"] = self._end or "none"
+            extra["termination_reason"] = self.termination_reason()
+            extra["db_match"] = self._breakdown.details.get("db_match")
         if self._user_error:
             extra["user_error"] = self._user_error
         if self._user_calls:
@@ -299,6 +403,36 @@ class Tau2Env(ToolEnv):
         out += [f"The assistant tells the user: {item}" for item in criteria.get("communicate_info") or []]
         return out
 
+    def termination_reason(self) -> str:
+        """How the conversation ended, in τ²-bench's terms: ``user_stop`` (an end token), ``max_steps``,
+        ``too_many_errors``, ``user_error``, or ``none`` (not ended, or cut by the agent-action limit)."""
+        if self._end in END_TOKENS:
+            return "user_stop"
+        return self._end or "none"
+
+    def leaderboard_departures(self) -> list[str]:
+        """Why these settings' scores are not τ²-bench leaderboard scores (empty: comparable)."""
+        reasons = []
+        if isinstance(self.user, ScriptedUser) or self.user_label == "scripted":
+            reasons.append("the customer is the scripted offline test double, not τ²-bench's LLM user simulator "
+                           "(pass --user llm:<backend spec>)")
+        if self.nl_judge is None and self.nl_tasks():
+            reasons.append(f"{len(self.nl_tasks())} task(s) of this split need an NL-assertion judge and are reported "
+                           "unscored (pass --judge <backend spec>)")
+        if (self.max_steps, self.max_errors) != (MAX_STEPS, MAX_ERRORS):
+            reasons.append(f"limits max_steps={self.max_steps}, max_errors={self.max_errors} differ from τ²-bench's "
+                           f"{MAX_STEPS} and {MAX_ERRORS}")
+        return reasons
+
+    def nl_tasks(self) -> list[str]:
+        """Ids of this split's tasks whose reward needs the NL-assertion judge."""
+        out = []
+        for task_id in self._ids:
+            criteria = self.data.tasks[task_id].get("evaluation_criteria") or {}
+            if "NL_ASSERTION" in (criteria.get("reward_basis") or []) and criteria.get("nl_assertions"):
+                out.append(task_id)
+        return out
+
     # ------------------------------------------------------------------ helpers
     def gold_hashes(self) -> GoldHashes:
         """Hashes of the agent and user databases after replaying the current task's gold actions on fresh copies (cached)."""
@@ -336,17 +470,28 @@ class Tau2Env(ToolEnv):
         """Run a user-side tool for the simulated customer and record the call; raises ValueError on refusal."""
         if self.world is None or self.world.user is None:
             raise ValueError("this domain gives the customer no tools")
+        self._counter.step()  # the customer's tool-call message
+        self._user_calls.append((len(self.tool_log), name, dict(arguments)))
+        error: str | None = None
+        result: Any = None
         handlers = self.world.user.handlers()
         if name not in handlers:
-            raise ValueError(f"the customer has no tool {name!r}; their tools: {', '.join(sorted(handlers))}")
-        problem = validate_call(ToolCall(name, dict(arguments)), {tool_name(s): s for s in self.world.user.schemas()})
-        if problem is not None:
-            raise ValueError(problem.message)
-        self._user_calls.append((len(self.tool_log), name, dict(arguments)))
-        try:
-            return handlers[name](**arguments)
-        except TypeError as exc:  # e.g. an argument the tool does not take
-            raise ValueError(f"wrong arguments for {name}: {exc}") from None
+            error = f"Tool '{name}' not found."
+        else:
+            try:
+                result = handlers[name](**arguments)
+            except Exception as exc:  # a refusal, or an argument the tool cannot take: an error result, as upstream
+                error = str(exc)
+        text = tool_error_text(error) if error is not None else tool_result_text(result, SHAPES.get(self.data.domain, ()))
+        self.tool_messages.append({"content": text, "error": error is not None, "requestor": "user"})
+        self._counter.step(int(error is not None))  # the environment's answer
+        reason = self._counter.reached()
+        if reason is not None:
+            self._end = reason
+            raise ConversationOver(reason)
+        if error is not None:
+            raise ValueError(error)
+        return result
 
     def _calls_so_far(self) -> list[tuple[str, dict[str, Any]]]:
         """Every call in the order made: the pre-filled history's, then the agent's and the customer's interleaved."""
@@ -377,6 +522,15 @@ class Tau2Env(ToolEnv):
                     self._history_calls.extend((c["name"], dict(c.get("arguments") or {})) for c in calls)
             out.append(entry)
         return out
+
+
+def _without_enums(schema: Any) -> Any:
+    """A JSON schema with its ``enum`` constraints left out (at any depth)."""
+    if isinstance(schema, dict):
+        return {k: _without_enums(v) for k, v in schema.items() if k != "enum"}
+    if isinstance(schema, list):
+        return [_without_enums(v) for v in schema]
+    return schema
 
 
 __all__ = ["END_TOKENS", "Tau2Env"]

@@ -57,27 +57,35 @@ class RetailTools(CustomerServiceTools):
         return method
 
     @staticmethod
-    def _check_items_present(order: dict[str, Any], item_ids: list[str]) -> None:
+    def _check_items_present(order: dict[str, Any], item_ids: list[str], message: str) -> None:
+        """Refuse with ``message`` (``{item_id}`` filled in) when an item id is listed more times than ordered."""
         present = [item["item_id"] for item in order["items"]]
         for item_id in item_ids:
             if item_ids.count(item_id) > present.count(item_id):
-                raise ValueError(f"{item_id} not found in the order (or listed more times than it was ordered)")
+                raise ValueError(message.format(item_id=item_id))
 
-    def _price_difference(self, order: dict[str, Any], item_ids: list[str], new_item_ids: list[str], *, must_differ: bool) -> tuple[float, list[dict[str, Any]]]:
+    def _price_difference(self, order: dict[str, Any], item_ids: list[str], new_item_ids: list[str], *,
+                          modify: bool) -> tuple[float, list[dict[str, Any]]]:
+        """Sum of new minus old prices, and the new variants; the checks and wording of the exchange
+        (``modify=False``) or pending-order modification (``modify=True``) tool."""
         if len(item_ids) != len(new_item_ids):
-            raise ValueError("The number of items to be exchanged should match")
-        diff = 0.0
+            raise ValueError("The number of items to be exchanged should match" + ("" if modify else "."))
+        diff: float = 0
         variants = []
         for item_id, new_item_id in zip(item_ids, new_item_ids):
-            if must_differ and item_id == new_item_id:
+            if modify and item_id == new_item_id:
                 raise ValueError("The new item id should be different from the old item id")
-            item = next(i for i in order["items"] if i["item_id"] == item_id)
+            item = next((i for i in order["items"] if i["item_id"] == item_id), None)
+            if item is None:
+                raise ValueError(f"Item {item_id} not found")
             variant = self._product(item["product_id"])["variants"].get(new_item_id)
-            if variant is None or not variant["available"]:
+            if variant is None:
+                raise ValueError("Variant not found")
+            if not variant["available"]:
                 raise ValueError(f"New item {new_item_id} not found or available")
             diff += variant["price"] - item["price"]
             variants.append(variant)
-        return round(diff, 2), variants
+        return diff, variants
 
     # ------------------------------------------------------------------ read tools
     @tool("Find a user id from the user's email address.", email=described(STRING, "Email address, e.g. 'someone@example.com'."))
@@ -159,8 +167,9 @@ class RetailTools(CustomerServiceTools):
         order = self._order(order_id)
         if order["status"] != "delivered":
             raise ValueError("Non-delivered order cannot be exchanged")
-        self._check_items_present(order, item_ids)
-        diff, _ = self._price_difference(order, item_ids, new_item_ids, must_differ=False)
+        self._check_items_present(order, item_ids, "Number of {item_id} not found.")
+        diff, _ = self._price_difference(order, item_ids, new_item_ids, modify=False)
+        diff = round(diff, 2)
         method = self._payment_method(order["user_id"], payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < diff:
             raise ValueError("Insufficient gift card balance to pay for the price difference")
@@ -190,8 +199,8 @@ class RetailTools(CustomerServiceTools):
         order = self._order(order_id)
         if order["status"] != "pending":
             raise ValueError("Non-pending order cannot be modified")
-        self._check_items_present(order, item_ids)
-        diff, variants = self._price_difference(order, item_ids, new_item_ids, must_differ=True)
+        self._check_items_present(order, item_ids, "{item_id} not found")
+        diff, variants = self._price_difference(order, item_ids, new_item_ids, modify=True)
         method = self._payment_method(order["user_id"], payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < diff:
             raise ValueError("Insufficient gift card balance to pay for the new item")
@@ -202,11 +211,14 @@ class RetailTools(CustomerServiceTools):
         })
         if method["source"] == "gift_card":
             method["balance"] = round(method["balance"] - diff, 2)
-        for item_id, variant in zip(item_ids, variants):
+        last = variants[-1] if variants else None
+        for item_id, new_item_id in zip(item_ids, new_item_ids):
             item = next(i for i in order["items"] if i["item_id"] == item_id)
-            item["item_id"] = variant["item_id"]
-            item["price"] = variant["price"]
-            item["options"] = dict(variant["options"])
+            item["item_id"] = new_item_id
+            # as upstream does: every modified item takes the price and options of the *last* new variant
+            assert last is not None
+            item["price"] = last["price"]
+            item["options"] = dict(last["options"])
         order["status"] = "pending (item modified)"
         return order
 
@@ -251,7 +263,7 @@ class RetailTools(CustomerServiceTools):
         method = self._payment_method(order["user_id"], payment_method_id)
         if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
             raise ValueError("Payment method should be the original payment method")
-        self._check_items_present(order, item_ids)
+        self._check_items_present(order, item_ids, "Some item not found")
         order["status"] = "return requested"
         order["return_items"] = sorted(item_ids)
         order["return_payment_method_id"] = payment_method_id

@@ -86,7 +86,7 @@ class TelecomTools(SyncedTools):
     def customer_line(self, customer_id: str, line_id: str) -> dict[str, Any]:
         """Line ``line_id`` when it belongs to customer ``customer_id``; raises ValueError otherwise."""
         if line_id not in self.customer(customer_id).get("line_ids", []):
-            raise ValueError(f"Line {line_id} not found for customer {customer_id}; use one of the customer's line_ids")
+            raise ValueError(f"Line {line_id} not found for customer {customer_id}")
         return self.line(line_id)
 
     def bills_awaiting_payment(self, customer: dict[str, Any]) -> list[dict[str, Any]]:
@@ -125,7 +125,7 @@ class TelecomTools(SyncedTools):
                   "P": ("plans", "plan_id", "Plan with ID")}
         spec = tables.get(id[:1])
         if spec is None:
-            raise ValueError(f"Unknown ID format or type: {id}; ids start with C, L, D, B or P")
+            raise ValueError(f"Unknown ID format or type: {id}")
         return self._find(*spec[:2], id, spec[2])
 
     @tool("List a customer's bills, newest issue date first.", optional=("limit",), customer_id=_CUSTOMER_ID,
@@ -152,7 +152,7 @@ class TelecomTools(SyncedTools):
     def suspend_line(self, customer_id: str, line_id: str, reason: str) -> dict[str, Any]:
         line = self.customer_line(customer_id, line_id)
         if line["status"] != ACTIVE:
-            raise ValueError(f"Line must be active to suspend (it is {line['status']})")
+            raise ValueError("Line must be active to suspend")
         line["status"] = SUSPENDED
         line["suspension_start_date"] = TODAY.isoformat()
         return {"message": "Line suspended successfully. $5/month holding fee will apply.", "line": line}
@@ -162,7 +162,7 @@ class TelecomTools(SyncedTools):
     def resume_line(self, customer_id: str, line_id: str) -> dict[str, Any]:
         line = self.customer_line(customer_id, line_id)
         if line["status"] not in (SUSPENDED, PENDING_ACTIVATION):
-            raise ValueError(f"Line must be suspended to resume (it is {line['status']})")
+            raise ValueError("Line must be suspended to resume")
         line["status"] = ACTIVE
         line.pop("suspension_start_date", None)
         return {"message": "Line resumed successfully", "line": line}
@@ -173,7 +173,7 @@ class TelecomTools(SyncedTools):
     def send_payment_request(self, customer_id: str, bill_id: str) -> str:
         customer = self.customer(customer_id)
         if self.bills_awaiting_payment(customer):
-            raise ValueError("A bill is already awaiting payment for this customer; it must be paid first")
+            raise ValueError("A bill is already awaiting payment for this customer")
         if bill_id not in customer.get("bill_ids", []):
             raise ValueError(f"Bill {bill_id} not found for customer {customer_id}")
         self.bill(bill_id)["status"] = AWAITING_PAYMENT
@@ -201,7 +201,7 @@ class TelecomTools(SyncedTools):
     def refuel_data(self, customer_id: str, line_id: str, gb_amount: float) -> dict[str, Any]:
         line = self.customer_line(customer_id, line_id)
         if isinstance(gb_amount, bool) or not isinstance(gb_amount, (int, float)) or gb_amount <= 0:
-            raise ValueError("Refuel amount must be a positive number of GB")
+            raise ValueError("Refuel amount must be positive")
         price = self.plan(line["plan_id"])["data_refueling_price_per_gb"]
         charge = gb_amount * price
         line["data_refueling_gb"] = line["data_refueling_gb"] + gb_amount

@@ -41,8 +41,9 @@ SPEED_ADVICE = {
     "Good": "Fine for most uses, HD streaming included.",
     "Excellent": "The connection is very fast.",
 }
-SIGNAL_ICON = {"none": "No Signal", "poor": "Signal 1/4 (Poor)", "fair": "Signal 2/4 (Fair)",
-               "good": "Signal 3/4 (Good)", "excellent": "Signal 4/4 (Excellent)"}
+SIGNAL_ICON = {"none": "📵 No Signal", "poor": "📶¹ Poor", "fair": "📶² Fair", "good": "📶³ Good",
+               "excellent": "📶⁴ Excellent"}
+"""The phone's signal indicator as τ²-bench's phone shows it (the status bar is part of what the customer reads)."""
 
 _APP = described(STRING, "App name as listed by check_installed_apps, e.g. 'messaging'.")
 
@@ -119,27 +120,27 @@ class TelecomDeviceTools(SyncedTools):
         return bool(perms.get("sms")) and bool(perms.get("storage"))
 
     def status_bar(self) -> str:
-        """The icons along the top of the screen, as text."""
+        """The icons along the top of the screen, as τ²-bench's phone writes them."""
         dev = self.device
         parts = []
         if dev["airplane_mode"]:
-            parts.append("Airplane Mode")
+            parts.append("✈️ Airplane Mode")
         else:
-            parts.append(SIGNAL_ICON.get(dev["network_signal_strength"], "No Signal"))
+            parts.append(SIGNAL_ICON.get(dev["network_signal_strength"], "📵 No Signal"))
             has_network = dev["network_technology_connected"] != "none"
             if has_network:
                 parts.append(dev["network_technology_connected"])
             if dev["data_enabled"] and has_network:
-                parts.append("Data Enabled")
+                parts.append("📱 Data Enabled")
                 if dev["data_saver_mode"]:
-                    parts.append("Data Saver")
+                    parts.append("🔽 Data Saver")
             else:
-                parts.append("Data Disabled")
+                parts.append("📵 Data Disabled")
         if dev["wifi_enabled"] and dev["wifi_connected"]:
-            parts.append(f"Wi-Fi: {dev['wifi_ssid']}" if dev.get("wifi_ssid") else "Wi-Fi Enabled")
+            parts.append(f"📡 Connected to {dev['wifi_ssid']}" if dev.get("wifi_ssid") else "📡 Enabled")
         if dev["vpn_connected"]:
-            parts.append("VPN Connected")
-        parts.append(f"Battery {dev['battery_level']}%")
+            parts.append("🔒 VPN Connected")
+        parts.append(f"🔋 {dev['battery_level']}%")
         return " | ".join(parts)
 
     def _with_bar(self, text: str) -> str:
@@ -285,8 +286,9 @@ class TelecomDeviceTools(SyncedTools):
     @tool("Choose the preferred cellular network generation; the phone then searches for a network.", tool_kind=WRITE,
           mode=described({"type": "string", "enum": list(MODES)}, "One of " + ", ".join(MODES) + "."))
     def set_network_mode_preference(self, mode: str) -> str:
-        if mode not in MODES:
-            raise ValueError(f"'{mode}' is not a valid network mode; use one of: {', '.join(MODES)}")
+        if mode not in MODES:  # upstream answers (not an error result) and changes nothing
+            return self._with_bar(f"Failed to set network mode: '{mode}' is not a valid option. "
+                                  f"Please use one of: {', '.join(MODES)}")
         self.device["network_mode_preference"] = mode
         self.simulate_network_search()
         return self._with_bar(f"Preferred Network Mode set to: {mode}")
@@ -403,8 +405,8 @@ class TelecomDeviceTools(SyncedTools):
     @tool("Pay the bill of the payment request the agent sent to this phone.", tool_kind=WRITE)
     def make_payment(self) -> str:
         request = self.surroundings.get("payment_request")
-        if request is None:
-            raise ValueError("You do not have a payment request; the agent must send one first")
+        if request is None:  # an answer, not an error, as upstream's phone gives it
+            return "You do not have a payment request."
         request["paid"] = True
         return f"Payment of {request['amount_due']} USD has been made for bill {request['bill_id']}."
 
@@ -419,14 +421,19 @@ class TelecomDeviceTools(SyncedTools):
         self.surroundings["is_abroad"] = bool(abroad)
         return f"User is {'abroad' if abroad else 'at home'}"
 
+    # The turn_* set-up helpers flip the switch, and flip it again when it landed the wrong way, as
+    # upstream's do: a switch already in place is flipped twice, with the side effects of both flips
+    # (a network search, Wi-Fi dropped), which the task's starting state depends on.
     def turn_airplane_mode_on(self) -> str:
-        """Switch Airplane Mode on (no change when it already is)."""
+        """Switch Airplane Mode on (flipped twice when it already is, as upstream)."""
+        self.toggle_airplane_mode()
         if not self.device["airplane_mode"]:
             self.toggle_airplane_mode()
         return "Airplane Mode is now ON."
 
     def turn_airplane_mode_off(self) -> str:
-        """Switch Airplane Mode off (no change when it already is)."""
+        """Switch Airplane Mode off (flipped twice when it already is, as upstream)."""
+        self.toggle_airplane_mode()
         if self.device["airplane_mode"]:
             self.toggle_airplane_mode()
         return "Airplane Mode is now OFF."
@@ -451,19 +458,22 @@ class TelecomDeviceTools(SyncedTools):
         return "Data connection restored."
 
     def turn_data_off(self) -> str:
-        """Switch mobile data off."""
+        """Switch mobile data off (flipped twice when it already is, as upstream)."""
+        self.toggle_data()
         if self.device["data_enabled"]:
             self.toggle_data()
         return "Data connection broken."
 
     def turn_roaming_on(self) -> str:
-        """Switch data roaming on."""
+        """Switch data roaming on (flipped twice when it already is, as upstream)."""
+        self.toggle_roaming()
         if not self.device["roaming_enabled"]:
             self.toggle_roaming()
         return "Data Roaming is now ON."
 
     def turn_roaming_off(self) -> str:
-        """Switch data roaming off."""
+        """Switch data roaming off (flipped twice when it already is, as upstream)."""
+        self.toggle_roaming()
         if self.device["roaming_enabled"]:
             self.toggle_roaming()
         return "Data Roaming is now OFF."

@@ -25,6 +25,8 @@ class SyncedTools(DomainTools):
     def __init__(self, db: dict[str, Any]) -> None:
         super().__init__(db)
         self.on_change: Callable[[], None] | None = None
+        self.sync_paused = False
+        """True while calls must not re-synchronise (the gold replay: upstream runs gold actions without syncing)."""
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         try:
@@ -47,7 +49,7 @@ class SyncedTools(DomainTools):
         return run
 
     def _changed(self) -> None:
-        if self.on_change is not None:
+        if self.on_change is not None and not self.sync_paused:
             self.on_change()
 
 

@@ -1,0 +1,385 @@
+"""Regenerate the τ²-bench conformance cases by running the official harness (not run by pytest).
+
+Each case is a fixed conversation script built from a task's gold actions (the gold run, and
+perturbations of it: a step dropped, a wrong argument, a wrong id, an extra write, a call after
+a failed one, the required information left unsaid, ten failing calls, a run past the step
+limit). The script is played by upstream's own half-duplex ``Orchestrator`` (scripted agent and
+scripted user in place of the LLMs, upstream's environment executing every call, upstream's
+step and error limits) and scored by upstream's ``evaluate_simulation`` (EvaluationType.ALL).
+Natural-language assertions are answered by a stub judge that marks every assertion met (no
+LLM runs here), so the combination of the bases is still upstream's.
+
+What is written, per domain, to ``cases_<domain>.json``: the inputs (the script) and upstream's
+outputs only — termination reason, reward, reward breakdown, DB / action / communicate /
+env-assertion verdicts, every tool result string with its error flag, and the agent and user DB
+hashes of the run and of the gold replay. ``tests/conformance/test_tau2.py`` replays the same
+scripts through ``Tau2-v0`` and demands equal outputs.
+
+Usage (upstream installed in a scratch venv outside the project, data of the pinned commit in
+its ``data/`` folder; see ``README.md`` in this folder)::
+
+    /work/scratch/tau2/venv/bin/python tests/conformance/tau2/regenerate_tau2.py \
+        --upstream-src /work/scratch/tau2/src [--domains retail,airline,telecom,mock] [--tasks-per-domain N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from copy import deepcopy
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+UPSTREAM_REPO = "sierra-research/tau2-bench"
+UPSTREAM_COMMIT = "a2c024725189473d2d7cea3a5cfdbcc67478e41f"
+MAX_STEPS = 200
+MAX_ERRORS = 10
+STOP = "###STOP###"
+OPENING = "Hi, I need help with my account."
+ASK_USER = "Please do that on your phone and tell me when it is done."
+USER_DONE = "Done."
+
+
+# ----------------------------------------------------------------------------- case scripts
+def _mutated(value: Any) -> Any:
+    """A different value of the same kind."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value + 1.0
+    if isinstance(value, str):
+        return value + "X" if value else "X"
+    if isinstance(value, list):
+        return value[:-1] if len(value) > 1 else value + value
+    if isinstance(value, dict):
+        return {}
+    return "X"
+
+
+def _wrong_id(value: Any) -> Any:
+    if isinstance(value, str) and value:
+        last = value[-1]
+        return value[:-1] + ("7" if last != "7" else "8") + "0"
+    return _mutated(value)
+
+
+def _id_key(action: dict[str, Any]) -> str | None:
+    for key in action.get("arguments") or {}:
+        if "id" in key.split("_") or key.endswith("_id") or key == "id":
+            return key
+    return None
+
+
+def _plain_key(action: dict[str, Any]) -> str | None:
+    for key in action.get("arguments") or {}:
+        if key != _id_key(action) and not key.endswith("_id"):
+            return key
+    return None
+
+
+def _call(action: dict[str, Any]) -> dict[str, Any]:
+    return {"name": action["name"], "arguments": deepcopy(action.get("arguments") or {}),
+            "requestor": action.get("requestor", "assistant")}
+
+
+def script(calls: list[dict[str, Any]], closing: str) -> list[dict[str, Any]]:
+    """The conversation, message by message, in which ``calls`` are made in order and the agent ends with ``closing``."""
+    items: list[dict[str, Any]] = [{"role": "user", "content": OPENING}]
+    i = 0
+    while i < len(calls):
+        call = calls[i]
+        if call["requestor"] == "user":
+            items.append({"role": "assistant", "content": ASK_USER})
+            while i < len(calls) and calls[i]["requestor"] == "user":
+                items.append({"role": "user", "tool_call": {"name": calls[i]["name"], "arguments": calls[i]["arguments"]}})
+                i += 1
+            items.append({"role": "user", "content": USER_DONE})
+            continue
+        items.append({"role": "assistant", "tool_call": {"name": call["name"], "arguments": call["arguments"]}})
+        i += 1
+    items.append({"role": "assistant", "content": closing})
+    items.append({"role": "user", "content": STOP})
+    return items
+
+
+def closing_text(task: dict[str, Any]) -> str:
+    infos = (task.get("evaluation_criteria") or {}).get("communicate_info") or []
+    if not infos:
+        return "Your request is complete."
+    return "Your request is complete. For your reference: " + "; ".join(str(i) for i in infos) + "."
+
+
+def cases_for(task: dict[str, Any], tool_types: dict[str, str], limits: bool) -> list[dict[str, Any]]:
+    """The gold script of ``task`` and its perturbations (``limits``: also runs into the error and step limits)."""
+    actions = [_call(a) for a in ((task.get("evaluation_criteria") or {}).get("actions") or [])]
+    closing = closing_text(task)
+    out = [{"variant": "gold", "script": script(actions, closing)}]
+    agent_side = [i for i, a in enumerate(actions) if a["requestor"] == "assistant"]
+    writes = [i for i in agent_side if tool_types.get(actions[i]["name"]) == "write"]
+    if actions:
+        dropped = writes[-1] if writes else len(actions) - 1
+        out.append({"variant": "drop_step", "script": script(actions[:dropped] + actions[dropped + 1:], closing)})
+    plain = next((i for i in reversed(writes or agent_side) if _plain_key(actions[i])), None)
+    if plain is not None:
+        changed = deepcopy(actions)
+        key = _plain_key(changed[plain])
+        changed[plain]["arguments"][key] = _mutated(changed[plain]["arguments"][key])
+        out.append({"variant": "wrong_arg", "script": script(changed, closing)})
+    with_id = next((i for i in (writes or agent_side) if _id_key(actions[i])), None)
+    if with_id is not None:
+        changed = deepcopy(actions)
+        key = _id_key(changed[with_id])
+        changed[with_id]["arguments"][key] = _wrong_id(changed[with_id]["arguments"][key])
+        out.append({"variant": "wrong_id", "script": script(changed, closing)})
+        failing = deepcopy(actions[with_id])
+        failing["arguments"][key] = _wrong_id(failing["arguments"][key])
+        out.append({"variant": "call_after_failure", "script": script([failing] + actions, closing)})
+        if limits:
+            out.append({"variant": "too_many_errors", "script": script([deepcopy(failing) for _ in range(MAX_ERRORS)] + actions, closing)})
+    if writes:
+        out.append({"variant": "extra_write", "script": script(actions + [deepcopy(actions[writes[-1]])], closing)})
+    if (task.get("evaluation_criteria") or {}).get("communicate_info"):
+        out.append({"variant": "unsaid_info", "script": script(actions, "Your request is complete.")})
+    reads = [i for i in agent_side if tool_types.get(actions[i]["name"]) == "read"]
+    if limits and reads:
+        out.append({"variant": "max_steps", "script": script([deepcopy(actions[reads[0]]) for _ in range(MAX_STEPS // 2 + 1)], closing)})
+    return out
+
+
+# ----------------------------------------------------------------------------- upstream run
+LONG_RESULT = 300
+"""Tool results longer than this are stored as their SHA-256 and length (the test hashes ours the same way)."""
+
+
+def result_record(message: Any) -> dict[str, Any]:
+    """A tool message as stored: its text (or hash when long), error flag and requestor."""
+    text = message.content or ""
+    body: dict[str, Any] = {"content": text} if len(text) <= LONG_RESULT else {
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "chars": len(text)}
+    return {**body, "error": bool(message.error), "requestor": message.requestor}
+
+
+def run_upstream(domain: str, task_obj: Any, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """Play ``items`` with upstream's orchestrator and score the run with upstream's evaluator."""
+    from tau2.agent.base_agent import HalfDuplexAgent
+    from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage, UserMessage
+    from tau2.data_model.tasks import RewardType  # noqa: F401
+    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+    from tau2.orchestrator.orchestrator import Orchestrator
+    from tau2.registry import registry
+    from tau2.user.user_simulator_base import HalfDuplexUser, UserState
+    from tau2.user.user_simulator import UserSimulator
+
+    queue = list(items)
+    counter = {"n": 0}
+
+    def next_item(role: str) -> dict[str, Any]:
+        if not queue:
+            raise RuntimeError(f"script exhausted when the {role} had to speak")
+        item = queue.pop(0)
+        if item["role"] != role:
+            raise RuntimeError(f"script gives a {item['role']} message where the {role} speaks: {item}")
+        return item
+
+    def tool_calls(item: dict[str, Any], requestor: str) -> list[ToolCall]:
+        counter["n"] += 1
+        call = item["tool_call"]
+        return [ToolCall(id=f"call_{counter['n']}", name=call["name"], arguments=deepcopy(call["arguments"]), requestor=requestor)]
+
+    class ScriptAgent(HalfDuplexAgent):
+        def get_init_state(self, message_history=None):
+            return {"messages": list(message_history or [])}
+
+        def generate_next_message(self, message, state):
+            item = next_item("assistant")
+            if "tool_call" in item:
+                return AssistantMessage(role="assistant", content=None, tool_calls=tool_calls(item, "assistant")), state
+            return AssistantMessage(role="assistant", content=item["content"]), state
+
+    class ScriptUser(HalfDuplexUser):
+        def get_init_state(self, message_history=None):
+            return UserState(system_messages=[], messages=[])
+
+        @classmethod
+        def is_stop(cls, message):
+            return UserSimulator.is_stop(message)
+
+        def generate_next_message(self, message, state):
+            item = next_item("user")
+            if "tool_call" in item:
+                return UserMessage(role="user", content=None, tool_calls=tool_calls(item, "user")), state
+            return UserMessage(role="user", content=item["content"]), state
+
+    environment = registry.get_env_constructor(domain)()
+    orchestrator = Orchestrator(domain=domain, agent=ScriptAgent(tools=environment.get_tools(), domain_policy=environment.get_policy()),
+                                user=ScriptUser(), environment=environment, task=task_obj, max_steps=MAX_STEPS,
+                                max_errors=MAX_ERRORS, seed=0, simulation_id="conformance")
+    simulation = orchestrator.run()
+    try:
+        reward_info = evaluate_simulation(simulation=simulation, task=task_obj, evaluation_type=EvaluationType.ALL,
+                                          solo_mode=False, domain=domain)
+    except Exception as exc:  # e.g. an env assertion whose function raises: upstream's evaluation stops there
+        reward_info = None
+        evaluation_error = f"{type(exc).__name__}: {exc}"
+    else:
+        evaluation_error = None
+    tool_results = [result_record(m) for m in simulation.messages if isinstance(m, ToolMessage)]
+    gold_env = registry.get_env_constructor(domain)()
+    initial = task_obj.initial_state
+    gold_env.set_state(initialization_data=initial.initialization_data if initial else None,
+                       initialization_actions=initial.initialization_actions if initial else None,
+                       message_history=(initial.message_history or []) if initial else [])
+    for action in (task_obj.evaluation_criteria.actions or []) if task_obj.evaluation_criteria else []:
+        try:
+            gold_env.make_tool_call(tool_name=action.name, requestor=action.requestor, **action.arguments)
+        except Exception:  # upstream's evaluator logs and skips a failing gold action too
+            pass
+
+    def listed(checks: Any, flag: str) -> list[bool] | None:
+        return None if checks is None else [bool(getattr(c, flag)) for c in checks]
+
+    if reward_info is None:
+        return {"termination_reason": str(getattr(simulation.termination_reason, "value", simulation.termination_reason)),
+                "messages": len(simulation.messages), "evaluation_error": evaluation_error,
+                "tool_results": [result_record(m) for m in simulation.messages if isinstance(m, ToolMessage)]}
+    breakdown = reward_info.reward_breakdown
+    return {
+        "termination_reason": simulation.termination_reason.value if hasattr(simulation.termination_reason, "value") else str(simulation.termination_reason),
+        "messages": len(simulation.messages),
+        "reward": reward_info.reward,
+        "reward_breakdown": None if breakdown is None else {getattr(k, "value", str(k)): v for k, v in breakdown.items()},
+        "db_match": None if reward_info.db_check is None else bool(reward_info.db_check.db_match),
+        "action_checks": listed(reward_info.action_checks, "action_match"),
+        "communicate_checks": listed(reward_info.communicate_checks, "met"),
+        "env_assertions": listed(reward_info.env_assertions, "met"),
+        "nl_assertions": listed(reward_info.nl_assertions, "met"),
+        "tool_results": tool_results,
+        "db_hash": environment.get_db_hash(),
+        "user_db_hash": environment.get_user_db_hash(),
+        "gold_db_hash": gold_env.get_db_hash(),
+        "gold_user_db_hash": gold_env.get_user_db_hash(),
+    }
+
+
+def stub_nl_judge() -> None:
+    """Replace upstream's LLM NL-assertion judge with one that marks every assertion met."""
+    from tau2.data_model.simulation import NLAssertionCheck
+    from tau2.evaluator.evaluator_nl_assertions import NLAssertionsEvaluator
+
+    def all_met(cls, trajectory, nl_assertions):
+        return [NLAssertionCheck(nl_assertion=a, met=True, justification="stub judge: met") for a in nl_assertions]
+
+    NLAssertionsEvaluator.evaluate_nl_assertions = classmethod(all_met)
+
+
+METRIC_TRIALS = [
+    # (task id, [(reward, db_match or None, termination reason) per trial])
+    ("a", [(1.0, True, "user_stop"), (1.0, True, "user_stop"), (1.0, True, "user_stop"), (1.0, True, "user_stop")]),
+    ("b", [(1.0, True, "user_stop"), (0.0, False, "user_stop"), (1.0, True, "user_stop"), (0.0, None, "max_steps")]),
+    ("c", [(0.0, None, "too_many_errors"), (0.0, False, "user_stop"), (0.0, None, "user_error"), (1.0, True, "user_stop")]),
+    ("d", [(0.0, False, "user_stop"), (0.0, False, "user_stop"), (0.0, True, "user_stop"), (0.0, None, "max_steps")]),
+    ("e", [(1.0, True, "user_stop"), (1.0, True, "user_stop"), (0.0, True, "user_stop"), (1.0, True, "user_stop")]),
+]
+"""Synthetic trial outcomes scored by upstream's ``compute_metrics`` (Pass^k, DB-match and termination counts)."""
+
+
+def upstream_metrics() -> dict[str, Any]:
+    """Upstream's metrics of :data:`METRIC_TRIALS`."""
+    from tau2.data_model.simulation import (AgentInfo, DBCheck, Info, Results, RewardInfo, SimulationRun,
+                                            TerminationReason, UserInfo)
+    from tau2.data_model.tasks import Task
+    from tau2.environment.environment import EnvironmentInfo
+    from tau2.metrics.agent_metrics import compute_metrics
+
+    tasks = [Task.model_validate({"id": task_id, "user_scenario": {"instructions": "x"}, "evaluation_criteria": {"actions": []}})
+             for task_id, _ in METRIC_TRIALS]
+    sims = []
+    for task_id, trials in METRIC_TRIALS:
+        for trial, (reward, db_match, end) in enumerate(trials):
+            info = RewardInfo(reward=reward, db_check=None if db_match is None else DBCheck(db_match=db_match, db_reward=float(db_match)))
+            sims.append(SimulationRun(id=f"{task_id}-{trial}", task_id=task_id, start_time="t", end_time="t", duration=0.0,
+                                      termination_reason=TerminationReason(end), reward_info=info, messages=[], trial=trial))
+    results = Results(info=Info(git_commit="x", num_trials=4, max_steps=MAX_STEPS, max_errors=MAX_ERRORS,
+                                user_info=UserInfo(implementation="x"), agent_info=AgentInfo(implementation="x"),
+                                environment_info=EnvironmentInfo(domain_name="x", policy="")),
+                      tasks=tasks, simulations=sims)
+    m = compute_metrics(results)
+    return {"trials": METRIC_TRIALS, "expected": {
+        "avg_reward": m.avg_reward, "pass_hat_k": {str(k): v for k, v in m.pass_hat_ks.items()},
+        "db": {"match": m.db_match_count, "mismatch": m.db_mismatch_count, "not_checked": m.db_not_checked},
+        "termination": {"user_stop": m.termination_user_stop, "agent_stop": m.termination_agent_stop,
+                        "max_steps": m.termination_max_steps, "error": m.termination_error}}}
+
+
+FULL_TASKS = {"retail": 30, "airline": 25, "telecom": 25, "mock": 10}
+"""Tasks per domain (first ones of each domain's file) in the committed set; the slow test replays them all."""
+
+LIMIT_TASKS = 2
+"""Tasks per domain that also get the ``too_many_errors`` and ``max_steps`` scripts."""
+
+FAST_TASKS = {"retail": 3, "airline": 3, "telecom": 3, "mock": 4}
+"""Tasks per domain (first ones of each domain's file, in order) marked ``fast`` for the default test run."""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upstream-src", required=True, help="checkout of tau2-bench at the pinned commit (with its data/)")
+    parser.add_argument("--domains", default="retail,airline,telecom,mock")
+    parser.add_argument("--tasks-per-domain", type=int, default=None, help="the first N tasks of each domain (default: FULL_TASKS)")
+    parser.add_argument("--metrics-only", action="store_true", help="only regenerate metrics.json")
+    parser.add_argument("--first-task", type=int, default=0, help="skip the tasks before this index (spot checks)")
+    parser.add_argument("--out-dir", default=str(HERE), help="where to write the files (default: next to this script)")
+    args = parser.parse_args()
+    src = Path(args.upstream_src)
+    os.environ.setdefault("TAU2_DATA_DIR", str(src / "data"))
+    commit = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or UPSTREAM_COMMIT
+    from loguru import logger
+
+    logger.remove()
+    stub_nl_judge()
+    from tau2.data_model.tasks import Task
+    from tau2.environment.toolkit import get_tool_types
+    from tau2.registry import registry
+
+    metrics = {"upstream": {"repo": UPSTREAM_REPO, "commit": commit, "function": "tau2.metrics.agent_metrics.compute_metrics"},
+               **upstream_metrics()}
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
+    if args.metrics_only:
+        return 0
+    for domain in args.domains.split(","):
+        tasks_raw = json.loads((src / "data" / "tau2" / "domains" / domain / "tasks.json").read_text(encoding="utf-8"))
+        tasks_raw = [t for t in tasks_raw if not (t.get("initial_state") or {}).get("message_history")]
+        tasks_raw = tasks_raw[args.first_task:args.first_task + (args.tasks_per_domain or FULL_TASKS.get(domain, len(tasks_raw)))]
+        env = registry.get_env_constructor(domain)()
+        tool_types = {k: getattr(v, "value", str(v)) for k, v in get_tool_types(env.tools).items()}
+        if env.user_tools is not None:
+            tool_types.update({k: getattr(v, "value", str(v)) for k, v in get_tool_types(env.user_tools).items()})
+        cases = []
+        for index, raw in enumerate(tasks_raw):
+            task_obj = Task.model_validate(raw)
+            for case in cases_for(raw, tool_types, limits=index < LIMIT_TASKS):
+                expected = run_upstream(domain, task_obj, case["script"])
+                cases.append({"task_id": str(raw["id"]), "variant": case["variant"], "fast": index < FAST_TASKS.get(domain, 2),
+                              "script": case["script"], "expected": expected})
+            print(f"{domain}: task {raw['id']} done ({len(cases)} cases)", file=sys.stderr, flush=True)
+        out = {"upstream": {"repo": UPSTREAM_REPO, "commit": commit, "nl_judge": "stub: every assertion met",
+                            "max_steps": MAX_STEPS, "max_errors": MAX_ERRORS,
+                            "generated_by": "tests/conformance/tau2/regenerate_tau2.py"},
+               "domain": domain, "cases": cases}
+        lines = [json.dumps(case, ensure_ascii=False, sort_keys=True) for case in out.pop("cases")]
+        head = json.dumps(out, ensure_ascii=False, sort_keys=True)
+        (out_dir / f"cases_{domain}.json").write_text(head[:-1] + ', "cases": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
