@@ -17,7 +17,7 @@ import gymnasium as gym
 import pytest
 
 from agentgym_suite.core.errors import ClosedEnvError, EnvNotCopyableError, ResetOptionsError
-from reliability.registered import GOES_ON, cheap_kwargs, env_params, skip_unless_usable
+from reliability.registered import cheap_kwargs, env_params, goes_on, skip_unless_usable
 
 STEP_LIMIT = 100
 ALL_ENVS = env_params()
@@ -36,7 +36,7 @@ def make(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], g
         skip_unless_usable(env_id)
         if env_id not in made:
             made[env_id] = gym.make(env_id, max_episode_steps=STEP_LIMIT, **cheap_kwargs(env_id, root),
-                                    **GOES_ON.get(env_id, {}))
+                                    **goes_on(env_id))
         return made[env_id]
 
     yield get
