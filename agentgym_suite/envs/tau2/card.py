@@ -20,8 +20,8 @@ CARD = EnvCard(
         "compute_metrics on the same trial outcomes",
     ),
     conformance_tests=("tests/conformance/test_tau2.py", "tests/conformance/test_tau2_metrics.py"),
-    cost=EpisodeCost(264.9, "benchmarks/env_step_cost.py Tau2-v0, oracle on the retail domain with the scripted "
-                            "user (2026-12-02, load 3.3)"),
+    cost=EpisodeCost(225.3, "benchmarks/env_step_cost.py Tau2-v0 --steps 2000, oracle on the retail domain with the "
+                            "scripted user (2026-12-02, load 3.9; a rerun at load 5.3 gave 138.0)"),
     notes="Leaderboard numbers need an LLM user simulator (--user llm:...) and, for tasks with NL assertions, a judge "
           "(--judge); the scripted user and unjudged tasks are declared departures. The banking_knowledge domain of the "
           "pinned commit is not implemented. No published scores are recorded here yet: per-domain Pass^k sits in "

@@ -20,8 +20,8 @@ CARD = EnvCard(
         "orchestrator with a scripted agent and user",
     ),
     conformance_tests=("tests/conformance/test_vitabench.py",),
-    cost=EpisodeCost(4440.8, "benchmarks/env_step_cost.py VitaBench-v0, oracle on English delivery tasks with the "
-                             "scripted user (2026-12-02, load 3.3)"),
+    cost=EpisodeCost(1477.0, "benchmarks/env_step_cost.py VitaBench-v0 --steps 2000, oracle on English delivery tasks "
+                             "with the scripted user (2026-12-02, load 4.0; a rerun at load 5.3 gave 750.6)"),
     notes="Upstream scores with its LLM sliding-window rubric judge (--judge); without one this env scores by a state "
           "check against the tasks' expected states, which upstream does not have (no LLM-free check exists to "
           "compare it with), so it is reported as a departure. The OTA and cross-domain tasks (the paper's main "
