@@ -75,10 +75,11 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              card="agentgym_suite.envs.bfcl.card:CARD"),
     EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 200,
              "tau2-bench customer service (retail, airline, telecom, mock) with a simulated user",
-             data_source="agentgym_suite.envs.tau2.data_source:SOURCE"),
+             data_source="agentgym_suite.envs.tau2.data_source:SOURCE", card="agentgym_suite.envs.tau2.card:CARD"),
     EnvEntry("VitaBench-v0", "agentgym_suite.envs.vitabench:VitaBenchEnv", 150,  # upstream: 300 orchestrator steps, about 150 agent messages
              "VitaBench life-service tasks (delivery, instore) with a simulated user",
-             data_source="agentgym_suite.envs.vitabench.data_source:SOURCE"),
+             data_source="agentgym_suite.envs.vitabench.data_source:SOURCE",
+             card="agentgym_suite.envs.vitabench.card:CARD"),
     EnvEntry("FinMCP-v0", "agentgym_suite.envs.finmcp:FinMCPEnv", 20,
              "FinMCP-Bench financial tool calls replayed from recordings",
              data_source="agentgym_suite.envs.finmcp.data_source:SOURCE", card="agentgym_suite.envs.finmcp.card:CARD"),
