@@ -86,15 +86,22 @@ def run_bfcl_overall(agent: Any, categories: list[str], *, out_dir: str | Path, 
     if "category" in base:
         raise ValueError("give the categories with --bfcl-overall only, not in --env-kwargs as well.")
     out = Path(out_dir)
-    results: dict[str, CategoryScore] = {}
     runs: dict[str, EvalResult] = {}
-    rows: list[dict[str, Any]] = []
     for category in categories:
         options = dict(evaluate_kwargs)
         if category in data.MEMORY:
             options["max_turns"] = max(int(options.get("max_turns") or 0), MEMORY_MIN_TURNS)
-        result = evaluate("BFCL-v0", agent, out_dir=out / category, env_kwargs={**base, "category": category}, **options)
-        runs[category] = result
+        runs[category] = evaluate("BFCL-v0", agent, out_dir=out / category, env_kwargs={**base, "category": category}, **options)
+    return combine_categories(runs, out)
+
+
+def combine_categories(runs: dict[str, EvalResult], out_dir: str | Path) -> BFCLOverall:
+    """The overall score of one finished evaluation per category (``runs``: category -> result); writes
+    :data:`OVERALL_FILE` into ``out_dir``."""
+    out = Path(out_dir)
+    results: dict[str, CategoryScore] = {}
+    rows: list[dict[str, Any]] = []
+    for category, result in runs.items():
         summary = result.summary
         rate = summary.get("success_rate")
         upstream = data.UPSTREAM_NAMES[category]
@@ -121,6 +128,35 @@ def run_bfcl_overall(agent: Any, categories: list[str], *, out_dir: str | Path, 
     return BFCLOverall(score=score, rows=rows, out_dir=out, results=runs, leaderboard=leaderboard, departures=departures)
 
 
+def _category_variants(args: str, env_id: str, env_kwargs: dict[str, Any], options: dict[str, Any]) -> list[Any]:
+    from agentgym_suite.evaluation.sweep import Variant
+
+    if "category" in env_kwargs:
+        raise ValueError("give the categories with --bfcl-overall only, not in --env-kwargs as well.")
+    variants = []
+    for category in parse_categories(args or "all"):
+        extra = {"max_turns": max(int(options.get("max_turns") or 0), MEMORY_MIN_TURNS)} if category in data.MEMORY else {}
+        variants.append(Variant(category, {"category": category}, options=extra))
+    return variants
+
+
+def _category_aggregate(run: Any) -> Any:
+    from agentgym_suite.evaluation.sweep import SweepOutcome
+
+    result = combine_categories(run.results, run.out_dir)
+    written = json.loads((run.out_dir / OVERALL_FILE).read_text(encoding="utf-8"))
+    return SweepOutcome(written, overall_table(result, title=f"BFCL-v4 · {run.agent}"),
+                        [f"wrote {run.out_dir / OVERALL_FILE} and one run folder per category"])
+
+
+def categories_sweep() -> Any:
+    """``--sweep categories:all`` or ``categories:A,B`` (alias ``--bfcl-overall``): one run per category in
+    ``<out>/<category>/``, then the BFCL-v4 overall score (``bfcl_overall.json``)."""
+    from agentgym_suite.evaluation.sweep import Sweep
+
+    return Sweep("categories", "categories:all|A,B,... (BFCL-v4 overall score)", _category_variants, _category_aggregate)
+
+
 def _pct(value: Any) -> str:
     return "-" if value is None else f"{100 * float(value):.2f}"
 
@@ -141,5 +177,5 @@ def overall_table(result: BFCLOverall, title: str = "") -> Table:
     return table
 
 
-__all__ = ["BFCLOverall", "MEMORY_MIN_TURNS", "OVERALL_FILE", "category_counts", "overall_table", "parse_categories",
+__all__ = ["BFCLOverall", "MEMORY_MIN_TURNS", "categories_sweep", "combine_categories", "OVERALL_FILE", "category_counts", "overall_table", "parse_categories",
            "run_bfcl_overall"]

@@ -114,4 +114,36 @@ def comparison_table(comparison: MemoryComparison, title: str = "") -> Table:
     return table
 
 
-__all__ = ["COMPARISON_FILE", "MemoryComparison", "compare_memories", "comparison_table", "folder_name", "parse_memories"]
+def _memory_variants(args: str, env_id: str, env_kwargs: dict[str, Any], options: dict[str, Any]) -> list[Any]:
+    from agentgym_suite.evaluation.sweep import Variant
+
+    if "memory" in env_kwargs:
+        raise ValueError("give the memory backends with --memory only, not in --env-kwargs as well.")
+    if env_kwargs.get("version", 2) != 2:
+        raise ValueError("--memory compares VitaBench 2.0 memories; drop version from --env-kwargs (it is set to 2).")
+    return [Variant(m, {"version": 2, "memory": m}, folder=folder_name(m)) for m in parse_memories(args)]
+
+
+def _memory_aggregate(run: Any) -> Any:
+    from agentgym_suite.evaluation.sweep import SweepOutcome
+
+    k = int(run.options.get("k") or 1)
+    comparison = MemoryComparison(rows=[], k=k, out_dir=run.out_dir, results=dict(run.results))
+    for memory, result in run.results.items():
+        comparison.rows.append(_row(memory, {**result.summary, "out_dir": str(result.out_dir)}))
+    data = {"env_id": run.env_id, "k": k, "rows": comparison.rows}
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    (run.out_dir / COMPARISON_FILE).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return SweepOutcome(data, comparison_table(comparison, title=f"{run.env_id} · {run.agent} · memory backends, k={k}"),
+                        [f"wrote {run.out_dir / COMPARISON_FILE} and one run folder per backend"])
+
+
+def memories_sweep() -> Any:
+    """``--sweep memories:none,full,bm25`` (alias ``--memory``): one VitaBench 2.0 run per memory backend in
+    ``<out>/memory-<name>/``, every other setting equal, then one comparison table (``comparison.json``)."""
+    from agentgym_suite.evaluation.sweep import Sweep
+
+    return Sweep("memories", "memories:A,B,... (VitaBench 2.0 memory backends)", _memory_variants, _memory_aggregate)
+
+
+__all__ = ["COMPARISON_FILE", "memories_sweep", "MemoryComparison", "compare_memories", "comparison_table", "folder_name", "parse_memories"]
