@@ -22,7 +22,7 @@ from rich.table import Table
 
 from agentgym_suite.envs.bfcl import data
 from agentgym_suite.envs.bfcl.scoring import SCORED_CATEGORIES, CategoryScore, OverallScore, leaderboard_row, overall_score
-from agentgym_suite.evaluation.runner import EvalResult, evaluate
+from agentgym_suite.evaluation.runner import EvalResult
 
 OVERALL_FILE = "bfcl_overall.json"
 MEMORY_MIN_TURNS = 600
@@ -76,23 +76,19 @@ def category_counts() -> dict[str, int]:
 
 def run_bfcl_overall(agent: Any, categories: list[str], *, out_dir: str | Path, env_kwargs: dict[str, Any] | None = None,
                      **evaluate_kwargs: Any) -> BFCLOverall:
-    """Evaluate ``agent`` on each category and combine the success rates into the overall score.
+    """Evaluate ``agent`` on each category and combine the success rates into the overall score
+    (the ``categories`` sweep, :func:`categories_sweep`; it also writes ``sweep.json``).
 
     ``env_kwargs`` must not set ``category``; ``evaluate_kwargs`` go to
     :func:`~agentgym_suite.evaluation.runner.evaluate` (memory categories get at least
     :data:`MEMORY_MIN_TURNS` turns).
     """
-    base = dict(env_kwargs or {})
-    if "category" in base:
-        raise ValueError("give the categories with --bfcl-overall only, not in --env-kwargs as well.")
-    out = Path(out_dir)
-    runs: dict[str, EvalResult] = {}
-    for category in categories:
-        options = dict(evaluate_kwargs)
-        if category in data.MEMORY:
-            options["max_turns"] = max(int(options.get("max_turns") or 0), MEMORY_MIN_TURNS)
-        runs[category] = evaluate("BFCL-v0", agent, out_dir=out / category, env_kwargs={**base, "category": category}, **options)
-    return combine_categories(runs, out)
+    from agentgym_suite.evaluation.sweep import run_sweep
+
+    result = run_sweep("BFCL-v0", agent, categories_sweep(), args=",".join(categories), out_dir=out_dir,
+                       env_kwargs=env_kwargs, **evaluate_kwargs)
+    overall: BFCLOverall = result.outcome.value
+    return overall
 
 
 def combine_categories(runs: dict[str, EvalResult], out_dir: str | Path) -> BFCLOverall:
@@ -146,7 +142,7 @@ def _category_aggregate(run: Any) -> Any:
     result = combine_categories(run.results, run.out_dir)
     written = json.loads((run.out_dir / OVERALL_FILE).read_text(encoding="utf-8"))
     return SweepOutcome(written, overall_table(result, title=f"BFCL-v4 · {run.agent}"),
-                        [f"wrote {run.out_dir / OVERALL_FILE} and one run folder per category"])
+                        [f"wrote {run.out_dir / OVERALL_FILE} and one run folder per category"], result)
 
 
 def categories_sweep() -> Any:

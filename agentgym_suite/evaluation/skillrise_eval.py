@@ -30,7 +30,7 @@ from rich.table import Table
 
 from agentgym_suite.envs.skillrise.env import MODES
 from agentgym_suite.envs.skillrise.trial_env import DEFAULT_TURNS_PER_TASK, trial_turn_limit
-from agentgym_suite.evaluation.runner import EvalResult, evaluate
+from agentgym_suite.evaluation.runner import EvalResult
 from agentgym_suite.rollout import Trajectory
 
 SKILLRISE_ENV_ID = "SkillRise-v0"
@@ -112,21 +112,18 @@ def skillrise_report(records: list[Trajectory], spec: SkillRiseSpec, out_dir: Pa
 
 def run_skillrise_eval(env_id: str, agent: Any, spec: SkillRiseSpec, *, out_dir: str | Path,
                        env_kwargs: dict[str, Any] | None = None, **evaluate_kwargs: Any) -> SkillRiseReport:
-    """Evaluate ``agent`` on SkillRise trials over ``env_id`` and report success per position.
+    """Evaluate ``agent`` on SkillRise trials over ``env_id`` and report success per position
+    (the ``skillrise`` sweep, :func:`skillrise_sweep`; it also writes ``sweep.json``).
 
     ``evaluate_kwargs`` go to :func:`~agentgym_suite.evaluation.runner.evaluate`; the turn limit
     defaults to a whole trial's (K tasks of ``turns_per_task`` turns plus K-1 Curate turns).
     """
-    if env_id.startswith("SkillRise-"):
-        raise ValueError("--skillrise takes the base env id (e.g. ALFWorld-v0), not SkillRise-v0.")
-    trial_kwargs = {"base_env_id": env_id, "base_env_kwargs": dict(env_kwargs or {}), "mode": spec.mode, "k": spec.k,
-                    "turns_per_task": spec.turns_per_task}
-    options = dict(evaluate_kwargs)
-    options["max_turns"] = options.get("max_turns") or trial_turn_limit(spec.k, spec.turns_per_task)
-    result = evaluate(SKILLRISE_ENV_ID, agent, out_dir=out_dir, env_kwargs=trial_kwargs, **options)
-    report = skillrise_report(result.records, spec, Path(out_dir))
-    report.result = result
-    (Path(out_dir) / SKILLRISE_FILE).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    from agentgym_suite.evaluation.sweep import run_sweep
+
+    args = f"{spec.mode}:{spec.k}:{spec.turns_per_task}"
+    result = run_sweep(env_id, agent, skillrise_sweep(), args=args, out_dir=out_dir, env_kwargs=env_kwargs,
+                       **evaluate_kwargs)
+    report: SkillRiseReport = result.outcome.value
     return report
 
 
@@ -150,9 +147,11 @@ def _skillrise_aggregate(run: Any) -> Any:
     spec = parse_spec(run.args)
     result = next(iter(run.results.values()))
     report = skillrise_report(result.records, spec, run.out_dir)
+    report.result = result
     (run.out_dir / SKILLRISE_FILE).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
     return SweepOutcome(report.to_dict(), skillrise_table(report, title=f"{run.env_id} · {run.agent} · SkillRise {run.args}"),
-                        [f"wrote {run.out_dir / SKILLRISE_FILE} and the trials in {result.out_dir / 'trajectories.jsonl'}"])
+                        [f"wrote {run.out_dir / SKILLRISE_FILE} and the trials in {result.out_dir / 'trajectories.jsonl'}"],
+                        report)
 
 
 def skillrise_sweep() -> Any:

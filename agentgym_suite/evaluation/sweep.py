@@ -73,6 +73,8 @@ class SweepOutcome:
     data: dict[str, Any]
     table: Any = None
     notes: list[str] = field(default_factory=list)
+    value: Any = None
+    """The benchmark's own typed result (e.g. ``BFCLOverall``), for callers of the library function."""
 
 
 @dataclass(frozen=True)
