@@ -75,3 +75,18 @@ def test_every_env_is_offered_skillrise_and_benchmarks_declare_their_sweeps() ->
     assert find_sweep("Tau2-v0", "domains").name == "domains"
     with pytest.raises(ValueError, match="declares no sweep"):
         find_sweep("TextWorld-v0", "memories")
+
+
+def test_old_flag_is_an_alias_of_its_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentgym_suite.cli import main
+
+    setup_module()
+    common = ["--agent", "oracle", "--episodes", "2", "--no-progress", "--json"]
+    assert main(["eval", SWEPT_ID, "--sweep", "skillrise:sequence:2", "--out", str(tmp_path / "s"), *common]) == 0
+    by_sweep = json.loads(capsys.readouterr().out)
+    assert main(["eval", SWEPT_ID, "--skillrise", "sequence:2", "--out", str(tmp_path / "a"), *common]) == 0
+    assert json.loads(capsys.readouterr().out) == by_sweep and by_sweep["pass_at_position"] == [1.0, 1.0]
+    for out in (tmp_path / "s", tmp_path / "a"):
+        written = json.loads((out / SWEEP_FILE).read_text())
+        assert written["sweep"] == "skillrise" and written["aggregate"] == by_sweep
+        assert written["variants"][0]["env_id"] == "SkillRise-v0" and (out / "skillrise.json").exists()
