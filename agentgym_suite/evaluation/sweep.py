@@ -112,7 +112,7 @@ def _env_class(env_id: str) -> Any:
 
     try:
         entry = gym.spec(env_id).entry_point
-        return entry if callable(entry) else gym.envs.registration.load_env_creator(entry)
+        return entry if callable(entry) else gym.envs.registration.load_env_creator(str(entry))
     except Exception:  # an unknown id is reported by evaluate() with the list of known ones
         return None
 
