@@ -41,24 +41,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
              "without it tau2 tasks with NL assertions are not scorable and VitaBench uses its state check",
     )
     parser.add_argument(
+        "--sweep", default=None, metavar="NAME[:ARGS]",
+        help="run the benchmark's declared sweep: one resumable evaluation per variant in <out>/<variant>/, then its "
+             "aggregate (printed, and written to <out>/sweep.json): categories:all|A,B (BFCL-v0 overall score), "
+             "domains:A,B (Tau2-v0 leaderboard view; VitaBench-v0), memories:A,B (VitaBench-v0 2.0), "
+             "skillrise:sequence:K|repeat:K (any env)",
+    )
+    parser.add_argument(
         "--memory", default=None, metavar="A,B,...",
-        help="VitaBench 2.0: evaluate once per memory backend on the same sequences and print one table "
+        help="alias of --sweep memories:A,B. VitaBench 2.0: evaluate once per memory backend on the same sequences and print one table "
              "(none, full, rewrite, rewrite:<backend spec>, bm25, embedding, embedding:minilm, embedding:hashing, groundtruth)",
     )
     parser.add_argument(
         "--bfcl-overall", default=None, metavar="all|A,B,...",
-        help="BFCL-v0: evaluate every category (all) or the listed ones, each in <out>/<category>/, and print the "
+        help="alias of --sweep categories:all|A,B. BFCL-v0: evaluate every category (all) or the listed ones, each in <out>/<category>/, and print the "
              "BFCL-v4 overall score with bfcl-eval's category weights",
     )
     parser.add_argument(
         "--skillrise", default=None, metavar="MODE:K",
-        help="SkillRise evaluation: sequence:K (K related tasks, easier to harder, with the model's skill document "
+        help="alias of --sweep skillrise:MODE:K. SkillRise evaluation: sequence:K (K related tasks, easier to harder, with the model's skill document "
              "curated and carried between them) or repeat:K (one task K times); optional :TURNS per task (default 10). "
              "Prints success per position and against sequence length",
     )
     parser.add_argument(
         "--domains", default=None, metavar="A,B,...",
-        help="evaluate once per domain (env kwarg 'domain'), each in <out>/<domain>/, and print the benchmark's "
+        help="alias of --sweep domains:A,B: evaluate once per domain (env kwarg 'domain'), each in <out>/<domain>/, and print the benchmark's "
              "leaderboard view when it declares one (Tau2-v0: Pass^1..Pass^k per domain, average Pass^1)",
     )
     parser.add_argument("--episodes", type=int, default=None, help="number of tasks (default: every task)")
@@ -248,102 +255,60 @@ def apply_user_and_judge(env_id: str, env_kwargs: dict[str, Any], agent: str, us
     return kwargs
 
 
-def _compare_memories(args: argparse.Namespace, env_kwargs: dict[str, Any], options: dict[str, Any]) -> int:
-    """``--memory a,b,c``: one evaluation per backend on the same sequences, then one table."""
-    from rich.console import Console
-
-    from agentgym_suite.evaluation.memory_compare import comparison_table, compare_memories, parse_memories
-
-    if "memory" not in _env_parameters(args.env_id):
-        raise ValueError(f"--memory applies to envs with a memory setting (VitaBench-v0); {args.env_id} has none.")
-    comparison = compare_memories(args.env_id, args.agent, parse_memories(args.memory), out_dir=args.out, env_kwargs=env_kwargs,
-                                  **options)
-    if args.json:
-        print(json.dumps({"k": comparison.k, "rows": comparison.rows}, indent=2, ensure_ascii=False))
-    else:
-        Console().print(comparison_table(comparison, title=f"{args.env_id} · {args.agent} · memory backends, k={comparison.k}"))
-        print(f"wrote {comparison.out_dir / 'comparison.json'} and one run folder per backend")
-    return 0
+SWEEP_ALIASES: dict[str, tuple[str, str]] = {
+    "memory": ("memories", "envs with a memory setting (VitaBench-v0)"),
+    "bfcl_overall": ("categories", "envs with categories and an overall score (BFCL-v0)"),
+    "skillrise": ("skillrise", "every env"),
+    "domains": ("domains", "envs with a domain setting"),
+}
+"""The older per-benchmark flags (argparse dest) and the sweep each one is an alias of."""
 
 
-def _bfcl_overall(args: argparse.Namespace, env_kwargs: dict[str, Any], options: dict[str, Any]) -> int:
-    """``--bfcl-overall``: one evaluation per BFCL category, then the overall score with upstream's weights."""
-    from rich.console import Console
+def _requested_sweep(args: argparse.Namespace) -> tuple[str, str, str] | None:
+    """``(flag, sweep name, sweep args)`` of --sweep or one of its aliases; None for a plain evaluation."""
+    from agentgym_suite.evaluation.sweep import parse_sweep
 
-    from agentgym_suite.evaluation.bfcl_overall import OVERALL_FILE, overall_table, parse_categories, run_bfcl_overall
-
-    if args.env_id != "BFCL-v0":
-        raise ValueError(f"--bfcl-overall applies to BFCL-v0, not {args.env_id}.")
-    result = run_bfcl_overall(args.agent, parse_categories(args.bfcl_overall), out_dir=args.out, env_kwargs=env_kwargs,
-                              **options)
-    if args.json:
-        print(json.dumps({"overall": result.score.overall, "summaries": result.score.summaries,
-                          "missing": result.score.missing, "rows": result.rows}, indent=2))
-    else:
-        Console().print(overall_table(result, title=f"BFCL-v4 · {args.agent}"))
-        print(f"wrote {result.out_dir / OVERALL_FILE} and one run folder per category")
-    return 0
+    given = [(f"--{dest.replace('_', '-')}", name, value) for dest, (name, _) in SWEEP_ALIASES.items()
+             if (value := getattr(args, dest, None)) is not None]
+    if args.sweep is not None:
+        given.append(("--sweep", *parse_sweep(args.sweep)))
+    if len(given) > 1:
+        raise ValueError(f"{' and '.join(g[0] for g in given)} are each a sweep; give one.")
+    return given[0] if given else None
 
 
-def _skillrise(args: argparse.Namespace, env_kwargs: dict[str, Any], options: dict[str, Any]) -> int:
-    """``--skillrise MODE:K``: SkillRise trials over the env, then success per position."""
-    from rich.console import Console
-
-    from agentgym_suite.evaluation.skillrise_eval import SKILLRISE_FILE, parse_spec, run_skillrise_eval, skillrise_table
-
-    report = run_skillrise_eval(args.env_id, args.agent, parse_spec(args.skillrise), out_dir=args.out,
-                                env_kwargs=env_kwargs, **options)
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
-    else:
-        Console().print(skillrise_table(report, title=f"{args.env_id} · {args.agent} · SkillRise {args.skillrise}"))
-        print(f"wrote {report.out_dir / SKILLRISE_FILE} and the trials in {report.out_dir / 'trajectories.jsonl'}")
-    return 0
-
-
-def _by_domain(args: argparse.Namespace, env_kwargs: dict[str, Any], options: dict[str, Any]) -> int:
-    """``--domains a,b``: one evaluation per domain, then the benchmark's leaderboard view (when it declares one)."""
-    from pathlib import Path
-
+def _sweep(args: argparse.Namespace, request: tuple[str, str, str], env_kwargs: dict[str, Any],
+           options: dict[str, Any]) -> int:
+    """Run the requested sweep and print its aggregate (the table, or its data with --json)."""
     from rich.console import Console
 
     from agentgym_suite.evaluation.report import print_summary
-    from agentgym_suite.evaluation.runner import evaluate
+    from agentgym_suite.evaluation.sweep import SWEEP_FILE, declared_sweeps, run_sweep
 
-    domains = [d.strip() for d in args.domains.split(",") if d.strip()]
-    if not domains:
-        raise ValueError("--domains needs at least one domain, e.g. --domains retail,airline,telecom")
-    if "domain" not in _env_parameters(args.env_id):
-        raise ValueError(f"--domains applies to envs with a domain setting; {args.env_id} has none.")
-    if "domain" in env_kwargs:
-        raise ValueError("--domains conflicts with --env-kwargs domain; give the domains once.")
-    results = {}
-    for domain in domains:
-        results[domain] = evaluate(args.env_id, args.agent, out_dir=Path(args.out) / domain,
-                                   env_kwargs={**env_kwargs, "domain": domain}, **options)
-    departures = sorted({reason for r in results.values() for reason in r.summary.get("leaderboard_departures") or []})
-    env_class = _env_class(args.env_id)
-    hook = getattr(env_class, "leaderboard_view", None)
-    view = hook({d: r.records for d, r in results.items()}, options["k"], departures) if callable(hook) else None
-    crashed = sum(int(r.summary.get("crashed") or 0) for r in results.values())
-    if view is None:
-        for result in results.values():
-            print_summary(result.summary)
+    flag, name, sweep_args = request
+    sweeps = declared_sweeps(args.env_id)
+    if name not in sweeps:
+        offered = ", ".join(sweeps) or "none"
+        if flag == "--sweep":
+            raise ValueError(f"{args.env_id} declares no sweep {name!r}; its sweeps: {offered}.")
+        envs = next(phrase for dest, (alias, phrase) in SWEEP_ALIASES.items() if alias == name)
+        raise ValueError(f"{flag} applies to {envs}; {args.env_id} has none (its sweeps: {offered}).")
+    result = run_sweep(args.env_id, args.agent, sweeps[name], out_dir=args.out, args=sweep_args, env_kwargs=env_kwargs,
+                       **options)
+    outcome = result.outcome
+    if args.json:
+        print(json.dumps(outcome.data, indent=2, ensure_ascii=False, default=str))
     else:
-        data = view.as_dict()
-        data["settings"] = next(iter(results.values())).summary.get("agent_settings")
-        (Path(args.out) / "leaderboard.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-                                                         encoding="utf-8")
-        if args.json:
-            print(json.dumps(data, indent=2, ensure_ascii=False))
+        if outcome.table is None:
+            for run in result.run.results.values():
+                print_summary(run.summary)
         else:
-            console = Console()
-            console.print(view.table())
-            for reason in data.get("leaderboard_departures") or []:
-                console.print(f"  - not comparable: {reason}", markup=False)
-            print(f"wrote {Path(args.out) / 'leaderboard.json'} and one run folder per domain")
-    if crashed and not args.allow_errors:
-        print(f"agentgym eval: {crashed} episode(s) crashed; exiting with status {EXIT_CRASHED}.", file=sys.stderr)
+            Console().print(outcome.table)
+        for line in outcome.notes:
+            print(line)
+        print(f"wrote {result.run.out_dir / SWEEP_FILE}")
+    if result.crashed and not args.allow_errors:
+        print(f"agentgym eval: {result.crashed} episode(s) crashed; exiting with status {EXIT_CRASHED}.", file=sys.stderr)
         return EXIT_CRASHED
     return 0
 
@@ -394,14 +359,9 @@ def run(args: argparse.Namespace) -> int:
             rehearsal={"budget": args.rehearsal_budget, "mode": args.rehearsal_mode,
                        "world_model": args.rehearsal_world_model} if args.rehearsal_budget else None,
         )
-        if args.memory is not None:
-            return _compare_memories(args, env_kwargs, options)
-        if args.bfcl_overall is not None:
-            return _bfcl_overall(args, env_kwargs, options)
-        if args.skillrise is not None:
-            return _skillrise(args, env_kwargs, options)
-        if args.domains is not None:
-            return _by_domain(args, env_kwargs, options)
+        request = _requested_sweep(args)
+        if request is not None:
+            return _sweep(args, request, env_kwargs, options)
         result = evaluate(args.env_id, args.agent, out_dir=args.out, env_kwargs=env_kwargs, **options)
     except (AgentGymError, ValueError, KeyError, ImportError, gym.error.Error) as exc:
         print(f"agentgym eval: {exc}", file=sys.stderr)

@@ -206,13 +206,13 @@ class TextEnv(gym.Env[str, str]):
         return ""
 
     @classmethod
-    def leaderboard_view(cls, runs: dict[str, Sequence[Any]], k: int, departures: Sequence[str]) -> Any:
-        """The benchmark's leaderboard view of one evaluation per split of the benchmark (``agentgym eval
-        --domains``): ``runs`` maps each domain to its episodes (:class:`~agentgym_suite.rollout.Trajectory`),
-        ``k`` is the trials per task and ``departures`` the runs' leaderboard departures. Returns an object
-        with ``table()`` (a rich renderable) and ``as_dict()`` (written to ``leaderboard.json``), or None
-        (the default) when the benchmark has no such view."""
-        return None
+    def sweeps(cls) -> list[Any]:
+        """The evaluation sweeps this benchmark declares (``agentgym eval ID --sweep NAME[:ARGS]``):
+        :class:`~agentgym_suite.evaluation.sweep.Sweep` objects, each turning its arguments into
+        variants (env-kwargs overlays) and combining their results (BFCL's overall score, τ²-bench's
+        per-domain leaderboard view, VitaBench's memory comparison). Empty (the default) for none.
+        A sweep with ``any_env=True`` is offered for every env id."""
+        return []
 
     # ------------------------------------------------------------------ helpers for subclasses
     @property

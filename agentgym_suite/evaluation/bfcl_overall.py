@@ -22,7 +22,7 @@ from rich.table import Table
 
 from agentgym_suite.envs.bfcl import data
 from agentgym_suite.envs.bfcl.scoring import SCORED_CATEGORIES, CategoryScore, OverallScore, leaderboard_row, overall_score
-from agentgym_suite.evaluation.runner import EvalResult, evaluate
+from agentgym_suite.evaluation.runner import EvalResult
 
 OVERALL_FILE = "bfcl_overall.json"
 MEMORY_MIN_TURNS = 600
@@ -76,25 +76,28 @@ def category_counts() -> dict[str, int]:
 
 def run_bfcl_overall(agent: Any, categories: list[str], *, out_dir: str | Path, env_kwargs: dict[str, Any] | None = None,
                      **evaluate_kwargs: Any) -> BFCLOverall:
-    """Evaluate ``agent`` on each category and combine the success rates into the overall score.
+    """Evaluate ``agent`` on each category and combine the success rates into the overall score
+    (the ``categories`` sweep, :func:`categories_sweep`; it also writes ``sweep.json``).
 
     ``env_kwargs`` must not set ``category``; ``evaluate_kwargs`` go to
     :func:`~agentgym_suite.evaluation.runner.evaluate` (memory categories get at least
     :data:`MEMORY_MIN_TURNS` turns).
     """
-    base = dict(env_kwargs or {})
-    if "category" in base:
-        raise ValueError("give the categories with --bfcl-overall only, not in --env-kwargs as well.")
+    from agentgym_suite.evaluation.sweep import run_sweep
+
+    result = run_sweep("BFCL-v0", agent, categories_sweep(), args=",".join(categories), out_dir=out_dir,
+                       env_kwargs=env_kwargs, **evaluate_kwargs)
+    overall: BFCLOverall = result.outcome.value
+    return overall
+
+
+def combine_categories(runs: dict[str, EvalResult], out_dir: str | Path) -> BFCLOverall:
+    """The overall score of one finished evaluation per category (``runs``: category -> result); writes
+    :data:`OVERALL_FILE` into ``out_dir``."""
     out = Path(out_dir)
     results: dict[str, CategoryScore] = {}
-    runs: dict[str, EvalResult] = {}
     rows: list[dict[str, Any]] = []
-    for category in categories:
-        options = dict(evaluate_kwargs)
-        if category in data.MEMORY:
-            options["max_turns"] = max(int(options.get("max_turns") or 0), MEMORY_MIN_TURNS)
-        result = evaluate("BFCL-v0", agent, out_dir=out / category, env_kwargs={**base, "category": category}, **options)
-        runs[category] = result
+    for category, result in runs.items():
         summary = result.summary
         rate = summary.get("success_rate")
         upstream = data.UPSTREAM_NAMES[category]
@@ -121,6 +124,35 @@ def run_bfcl_overall(agent: Any, categories: list[str], *, out_dir: str | Path, 
     return BFCLOverall(score=score, rows=rows, out_dir=out, results=runs, leaderboard=leaderboard, departures=departures)
 
 
+def _category_variants(args: str, env_id: str, env_kwargs: dict[str, Any], options: dict[str, Any]) -> list[Any]:
+    from agentgym_suite.evaluation.sweep import Variant
+
+    if "category" in env_kwargs:
+        raise ValueError("give the categories with --bfcl-overall only, not in --env-kwargs as well.")
+    variants = []
+    for category in parse_categories(args or "all"):
+        extra = {"max_turns": max(int(options.get("max_turns") or 0), MEMORY_MIN_TURNS)} if category in data.MEMORY else {}
+        variants.append(Variant(category, {"category": category}, options=extra))
+    return variants
+
+
+def _category_aggregate(run: Any) -> Any:
+    from agentgym_suite.evaluation.sweep import SweepOutcome
+
+    result = combine_categories(run.results, run.out_dir)
+    written = json.loads((run.out_dir / OVERALL_FILE).read_text(encoding="utf-8"))
+    return SweepOutcome(written, overall_table(result, title=f"BFCL-v4 · {run.agent}"),
+                        [f"wrote {run.out_dir / OVERALL_FILE} and one run folder per category"], result)
+
+
+def categories_sweep() -> Any:
+    """``--sweep categories:all`` or ``categories:A,B`` (alias ``--bfcl-overall``): one run per category in
+    ``<out>/<category>/``, then the BFCL-v4 overall score (``bfcl_overall.json``)."""
+    from agentgym_suite.evaluation.sweep import Sweep
+
+    return Sweep("categories", "categories:all|A,B,... (BFCL-v4 overall score)", _category_variants, _category_aggregate)
+
+
 def _pct(value: Any) -> str:
     return "-" if value is None else f"{100 * float(value):.2f}"
 
@@ -141,5 +173,5 @@ def overall_table(result: BFCLOverall, title: str = "") -> Table:
     return table
 
 
-__all__ = ["BFCLOverall", "MEMORY_MIN_TURNS", "OVERALL_FILE", "category_counts", "overall_table", "parse_categories",
+__all__ = ["BFCLOverall", "MEMORY_MIN_TURNS", "categories_sweep", "combine_categories", "OVERALL_FILE", "category_counts", "overall_table", "parse_categories",
            "run_bfcl_overall"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.table import Table
 
-from agentgym_suite.evaluation.runner import EvalResult, evaluate
+from agentgym_suite.evaluation.runner import EvalResult
 
 COMPARISON_FILE = "comparison.json"
 
@@ -69,7 +69,8 @@ def _row(memory: str, summary: dict[str, Any]) -> dict[str, Any]:
 
 def compare_memories(env_id: str, agent: Any, memories: list[str], *, out_dir: str | Path,
                      env_kwargs: dict[str, Any] | None = None, **evaluate_kwargs: Any) -> MemoryComparison:
-    """Evaluate ``agent`` once per memory backend on the same 2.0 subtasks and collect one row each.
+    """Evaluate ``agent`` once per memory backend on the same 2.0 subtasks and collect one row each
+    (the ``memories`` sweep, :func:`memories_sweep`; it also writes ``sweep.json``).
 
     ``env_kwargs`` must not set ``memory`` (each backend sets it) and gets ``version=2``;
     ``evaluate_kwargs`` go to :func:`~agentgym_suite.evaluation.runner.evaluate` unchanged.
@@ -77,22 +78,11 @@ def compare_memories(env_id: str, agent: Any, memories: list[str], *, out_dir: s
     Raises:
         ValueError: when ``env_kwargs`` fixes the memory or another version.
     """
-    base = dict(env_kwargs or {})
-    if "memory" in base:
-        raise ValueError("give the memory backends with --memory only, not in --env-kwargs as well.")
-    if base.get("version", 2) != 2:
-        raise ValueError("--memory compares VitaBench 2.0 memories; drop version from --env-kwargs (it is set to 2).")
-    base["version"] = 2
-    out = Path(out_dir)
-    k = int(evaluate_kwargs.get("k", 1))
-    comparison = MemoryComparison(rows=[], k=k, out_dir=out)
-    for memory in memories:
-        result = evaluate(env_id, agent, out_dir=out / folder_name(memory), env_kwargs={**base, "memory": memory}, **evaluate_kwargs)
-        comparison.results[memory] = result
-        comparison.rows.append(_row(memory, {**result.summary, "out_dir": str(result.out_dir)}))
-    out.mkdir(parents=True, exist_ok=True)
-    (out / COMPARISON_FILE).write_text(json.dumps({"env_id": env_id, "k": k, "rows": comparison.rows}, indent=2, ensure_ascii=False) + "\n",
-                                       encoding="utf-8")
+    from agentgym_suite.evaluation.sweep import run_sweep
+
+    result = run_sweep(env_id, agent, memories_sweep(), args=",".join(memories), out_dir=out_dir, env_kwargs=env_kwargs,
+                       **evaluate_kwargs)
+    comparison: MemoryComparison = result.outcome.value
     return comparison
 
 
@@ -114,4 +104,36 @@ def comparison_table(comparison: MemoryComparison, title: str = "") -> Table:
     return table
 
 
-__all__ = ["COMPARISON_FILE", "MemoryComparison", "compare_memories", "comparison_table", "folder_name", "parse_memories"]
+def _memory_variants(args: str, env_id: str, env_kwargs: dict[str, Any], options: dict[str, Any]) -> list[Any]:
+    from agentgym_suite.evaluation.sweep import Variant
+
+    if "memory" in env_kwargs:
+        raise ValueError("give the memory backends with --memory only, not in --env-kwargs as well.")
+    if env_kwargs.get("version", 2) != 2:
+        raise ValueError("--memory compares VitaBench 2.0 memories; drop version from --env-kwargs (it is set to 2).")
+    return [Variant(m, {"version": 2, "memory": m}, folder=folder_name(m)) for m in parse_memories(args)]
+
+
+def _memory_aggregate(run: Any) -> Any:
+    from agentgym_suite.evaluation.sweep import SweepOutcome
+
+    k = int(run.options.get("k") or 1)
+    comparison = MemoryComparison(rows=[], k=k, out_dir=run.out_dir, results=dict(run.results))
+    for memory, result in run.results.items():
+        comparison.rows.append(_row(memory, {**result.summary, "out_dir": str(result.out_dir)}))
+    data = {"env_id": run.env_id, "k": k, "rows": comparison.rows}
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    (run.out_dir / COMPARISON_FILE).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return SweepOutcome(data, comparison_table(comparison, title=f"{run.env_id} · {run.agent} · memory backends, k={k}"),
+                        [f"wrote {run.out_dir / COMPARISON_FILE} and one run folder per backend"], comparison)
+
+
+def memories_sweep() -> Any:
+    """``--sweep memories:none,full,bm25`` (alias ``--memory``): one VitaBench 2.0 run per memory backend in
+    ``<out>/memory-<name>/``, every other setting equal, then one comparison table (``comparison.json``)."""
+    from agentgym_suite.evaluation.sweep import Sweep
+
+    return Sweep("memories", "memories:A,B,... (VitaBench 2.0 memory backends)", _memory_variants, _memory_aggregate)
+
+
+__all__ = ["COMPARISON_FILE", "memories_sweep", "MemoryComparison", "compare_memories", "comparison_table", "folder_name", "parse_memories"]

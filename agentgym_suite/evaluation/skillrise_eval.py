@@ -30,7 +30,7 @@ from rich.table import Table
 
 from agentgym_suite.envs.skillrise.env import MODES
 from agentgym_suite.envs.skillrise.trial_env import DEFAULT_TURNS_PER_TASK, trial_turn_limit
-from agentgym_suite.evaluation.runner import EvalResult, evaluate
+from agentgym_suite.evaluation.runner import EvalResult
 from agentgym_suite.rollout import Trajectory
 
 SKILLRISE_ENV_ID = "SkillRise-v0"
@@ -112,22 +112,55 @@ def skillrise_report(records: list[Trajectory], spec: SkillRiseSpec, out_dir: Pa
 
 def run_skillrise_eval(env_id: str, agent: Any, spec: SkillRiseSpec, *, out_dir: str | Path,
                        env_kwargs: dict[str, Any] | None = None, **evaluate_kwargs: Any) -> SkillRiseReport:
-    """Evaluate ``agent`` on SkillRise trials over ``env_id`` and report success per position.
+    """Evaluate ``agent`` on SkillRise trials over ``env_id`` and report success per position
+    (the ``skillrise`` sweep, :func:`skillrise_sweep`; it also writes ``sweep.json``).
 
     ``evaluate_kwargs`` go to :func:`~agentgym_suite.evaluation.runner.evaluate`; the turn limit
     defaults to a whole trial's (K tasks of ``turns_per_task`` turns plus K-1 Curate turns).
     """
+    from agentgym_suite.evaluation.sweep import run_sweep
+
+    args = f"{spec.mode}:{spec.k}:{spec.turns_per_task}"
+    result = run_sweep(env_id, agent, skillrise_sweep(), args=args, out_dir=out_dir, env_kwargs=env_kwargs,
+                       **evaluate_kwargs)
+    report: SkillRiseReport = result.outcome.value
+    return report
+
+
+def _skillrise_variants(args: str, env_id: str, env_kwargs: dict[str, Any], options: dict[str, Any]) -> list[Any]:
+    from agentgym_suite.evaluation.sweep import Variant
+
     if env_id.startswith("SkillRise-"):
         raise ValueError("--skillrise takes the base env id (e.g. ALFWorld-v0), not SkillRise-v0.")
-    trial_kwargs = {"base_env_id": env_id, "base_env_kwargs": dict(env_kwargs or {}), "mode": spec.mode, "k": spec.k,
+    spec = parse_spec(args)
+    trial_kwargs = {"base_env_id": env_id, "base_env_kwargs": dict(env_kwargs), "mode": spec.mode, "k": spec.k,
                     "turns_per_task": spec.turns_per_task}
-    options = dict(evaluate_kwargs)
-    options["max_turns"] = options.get("max_turns") or trial_turn_limit(spec.k, spec.turns_per_task)
-    result = evaluate(SKILLRISE_ENV_ID, agent, out_dir=out_dir, env_kwargs=trial_kwargs, **options)
-    report = skillrise_report(result.records, spec, Path(out_dir))
+    turns = options.get("max_turns") or trial_turn_limit(spec.k, spec.turns_per_task)
+    # one variant, run in the output directory itself (where --skillrise always wrote its trials)
+    return [Variant(f"{spec.mode}:{spec.k}", trial_kwargs, env_id=SKILLRISE_ENV_ID, options={"max_turns": turns},
+                    folder="", replace_kwargs=True)]
+
+
+def _skillrise_aggregate(run: Any) -> Any:
+    from agentgym_suite.evaluation.sweep import SweepOutcome
+
+    spec = parse_spec(run.args)
+    result = next(iter(run.results.values()))
+    report = skillrise_report(result.records, spec, run.out_dir)
     report.result = result
-    (Path(out_dir) / SKILLRISE_FILE).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
-    return report
+    (run.out_dir / SKILLRISE_FILE).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return SweepOutcome(report.to_dict(), skillrise_table(report, title=f"{run.env_id} · {run.agent} · SkillRise {run.args}"),
+                        [f"wrote {run.out_dir / SKILLRISE_FILE} and the trials in {result.out_dir / 'trajectories.jsonl'}"],
+                        report)
+
+
+def skillrise_sweep() -> Any:
+    """``--sweep skillrise:MODE:K[:TURNS]`` (alias ``--skillrise``), offered for every env: SkillRise trials
+    over the env in ``<out>/``, then success per position (``skillrise.json``)."""
+    from agentgym_suite.evaluation.sweep import Sweep
+
+    return Sweep("skillrise", "skillrise:sequence:K|repeat:K[:TURNS] (SkillRise trials over the env)",
+                 _skillrise_variants, _skillrise_aggregate, any_env=True)
 
 
 def _pct(value: Any) -> str:
@@ -151,5 +184,5 @@ def skillrise_table(report: SkillRiseReport, title: str = "") -> Table:
     return table
 
 
-__all__ = ["SKILLRISE_ENV_ID", "SKILLRISE_FILE", "SkillRiseReport", "SkillRiseSpec", "parse_spec", "position_results",
+__all__ = ["SKILLRISE_ENV_ID", "SKILLRISE_FILE", "skillrise_sweep", "SkillRiseReport", "SkillRiseSpec", "parse_spec", "position_results",
            "run_skillrise_eval", "skillrise_report", "skillrise_table"]

@@ -167,6 +167,13 @@ class BFCLEnv(ToolEnv):
     ``_llm_response_generation.py``); its local-model handlers ask for at most 4096 new tokens
     per step (``base_oss_handler._query_prompting``: ``min(4096, context left)``)."""
 
+    @classmethod
+    def sweeps(cls) -> list[Any]:
+        """``--sweep categories:all|A,B``: one run per category, then the BFCL-v4 overall score."""
+        from agentgym_suite.evaluation.bfcl_overall import categories_sweep
+
+        return [categories_sweep()]
+
     def __init__(self, *, category: str = "base", system_prompt: str = "fc", memory_dir: str | Path | None = None,
                  web_corpus: str | None = None, web_search_backend: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -41,6 +41,13 @@ class SkillRiseEnv(SkillRiseTrial):
     fixture_replaces_data: ClassVar[bool] = False
     """The fixture's base env (generated TextWorld games) needs no data folder."""
 
+    @classmethod
+    def sweeps(cls) -> list[Any]:
+        """``--sweep skillrise:MODE:K``, offered for every env id: SkillRise trials over it."""
+        from agentgym_suite.evaluation.skillrise_eval import skillrise_sweep
+
+        return [skillrise_sweep()]
+
     def __init__(self, *, base_env_id: str = "TextWorld-v0", base_env_kwargs: dict[str, Any] | None = None, k: int = 3,
                  mode: str = "sequence", turns_per_task: int = DEFAULT_TURNS_PER_TASK, max_chars: int = 4000,
                  order: str = "easy_first") -> None:

@@ -28,7 +28,7 @@ steps (messages of any role) or 10 tool errors (``info["termination_reason"]``, 
 :mod:`~agentgym_suite.envs.tau2.limits`); tool results read as upstream renders them
 (:mod:`~agentgym_suite.envs.tau2.prompts`); the reward follows upstream's evaluator
 (:mod:`~agentgym_suite.envs.tau2.evaluation`). ``eval_sampling_defaults`` carry the harness's sampling
-(temperature 0) and the leaderboard's 4 trials, and :meth:`Tau2Env.leaderboard_view` its metrics.
+(temperature 0) and the leaderboard's 4 trials, and :meth:`Tau2Env.sweeps` (``domains``) its metrics.
 
 Departures, each reported by :meth:`Tau2Env.leaderboard_departures` when the settings bring it:
 the scripted customer (not an LLM user), tasks whose NL assertions have no judge (reported
@@ -42,7 +42,7 @@ domain of the pinned commit is not implemented.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar
 
 from agentgym_suite.core.actions import ParsedAction, has_visible_text
 from agentgym_suite.core.fixture_profile import FixtureProfile
@@ -124,11 +124,12 @@ class Tau2Env(ToolEnv):
     the model's limit) and the leaderboard asks for 4 trials per task (Pass^1..Pass^4)."""
 
     @classmethod
-    def leaderboard_view(cls, runs: dict[str, Sequence[Any]], k: int, departures: Sequence[str]) -> Any:
-        """τ²-bench's leaderboard view (see :mod:`~agentgym_suite.envs.tau2.leaderboard`)."""
-        from agentgym_suite.envs.tau2.leaderboard import leaderboard_view
+    def sweeps(cls) -> list[Any]:
+        """``--sweep domains:A,B``: one run per domain, then τ²-bench's leaderboard view
+        (see :mod:`~agentgym_suite.envs.tau2.leaderboard`)."""
+        from agentgym_suite.envs.tau2.leaderboard import domains_sweep
 
-        return leaderboard_view(runs, k, departures)
+        return [domains_sweep()]
 
     def __init__(
         self,

@@ -127,3 +127,26 @@ def leaderboard_view(runs: dict[str, Sequence[Trajectory]], k: int, departures: 
         if m["unscored"]:
             reasons.append(f"{domain}: {m['unscored']} episode(s) unscored (no NL-assertion judge) count as failures")
     return LeaderboardView(domains, k, sorted(set(reasons), key=reasons.index))
+
+
+def _domains_aggregate(run: Any) -> Any:
+    """The ``domains`` sweep's aggregate: the leaderboard view, also written to ``leaderboard.json``."""
+    import json
+
+    from agentgym_suite.evaluation.sweep import SweepOutcome
+
+    departures = sorted({r for result in run.results.values() for r in result.summary.get("leaderboard_departures") or []})
+    view = leaderboard_view({d: r.records for d, r in run.results.items()}, int(run.options.get("k") or 1), departures)
+    data = view.as_dict()
+    data["settings"] = next(iter(run.results.values())).summary.get("agent_settings")
+    (run.out_dir / "leaderboard.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    notes = [f"  - not comparable: {reason}" for reason in data.get("leaderboard_departures") or []]
+    notes.append(f"wrote {run.out_dir / 'leaderboard.json'} and one run folder per domain")
+    return SweepOutcome(data, view.table(), notes)
+
+
+def domains_sweep() -> Any:
+    """``--sweep domains:retail,airline,telecom``: one run per domain in ``<out>/<domain>/``, then the leaderboard view."""
+    from agentgym_suite.evaluation.sweep import kwarg_sweep
+
+    return kwarg_sweep("domains", "domain", "retail,airline,telecom", _domains_aggregate)
