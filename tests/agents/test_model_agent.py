@@ -102,7 +102,9 @@ def test_single_prompt_carries_history_and_chat_keeps_whole_conversation():
     single = ModelAgent(backend, prompt_format="single")
     _play(_Steps(), single, max_turns=3)
     last_prompt = backend.calls[-1][0][0]
-    assert len(last_prompt) == 1 and "Action 2: '<think>ok</think><action>go</action>'" in last_prompt[0]["content"]
+    # the history shows the projected action, as verl-agent's, not the completion with its reasoning
+    assert len(last_prompt) == 1 and "Action 2: 'go'" in last_prompt[0]["content"]
+    assert "<think>ok</think>" not in last_prompt[0]["content"]
     assert single.last_turn["thinking"] == "ok"
     backend.calls.clear()
     chat = ModelAgent(backend, prompt_format="chat")
