@@ -119,3 +119,19 @@ def test_bad_settings_are_refused_with_a_fix(tmp_path: Path) -> None:
     preset = CompareSettings(preset="rl-gain", steps=3).with_preset({"steps"})
     assert preset.steps == 3 and preset.seeds == [0, 1, 2] and preset.warm_start == "sft:0.25"
     assert main(["compare", "--model", "tiny"]) == 2  # no --credit and no preset
+
+
+def test_the_printed_command_gives_back_the_same_settings() -> None:
+    import shlex
+
+    from agentgym_suite.cli import build_parser
+    from agentgym_suite.commands.compare import settings_from
+    from agentgym_suite.comparisons.settings import compare_command
+
+    settings = CompareSettings(preset="rl-gain").with_preset(set())
+    command = compare_command(settings)
+    parsed = settings_from(build_parser().parse_args(shlex.split(command)[1:]))
+    assert parsed == CompareSettings(**{**settings.__dict__, "preset": None})
+    one = settings_from(build_parser().parse_args(shlex.split(compare_command(settings, methods=["gigpo"],
+                                                                              seeds=[2]))[1:]))
+    assert one.methods == ["gigpo"] and one.seeds == [2] and one.steps == settings.steps
