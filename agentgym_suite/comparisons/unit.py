@@ -41,11 +41,14 @@ def peak_memory_mb() -> dict[str, float]:
 
 def run_unit(unit_dir: Path) -> dict[str, Any]:
     """Run the unit described in ``unit_dir`` and write its ``unit.json``; returns its content."""
-    from agentgym_suite.commands.train import parse_config
+    from trl import TrlParser
+
     from agentgym_suite.trainers.agent_grpo import AgentGRPOTrainer
+    from agentgym_suite.trainers.config import AgentGRPOConfig
 
     request = json.loads((unit_dir / "request.json").read_text())
-    config = parse_config(str(unit_dir / "config.yaml"), [])
+    # parsed as `agentgym train DIR/config.yaml` parses it
+    (config,) = TrlParser((AgentGRPOConfig,)).parse_args_and_config(args=["--config", str(unit_dir / "config.yaml")])
     started = time.perf_counter()
     trainer = AgentGRPOTrainer(args=config)
     if request["kind"] == "start":
