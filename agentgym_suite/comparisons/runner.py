@@ -29,6 +29,7 @@ from rich.console import Console
 
 from agentgym_suite.comparisons.settings import (
     CompareSettings,
+    base_config,
     check_methods,
     compare_command,
     shared_fields,
@@ -68,11 +69,11 @@ def teacher_needs(methods: list[str], shared: dict[str, Any]) -> list[str]:
     return lines
 
 
-def model_path(settings: CompareSettings, shared: dict[str, Any]) -> str:
-    """The local folder of the base model (``--model``, else the config's ``model_name_or_path``)."""
+def model_path(settings: CompareSettings) -> str:
+    """The local folder of the base model (``--model``, else the base config's ``model_name_or_path``)."""
     from agentgym_suite.demo.pipeline import demo_model_path
 
-    spec = settings.model or str(shared.get("model_name_or_path") or "default")
+    spec = settings.model or str(base_config(settings).get("model_name_or_path") or "default")
     if spec in ("default", "tiny") or spec.startswith("hf:"):
         return demo_model_path(spec)
     return spec
@@ -104,9 +105,13 @@ def warm_start(settings: CompareSettings, shared: dict[str, Any], base: str) -> 
 
     console.rule(f"[bold]warm start[/] behavioural cloning, {epochs} epochs of oracle episodes")
     started = time.perf_counter()
-    records = oracle_conversations(shared["env_id"], dict(shared.get("env_kwargs") or {}), None,
-                                   max_turns=int(shared["max_turns"]), seed=int(settings.seeds[0]))
-    write_records(records, out_dir / "oracle_episodes.jsonl")
+    episodes = out_dir / "oracle_episodes.jsonl"
+    if episodes.is_file():  # played before a kill: read back
+        records = [json.loads(line) for line in episodes.read_text().splitlines() if line.strip()]
+    else:
+        records = oracle_conversations(shared["env_id"], dict(shared.get("env_kwargs") or {}), None,
+                                       max_turns=int(shared["max_turns"]), seed=int(settings.seeds[0]))
+        write_records(records, episodes)
     dataset = sft_dataset(AutoTokenizer.from_pretrained(base), records)
     path, history, _ = train_sft(base, dataset, out_dir, epochs=epochs, learning_rate=settings.sft_learning_rate,
                                  batch_size=8, lora_r=int(shared.get("lora_r") or 16), seed=int(settings.seeds[0]))
@@ -144,7 +149,7 @@ def run_compare(settings: CompareSettings) -> Path:
     shared = shared_fields(settings, "pending")
     for line in teacher_needs(settings.methods, shared):
         console.print(f"[yellow]needs[/] {line}")
-    base = model_path(settings, shared)
+    base = model_path(settings)
     shared = shared_fields(settings, warm_start(settings, shared, base))
     (out / "settings.json").write_text(json.dumps({"settings": asdict(settings), "command": command,
                                                    "trainer_config": shared}, indent=2))

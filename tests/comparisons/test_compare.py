@@ -10,9 +10,10 @@ import pytest
 
 from agentgym_suite.cli import main
 from agentgym_suite.comparisons.paired import mcnemar_exact, paired_comparison
-from agentgym_suite.comparisons.runner import teacher_needs
+from agentgym_suite.comparisons.runner import model_path, teacher_needs
 from agentgym_suite.comparisons.settings import CompareSettings, check_methods, shared_fields
 from agentgym_suite.demo.stats import wilson_interval
+from agentgym_suite.llm.tiny import tiny_model_dir
 from agentgym_suite.trainers.trajectory_log import read_step
 
 COMMAND = ["compare", "--credit", "grpo,gigpo", "--model", "tiny", "--env-kwargs", '{"n_games": 3}',
@@ -116,6 +117,9 @@ def test_bad_settings_are_refused_with_a_fix(tmp_path: Path) -> None:
     recipe.write_text(yaml.safe_dump({"env_id": "TextWorld-v0", "max_turns": 2}))
     with pytest.raises(ValueError, match="held-out"):
         shared_fields(CompareSettings(config=str(recipe)), "model")
+    tiny = tmp_path / "tiny_recipe.yaml"
+    tiny.write_text(yaml.safe_dump({"model_name_or_path": "tiny", "eval_env_kwargs": {"split": "test"}}))
+    assert Path(model_path(CompareSettings(config=str(tiny)))).name == Path(tiny_model_dir()).name
     preset = CompareSettings(preset="rl-gain", steps=3).with_preset({"steps"})
     assert preset.steps == 3 and preset.seeds == [0, 1, 2] and preset.warm_start == "sft:0.25"
     assert main(["compare", "--model", "tiny"]) == 2  # no --credit and no preset
