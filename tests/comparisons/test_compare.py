@@ -121,7 +121,7 @@ def test_bad_settings_are_refused_with_a_fix(tmp_path: Path) -> None:
     tiny.write_text(yaml.safe_dump({"model_name_or_path": "tiny", "eval_env_kwargs": {"split": "test"}}))
     assert Path(model_path(CompareSettings(config=str(tiny)))).name == Path(tiny_model_dir()).name
     preset = CompareSettings(preset="rl-gain", steps=3).with_preset({"steps"})
-    assert preset.steps == 3 and preset.seeds == [0, 1, 2] and preset.warm_start == "sft:0.25"
+    assert preset.steps == 3 and preset.seeds == [0, 1, 2] and preset.warm_start == "sft:0.375"
     assert main(["compare", "--model", "tiny"]) == 2  # no --credit and no preset
 
 
