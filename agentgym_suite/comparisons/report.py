@@ -75,7 +75,9 @@ def collect(out: Path, settings: CompareSettings) -> dict[str, Any]:
             finals[method][seed] = points[last]
             curve = [(0, success(start[seed])["success_rate"])] if start[seed] else []
             curve += [(step, success(o)["success_rate"]) for step, o in sorted(points.items())]
+            gain = paired_comparison(start[seed], points[last]).as_dict() if start[seed] else None
             runs[method][seed] = {"final_step": last, "final": success(points[last]), "curve": curve,
+                                  "gain_over_start": gain,
                                   **training_cost(run_dir),
                                   "command": compare_command(settings, methods=[method], seeds=[seed]),
                                   "episodes_file": str(run_dir / "eval_trajectories" / f"step_{last:06d}.jsonl")}
@@ -155,6 +157,17 @@ def markdown(data: dict[str, Any]) -> str:
     for method, s in data["summary"].items():
         lines.append(f"| {method} | {len(s['seeds'])} | {_interval(s['final'])} | {s['step_s']:.1f} s | "
                      f"{s['tokens_per_s']:.0f} | {s['peak_rss_mb']:.0f} MiB |")
+    lines += ["", "## Gain over the starting weights (McNemar exact, the same held-out episodes at step 0 and at the end)",
+              "", "| method | seed | pairs | lost after (won at start) | won after (lost at start) | difference | p-value | "
+              "intervals disjoint |", "|---|---|---|---|---|---|---|---|"]
+    for method, seeds in data["runs"].items():
+        for seed, run in seeds.items():
+            gain, start = run["gain_over_start"], data["start"].get(seed)
+            if gain is None or start is None:
+                continue
+            disjoint = run["final"]["ci_low"] > start["ci_high"] or run["final"]["ci_high"] < start["ci_low"]
+            lines.append(f"| {method} | {seed} | {gain['pairs']} | {gain['reference_only']} | {gain['method_only']} | "
+                         f"{100 * gain['difference']:+.1f} pts | {gain['p_value']:.3g} | {'yes' if disjoint else 'no'} |")
     lines += ["", f"## Paired against {data['reference']} (McNemar exact, same held-out tasks and episode seeds)", "",
               f"b: pairs only {data['reference']} won; c: pairs only the method won.", "",
               "| method | seed | pairs | b | c | difference | p-value |", "|---|---|---|---|---|---|---|"]

@@ -73,6 +73,8 @@ def test_report_numbers_are_counted_from_the_saved_episodes(compared: Path) -> N
     expected = paired_comparison(finals["grpo"], finals["gigpo"])
     assert paired == expected.as_dict() and paired["pairs"] == 3
     assert "grpo" not in report["paired"]  # the reference is not compared with itself
+    gain = report["runs"]["gigpo"]["0"]["gain_over_start"]
+    assert gain == paired_comparison(start, finals["gigpo"]).as_dict()
     assert "McNemar" in markdown and report["command"] in markdown
 
 
