@@ -9,7 +9,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("list", "play", "eval", "view", "plot", "data", "train", "fidelity", "serve", "demo")
+COMMANDS = ("list", "play", "eval", "view", "plot", "data", "train", "fidelity", "serve", "demo", "compare")
 """Subcommand modules, in the order ``agentgym --help`` shows them."""
 
 

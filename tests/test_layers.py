@@ -22,7 +22,8 @@ FLOORS: dict[str, int] = {
     "agents": 4,
     "evaluation": 5, "trainers": 5, "integrations": 5,
     "demo": 6,
-    "commands": 7, "cli": 7,
+    "comparisons": 7,
+    "commands": 8, "cli": 8,
 }
 """Floor of each subpackage (and top-level module); ``agentgym_suite/__init__.py`` registers the
 envs and is above them all."""

@@ -137,3 +137,10 @@ def memories_sweep() -> Any:
 
 
 __all__ = ["COMPARISON_FILE", "memories_sweep", "MemoryComparison", "compare_memories", "comparison_table", "folder_name", "parse_memories"]
+
+
+def domains_sweep() -> Any:
+    """VitaBench's ``--sweep domains:A,B``: one run per domain, each summary printed."""
+    from agentgym_suite.evaluation.sweep import kwarg_sweep
+
+    return kwarg_sweep("domains", "domain", "delivery,instore,ota")

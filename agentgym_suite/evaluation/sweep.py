@@ -15,6 +15,7 @@ with ``any_env=True``: SkillRise trials over the env).
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,18 +118,28 @@ def _env_class(env_id: str) -> Any:
         return None
 
 
+def _declared(env_class: Any) -> list[Sweep]:
+    """The sweeps of an env class's ``sweeps()`` hook, ``"module:factory"`` paths resolved."""
+    hook = getattr(env_class, "sweeps", None)
+    found = []
+    for item in hook() if callable(hook) else []:
+        if isinstance(item, str):
+            module, _, name = item.partition(":")
+            item = getattr(importlib.import_module(module), name)()
+        found.append(item)
+    return found
+
+
 def declared_sweeps(env_id: str) -> dict[str, Sweep]:
     """The sweeps ``env_id`` offers: its class's own, then those some env declares for every env."""
     found: dict[str, Sweep] = {}
-    hook = getattr(_env_class(env_id), "sweeps", None)
-    for sweep in hook() if callable(hook) else []:
+    for sweep in _declared(_env_class(env_id)):
         found.setdefault(sweep.name, sweep)
     for spec_id in sorted(gym.registry):
         entry = gym.registry[spec_id].entry_point
         if not (isinstance(entry, str) and entry.startswith("agentgym_suite.")):
             continue
-        hook = getattr(_env_class(spec_id), "sweeps", None)
-        for sweep in hook() if callable(hook) else []:
+        for sweep in _declared(_env_class(spec_id)):
             if sweep.any_env:
                 found.setdefault(sweep.name, sweep)
     return found

@@ -27,6 +27,15 @@ file with the reason in ``error`` and counted in ``episodes/error_rate``. An env
 an episode with an error (EnvACE's malformed tool call) has scored the agent's play; that
 episode is trained on.
 
+Rows that teach nothing are not trained (``skip_uninformative_rows``, on by default): a row whose
+advantage is zero on every trained token and whose loss has no other term (no KL, no entropy bonus,
+no auxiliary loss, as the plug-in's ``rows_with_other_terms`` declares) has a loss of exactly 0, so
+it is left out of the forward and backward passes, while the loss is still normalised over every
+row (the update is unchanged). A step where every group won costs its rollouts and a forward pass
+over a few one-token padding rows. ``dynamic_sampling`` (DAPO) replaces groups whose returns are
+all equal by groups of new tasks, within ``dynamic_sampling_max_rollouts``
+(:mod:`~agentgym_suite.trainers.dynamic_sampling`).
+
 The number of rows per generation batch varies with episode length. Every process pads its rows
 with all-masked rows to the same count, a multiple of ``steps_per_generation`` (so TRL can split
 it evenly and every process runs the same passes); the loss is normalised so padding rows change
@@ -60,10 +69,12 @@ from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch
 from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher
 from agentgym_suite.trainers.distributed import ProcessSync, credit_over_processes, world_model_lockstep_check
+from agentgym_suite.trainers.dynamic_sampling import fill_batch
 from agentgym_suite.trainers.generation import policy_backend, rollout_sampling
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.memory_bound import (
     GLOBAL_ROWS,
+    LOCAL_TOKEN_LOSSES,
     check_loss_settings,
     loss_over_passes,
     padding_rows,
@@ -300,14 +311,15 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             self._signature_columns = ["prompt", "task_id", "env_seed"]
 
     # ------------------------------------------------------------------ rollouts
-    def _rollout(self, inputs: list[dict[str, Any]], num_generations: int) -> list[Trajectory]:
+    def _rollout(self, inputs: list[dict[str, Any]], num_generations: int, round_: int = 0) -> list[Trajectory]:
         """Multi-turn rollouts for this process's share of a generation batch, played by the suite's
         :class:`~agentgym_suite.rollout.RolloutEngine` on the trainer's reused envs.
 
         Groups are numbered by position in the whole generation batch (G consecutive rollouts =
         one group; this process's share starts at ``rank * len(inputs)``), so a group split
-        between processes keeps one id and its baseline sees all of its rollouts."""
-        step = self.state.global_step
+        between processes keeps one id and its baseline sees all of its rollouts. ``round_`` > 0
+        numbers a dynamic-sampling round of replacement groups (ids ``step.round:index``)."""
+        step = self.state.global_step if round_ == 0 else f"{self.state.global_step}.{round_}"
         offset = self.sync.rank * len(inputs)
         check_group_layout(inputs, num_generations, offset)
         specs = [
@@ -396,7 +408,9 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         args: AgentGRPOConfig = self.args
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
-        episodes = self._rollout(inputs, num_generations)
+        played = episodes = self._rollout(inputs, num_generations)
+        if mode == "train" and args.dynamic_sampling:
+            episodes, played = self._dynamic_sampling(inputs, episodes, num_generations)
         trainable = [t for t in episodes if not t.broken]  # broken episodes give no rows (module docstring)
         families = [str(t.reset_info.get("task_family") or "") for t in trainable]
         rows = build_rows(trainable, args.row_layout, simulator_rows=self.trains_simulator, families=families)
@@ -404,41 +418,25 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         chunks = args.steps_per_generation if mode == "train" else 1
         pad_id = int(self.processing_class.pad_token_id)
         n_pad = padding_rows(real, self.sync.max(real), chunks)  # the same row count on every process
-        rows_ids = [r.prompt_ids[-args.max_prompt_tokens:] for r in rows] + [[pad_id]] * n_pad
-        comp_ids = [r.completion_ids or [pad_id] for r in rows] + [[pad_id]] * n_pad
-        width_p = max(len(p) for p in rows_ids)
-        width_c = max(len(c) for c in comp_ids)
-        prompt_ids, prompt_mask = pad_left(rows_ids, pad_id, width_p)
-        completion_ids = pad_right(comp_ids, pad_id, width_c, torch.long)
-        keep = [self._keep_row(r) for r in rows] + [0] * n_pad
-        completion_mask = pad_right([[k] * len(c) for k, c in zip(keep, comp_ids)], 0, width_c, torch.long)
-        env_mask = pad_right([r.env_mask for r in rows] + [[0]] * n_pad, 0, width_c, torch.long)
-        sampling_logps = pad_right([r.logprobs for r in rows] + [[0.0]] * n_pad, 0.0, width_c, torch.float32)
-        prompt_ids, prompt_mask = prompt_ids.to(device), prompt_mask.to(device)
-        completion_ids, completion_mask = completion_ids.to(device), completion_mask.to(device)
-        env_mask, sampling_logps = env_mask.to(device), sampling_logps.to(device)
-        loss_mask = completion_mask * env_mask
-
-        input_ids = torch.cat([prompt_ids, completion_ids], dim=1)
-        attention_mask = torch.cat([prompt_mask, completion_mask], dim=1)
-        logits_to_keep = completion_ids.size(1)
+        batch = self._padded_rows(rows, n_pad, pad_id)
+        loss_mask = batch["loss_mask"]
+        logits_to_keep = batch["completion_ids"].size(1)
         batch_size = args.max_rows_per_pass or (
             args.per_device_train_batch_size if mode == "train" else args.per_device_eval_batch_size)
         generate_every = args.steps_per_generation * self.num_iterations
         correct_vllm = self.use_vllm and self.vllm_importance_sampling_correction
         need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs or correct_vllm \
             or args.rows_per_update is not None  # later updates clip against the rollout policy
-        old_logps = ref_logps = teacher_logps = None
+        old_logps = teacher_logps = None
         evidence: dict[str, torch.Tensor | None] = {}
-        with torch.no_grad(), self.step_profile.timed("logprob_passes"):
-            if need_old:
-                old_logps = self._logps(self.model, input_ids, attention_mask, logits_to_keep, batch_size)
-            if self.beta != 0.0 or self._kl_coef:
-                ref_logps = self._ref_logps(input_ids, attention_mask, logits_to_keep, batch_size)
+        with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what the plug-in reads, on every row
+            if self.credit.needs_old_logprobs:
+                old_logps = self._logps(self.model, batch["input_ids"], batch["attention_mask"], logits_to_keep,
+                                        batch_size)
             if self.credit.needs_teacher_logprobs:
-                teacher_logps = self._teacher_logps(rows, comp_ids, n_pad, pad_id, width_c, batch_size)
+                teacher_logps = self._teacher_logps(rows, batch["comp_ids"], n_pad, pad_id, logits_to_keep, batch_size)
             if self.credit.needs_full_logits:
-                evidence = self._evidence_logits(rows, n_pad, pad_id, completion_ids, batch_size)
+                evidence = self._evidence_logits(rows, n_pad, pad_id, batch["completion_ids"], batch_size)
 
         credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, **evidence)
         credit = credit_over_processes(self.credit, credit_batch, self.sync)
@@ -447,30 +445,127 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         advantages[:real] = credit.advantages.to(device)
         advantages = torch.where(loss_mask.bool(), advantages, torch.zeros_like(advantages))
         self._credit_batch = credit_batch
-        log_generation_batch(self, mode, episodes, rows, credit.metrics, advantages[:real], loss_mask[:real])
+        log_generation_batch(self, mode, played, rows, credit.metrics, advantages[:real], loss_mask[:real])
+        num_items = self.accelerator.gather(loss_mask.sum()).sum()  # of every row: skipped rows still count
+
+        index = torch.arange(real)
+        if args.skip_uninformative_rows:
+            trained = self._rows_to_train(credit_batch, advantages[:real], loss_mask[:real])
+            counts = self.sync.gather((real, len(trained)))  # every process calls it: the new padding is global
+            self._metrics[mode]["rows/skipped_zero_advantage"].append(float(sum(r - t for r, t in counts)))
+            index = torch.tensor(trained, dtype=torch.long)
+            n_pad = padding_rows(len(trained), max(t for _, t in counts), chunks)
+            batch = self._padded_rows([rows[i] for i in trained], n_pad, pad_id)
+            width = batch["completion_ids"].size(1)
+            advantages = _rows_of(advantages, index, n_pad, width)
+            old_logps = None if old_logps is None else _rows_of(old_logps, index, n_pad, width)
+        loss_mask = batch["loss_mask"]
+        logits_to_keep = batch["completion_ids"].size(1)
+        ref_logps = None
+        with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what TRL's loss reads, on trained rows
+            if need_old and old_logps is None:
+                old_logps = self._logps(self.model, batch["input_ids"], batch["attention_mask"], logits_to_keep,
+                                        batch_size)
+            if self.beta != 0.0 or self._kl_coef:
+                ref_logps = self._ref_logps(batch["input_ids"], batch["attention_mask"], logits_to_keep, batch_size)
 
         output: dict[str, Any] = {
-            "prompt_ids": prompt_ids,
-            "prompt_mask": prompt_mask,
-            "completion_ids": completion_ids,
-            "completion_mask": completion_mask,
+            "prompt_ids": batch["prompt_ids"],
+            "prompt_mask": batch["prompt_mask"],
+            "completion_ids": batch["completion_ids"],
+            "completion_mask": batch["completion_mask"],
             "advantages": advantages,
-            "num_items_in_batch": self.accelerator.gather(loss_mask.sum()).sum(),
+            "num_items_in_batch": num_items,
             GLOBAL_ROWS: torch.tensor(credit.total_rows, device=device),
-            "row_index": torch.cat([torch.arange(real), torch.full((n_pad,), -1)]).to(device),  # -1: padding
+            # the row's index in the credit batch (aux losses read it); -1: padding
+            "row_index": torch.cat([index, torch.full((n_pad,), -1)]).to(device),
         }
         if args.row_layout == "trajectory":
-            output["tool_mask"] = env_mask
+            output["tool_mask"] = batch["env_mask"]
         if old_logps is not None:
             output["old_per_token_logps"] = old_logps
         if ref_logps is not None:
             output["ref_per_token_logps"] = ref_logps
         if self.use_vllm:
-            output["sampling_per_token_logps"] = sampling_logps
+            output["sampling_per_token_logps"] = batch["sampling_logps"]
         if correct_vllm:
-            output["importance_sampling_ratio"] = importance_sampling_ratio(self, mode, old_logps, sampling_logps,
-                                                                            loss_mask)
+            output["importance_sampling_ratio"] = importance_sampling_ratio(self, mode, old_logps,
+                                                                            batch["sampling_logps"], loss_mask)
         return output
+
+    def _padded_rows(self, rows: list[Row], n_pad: int, pad_id: int) -> dict[str, Any]:
+        """The rows as left-padded prompts and right-padded completions on the device, followed by
+        ``n_pad`` all-masked padding rows; ``comp_ids`` keeps the completions as lists."""
+        args: AgentGRPOConfig = self.args
+        device = self.accelerator.device
+        rows_ids = [r.prompt_ids[-args.max_prompt_tokens:] for r in rows] + [[pad_id]] * n_pad
+        comp_ids = [r.completion_ids or [pad_id] for r in rows] + [[pad_id]] * n_pad
+        width_p = max(len(p) for p in rows_ids)
+        width_c = max(len(c) for c in comp_ids)
+        prompt_ids, prompt_mask = pad_left(rows_ids, pad_id, width_p)
+        keep = [self._keep_row(r) for r in rows] + [0] * n_pad
+        out = {
+            "comp_ids": comp_ids,
+            "prompt_ids": prompt_ids.to(device),
+            "prompt_mask": prompt_mask.to(device),
+            "completion_ids": pad_right(comp_ids, pad_id, width_c, torch.long).to(device),
+            "completion_mask": pad_right([[k] * len(c) for k, c in zip(keep, comp_ids)], 0, width_c,
+                                         torch.long).to(device),
+            "env_mask": pad_right([r.env_mask for r in rows] + [[0]] * n_pad, 0, width_c, torch.long).to(device),
+            "sampling_logps": pad_right([r.logprobs for r in rows] + [[0.0]] * n_pad, 0.0, width_c,
+                                        torch.float32).to(device),
+        }
+        out["loss_mask"] = out["completion_mask"] * out["env_mask"]
+        out["input_ids"] = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
+        out["attention_mask"] = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
+        return out
+
+    def _rows_to_train(self, batch: CreditBatch, advantages: torch.Tensor, loss_mask: torch.Tensor) -> list[int]:
+        """Indices of the rows that go through the forward and backward passes: all of them, unless
+        ``skip_uninformative_rows``; then those with a non-zero advantage on a trained token, or a
+        loss term besides the policy term (KL, entropy bonus, the plug-in's ``rows_with_other_terms``)."""
+        rows = int(loss_mask.shape[0])
+        # rows_per_update plans verl's update boundaries over every row of the generation batch
+        every_row = (not self.args.skip_uninformative_rows or self.beta != 0.0 or self._entropy_bonus_enabled
+                     or self._own_terms or self.args.rows_per_update is not None
+                     or self.aux_loss_enabled or self.loss_type in LOCAL_TOKEN_LOSSES)
+        if every_row:
+            return list(range(rows))
+        teaching = ((advantages != 0) & loss_mask.bool()).any(dim=1)
+        other = self.credit.rows_with_other_terms(batch).to(teaching.device)
+        return (teaching | other).nonzero(as_tuple=True)[0].tolist()
+
+    def _dynamic_sampling(self, inputs: list[dict[str, Any]], episodes: list[Trajectory],
+                          num_generations: int) -> tuple[list[Trajectory], list[Trajectory]]:
+        """DAPO's dynamic sampling (:mod:`~agentgym_suite.trainers.dynamic_sampling`): the episodes to
+        train on and every episode played this step; the step's counts go to the metrics."""
+        args: AgentGRPOConfig = self.args
+        played = list(episodes)
+
+        def play_more(groups_per_process: int, round_: int) -> list[Trajectory]:
+            tasks = self._replacement_tasks(groups_per_process * self.sync.world_size)
+            mine = tasks[self.sync.rank * groups_per_process:(self.sync.rank + 1) * groups_per_process]
+            new = self._rollout([task for task in mine for _ in range(num_generations)], num_generations,
+                                round_=round_)
+            played.extend(new)
+            return new
+
+        bound = args.dynamic_sampling_max_rollouts
+        kept, stats = fill_batch(
+            episodes, target_groups=len(inputs) * self.sync.world_size // num_generations,
+            group_size=num_generations, play_more=play_more, sync=self.sync,
+            max_extra_rollouts=2 * args.generation_batch_size if bound is None else bound)
+        for key, value in stats.metrics().items():
+            self._metrics["train"][key].append(value)
+        return kept, played
+
+    def _replacement_tasks(self, count: int) -> list[dict[str, Any]]:
+        """``count`` training tasks drawn with the trainer's RNG (checkpointed, so a resumed run draws
+        the same), the same on every process (rank 0's draw)."""
+        dataset = self.train_dataset
+        drawn = torch.randint(0, len(dataset), (count,)).tolist()
+        drawn = self.sync.gather(drawn)[0]
+        return [{"task_id": dataset[i]["task_id"], "env_seed": dataset[i]["env_seed"]} for i in drawn]
 
     def _keep_row(self, row: Row) -> int:
         """0 masks a row with no completion tokens (its one pad token is not an action) and a row
@@ -693,6 +788,12 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             return {k: v for name, part in dataset.items()
                     for k, v in self.evaluate(part, ignore_keys, f"{metric_key_prefix}_{name}").items()}
         return held_out.evaluate(self, dataset, metric_key_prefix)
+
+
+def _rows_of(values: torch.Tensor, index: torch.Tensor, n_pad: int, width: int) -> torch.Tensor:
+    """The rows ``index`` of ``values`` cut to ``width`` columns, then ``n_pad`` rows of zeros."""
+    picked = values[index.to(values.device), :width]
+    return torch.cat([picked, torch.zeros(n_pad, width, dtype=values.dtype, device=values.device)])
 
 
 def lora_config(rank: int) -> Any:

@@ -255,6 +255,33 @@ class AgentGRPOConfig(GRPOConfig):
         },
     )
 
+    skip_uninformative_rows: bool = field(
+        default=True,
+        metadata={
+            "help": "Leave out of the forward and backward passes the rows whose advantage is zero on every trained "
+            "token and whose loss has no other term (no KL: beta 0; no entropy bonus; no auxiliary loss by the credit "
+            "plug-in's rows_with_other_terms). Their loss is exactly 0, and the loss is still normalised over every "
+            "row, so the update is the same; a step where every group won (or lost) then costs only its rollouts. "
+            "Not applied with loss_type bnpo (normalised per micro-batch). False: train every row."
+        },
+    )
+    dynamic_sampling: bool = field(
+        default=False,
+        metadata={
+            "help": "DAPO's dynamic sampling: groups whose episodes all got the same return (no advantage) are dropped "
+            "and replaced by groups of new tasks drawn from the training tasks, until the generation batch has as "
+            "many groups as it was given or dynamic_sampling_max_rollouts is spent. Logged per step as "
+            "dynamic_sampling/groups_dropped, dynamic_sampling/extra_rollouts and dynamic_sampling/groups_missing."
+        },
+    )
+    dynamic_sampling_max_rollouts: int | None = field(
+        default=None,
+        metadata={
+            "help": "Most extra rollouts (all processes together) one step may play to replace dropped groups; a step "
+            "that reaches it trains on the groups it has. None: 2 x generation_batch_size."
+        },
+    )
+
     def __post_init__(self) -> None:
         """Validate the agent fields, then let TRL validate its own."""
         self.env_kwargs = _as_dict("env_kwargs", self.env_kwargs)
@@ -297,6 +324,8 @@ class AgentGRPOConfig(GRPOConfig):
             raise ValueError(f"lora_r must be >= 0 (got {self.lora_r}); 0 trains the full weights, 8-32 is usual.")
         if self.max_rows_per_pass is not None and self.max_rows_per_pass < 1:
             raise ValueError(f"max_rows_per_pass must be >= 1 or null (got {self.max_rows_per_pass}).")
+        if self.dynamic_sampling_max_rollouts is not None and self.dynamic_sampling_max_rollouts < 0:
+            raise ValueError(f"dynamic_sampling_max_rollouts must be >= 0 or null (got {self.dynamic_sampling_max_rollouts}).")
         if self.num_generations_eval is None:
             self.num_generations_eval = 1  # episodes per held-out task (evaluation plays no GRPO groups)
         _check_env_workers(self)

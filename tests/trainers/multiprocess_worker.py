@@ -11,7 +11,10 @@ Parts (``--parts``, comma-separated):
   ``max_rows_per_pass``: the credit batch and advantages of the last generation batch, the
   largest number of rows any forward pass saw, and the count of every collective call;
 * ``vllm_server``, ``vllm_colocate`` — the same with ``use_vllm`` on the vLLM stand-in, in server
-  mode and in colocate mode with sleep mode.
+  mode and in colocate mode with sleep mode;
+* ``skip`` — rows that teach nothing left out: rank 0's rows all have advantage 0 (rank 1's do
+  not), then a run with dynamic sampling where every group is dropped and replaced until the bound:
+  steps, collective calls and the rows each forward pass with gradient trained.
 """
 
 from __future__ import annotations
@@ -136,6 +139,48 @@ def trainer_part(rank: int, out_dir: Path, vllm: str | None) -> dict:
             "logged": sorted(set().union(*(h.keys() for h in history)))}
 
 
+def skip_part(rank: int, out_dir: Path) -> dict:
+    from agentgym_suite.trainers import AgentGRPOTrainer
+    from trainers.conftest import tiny_config
+    from trainers.fake_env import LetterEnv
+    from trainers.fixed_credit import OddTrajectoriesCredit
+
+    class SilentLetterEnv(LetterEnv):
+        def _execute(self, command, parsed):
+            outcome = super()._execute(command, parsed)
+            outcome.reward, outcome.score, outcome.won = 0.0, 0.0, False
+            return outcome
+
+    out = {}
+    runs = {
+        # rollout 0 of each group is on rank 0, rollout 1 on rank 1: rank 0 has nothing to train
+        "rank0_idle": (dict(), OddTrajectoriesCredit(), lambda: LetterEnv(horizon=1 if rank == 0 else 3)),
+        "all_dropped": (dict(dynamic_sampling=True, dynamic_sampling_max_rollouts=4), None, SilentLetterEnv),
+    }
+    for name, (extra, credit, env) in runs.items():
+        args = tiny_config(str(out_dir / f"run-{name}"), per_device_train_batch_size=1, num_generations=2,
+                           max_steps=2, max_turns=3, save_trajectories=False, **extra)
+        trainer = AgentGRPOTrainer(args=args, env_factory=env, credit=credit)
+        trained = []
+        logps = trainer._get_per_token_logps_and_entropies
+
+        def recorded(model, input_ids, attention_mask, *a, __trained=trained, __logps=logps, **kw):
+            __trained.append(int((attention_mask.sum(1) > 1).sum()))
+            return __logps(model, input_ids, attention_mask, *a, **kw)
+
+        trainer._get_per_token_logps_and_entropies = recorded
+        before = Counter(CALLS)
+        trainer.train()
+        history = trainer.state.log_history
+        out[name] = {"steps": trainer.state.global_step, "trained_rows": trained,
+                     "calls": {k: v - before.get(k, 0) for k, v in CALLS.items() if v - before.get(k, 0)},
+                     "skipped": [h["rows/skipped_zero_advantage"] for h in history
+                                 if "rows/skipped_zero_advantage" in h],
+                     "dropped": [h["dynamic_sampling/groups_dropped"] for h in history
+                                 if "dynamic_sampling/groups_dropped" in h]}
+    return out
+
+
 class _Setter:
     def setattr(self, target, name, value, raising=True):
         setattr(target, name, value)
@@ -158,6 +203,8 @@ def main() -> None:
             result["credit"] = credit_part(rank, world)
         elif part == "train":
             result["train"] = trainer_part(rank, out_dir, None)
+        elif part == "skip":
+            result["skip"] = skip_part(rank, out_dir)
         elif part in ("vllm_server", "vllm_colocate"):
             result[part] = trainer_part(rank, out_dir, part.split("_")[1])
     (out_dir / f"rank{rank}.json").write_text(json.dumps(result, default=str))

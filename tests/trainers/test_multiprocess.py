@@ -109,3 +109,27 @@ def test_row_bound_holds_on_every_process(two_processes):
     for part in two_processes:
         assert 0 < part["train"]["max_rows"] <= 2
     assert two_processes[0]["train"]["forward_passes"] == two_processes[1]["train"]["forward_passes"]
+
+
+@pytest.fixture(scope="module")
+def skipping_processes(tmp_path_factory) -> list[dict]:
+    out = tmp_path_factory.mktemp("two-processes-skip")
+    return torchrun(HERE / "multiprocess_worker.py", out, "--parts", "skip")
+
+
+def test_a_process_with_nothing_to_train_stays_in_lockstep(skipping_processes):
+    first, second = (part["skip"]["rank0_idle"] for part in skipping_processes)
+    assert first["steps"] == second["steps"] == 2
+    assert first["calls"] == second["calls"], "the processes made different collective calls"
+    assert len(first["trained_rows"]) == len(second["trained_rows"]) > 0, "the same forward passes on both"
+    assert sum(first["trained_rows"]) == 0 and sum(second["trained_rows"]) > 0
+    assert first["skipped"] == second["skipped"] and all(s > 0 for s in first["skipped"])
+
+
+def test_dynamic_sampling_rounds_stay_in_lockstep(skipping_processes):
+    first, second = (part["skip"]["all_dropped"] for part in skipping_processes)
+    assert first["steps"] == second["steps"] == 2
+    assert first["calls"] == second["calls"]
+    # each step: the given group, then one round of one new group per process (the bound: 4 rollouts), all dropped
+    assert first["dropped"] == second["dropped"] == [3.0, 3.0]
+    assert sum(first["trained_rows"]) == sum(second["trained_rows"]) == 0

@@ -46,7 +46,9 @@ def test_transformers_path_samples_with_top_k_and_generation_kwargs(make_config)
     from transformers import AutoTokenizer
 
     banned = AutoTokenizer.from_pretrained(str(tiny_model_dir())).encode(" the", add_special_tokens=False)
-    args = make_config(max_steps=1, top_k=1, generation_kwargs={"suppress_tokens": banned}, max_turns=1)
+    # every row is kept: identical rollouts have zero advantages, which skip_uninformative_rows would leave out
+    args = make_config(max_steps=1, top_k=1, generation_kwargs={"suppress_tokens": banned}, max_turns=1,
+                       skip_uninformative_rows=False)
     trainer = AgentGRPOTrainer(args=args, env_factory=make_letter_env)
     outputs = []
     score = trainer._generate_and_score_completions

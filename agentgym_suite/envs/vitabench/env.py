@@ -123,10 +123,8 @@ class VitaBenchEnv(ToolEnv):
     def sweeps(cls) -> list[Any]:
         """``--sweep memories:A,B`` (2.0 memory backends compared on the same sequences) and
         ``--sweep domains:A,B`` (one run per domain, each summary printed)."""
-        from agentgym_suite.evaluation.memory_compare import memories_sweep
-        from agentgym_suite.evaluation.sweep import kwarg_sweep
-
-        return [memories_sweep(), kwarg_sweep("domains", "domain", "delivery,instore,ota")]
+        return ["agentgym_suite.evaluation.memory_compare:memories_sweep",
+                "agentgym_suite.evaluation.memory_compare:domains_sweep"]
 
     def __init__(
         self,

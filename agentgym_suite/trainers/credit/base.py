@@ -24,7 +24,10 @@ so the trainer never branches on a plug-in's name:
 * ``env_defaults``: env keyword arguments a trainer passes unless ``env_kwargs`` sets them
   (the setting the method's paper trains that env with, e.g. SkillRise's ALFWorld reward 10);
 * ``wrap_env_factory``: a hook that wraps the factory of the env being trained on (a no-op
-  unless the method plays episodes of its own shape, e.g. SkillRise's trials).
+  unless the method plays episodes of its own shape, e.g. SkillRise's trials);
+* ``rows_with_other_terms``: the rows whose loss has a term besides the advantage-weighted
+  policy term (its auxiliary loss). A trainer skips the forward and backward of a row whose
+  advantage is zero only when this says the row carries nothing else.
 """
 
 from __future__ import annotations
@@ -279,6 +282,14 @@ class CreditAssigner(ABC):
                 f"credit plug-in '{self.name}' trains rows of role {allowed}; got {bad}. "
                 "Use a plug-in whose roles cover the env's rows."
             )
+
+    def rows_with_other_terms(self, batch: CreditBatch) -> Tensor:
+        """``(R,)`` bool: rows whose loss under this plug-in has a term besides the advantage-weighted
+        policy term, so that they must be trained even where their advantage is zero. Default: every
+        row when the plug-in has an auxiliary loss (a token mean over the micro-batch, which every row
+        enters), none otherwise. A plug-in whose auxiliary loss is switched off by its config, or that
+        puts it on some rows only, overrides this."""
+        return torch.full((batch.num_rows,), bool(self.has_aux_loss), dtype=torch.bool)
 
     def one_turn_equivalent(self) -> tuple[str, float]:
         """``(base plug-in, scale)`` such that on one-row-per-trajectory batches with an

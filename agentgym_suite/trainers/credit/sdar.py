@@ -110,6 +110,10 @@ class SDARCredit(GRPOCredit):
         }
         return AuxLossOutput(self.config.lambda_ * loss, metrics)
 
+    def rows_with_other_terms(self, batch: CreditBatch) -> Tensor:
+        """Every row carries the distillation term, unless ``lambda_`` is 0."""
+        return torch.full((batch.num_rows,), self.config.lambda_ != 0, dtype=torch.bool)
+
     def one_turn_equivalent(self) -> tuple[str, float]:
         """The advantages are ``pg_coef`` times GRPO's."""
         return ("grpo", self.config.pg_coef)

@@ -82,6 +82,10 @@ class SkillSDCredit(GRPOCredit):
         }
         return AuxLossOutput(self.config.lambda_ * loss, metrics)
 
+    def rows_with_other_terms(self, batch: CreditBatch) -> Tensor:
+        """Every row carries the distillation term, unless ``lambda_`` is 0."""
+        return torch.full((batch.num_rows,), self.config.lambda_ != 0, dtype=torch.bool)
+
     def one_turn_equivalent(self) -> tuple[str, float]:
         """Skill-SD leaves GRPO's advantages unchanged."""
         return ("grpo", 1.0)
