@@ -252,3 +252,18 @@ def test_sliding_windows_follow_upstream() -> None:
     windows = sliding_windows(list(range(25)))
     assert [w[0] for w in windows] == [0, 8, 16] and [len(w) for w in windows] == [10, 10, 9]
     assert sliding_windows(list(range(10))) == [list(range(10))]
+
+
+def test_benchmark_metrics_count_a_missing_trial_as_zero(path: Path) -> None:
+    """The run's final infos give upstream's subtask metrics; a subtask with a trial short scores 0 there."""
+    env = VitaBenchEnv(version=2, sequences_path=path)
+    env.reset(options={"task_id": "U1001/0"})
+    info = run_oracle(env)
+    assert info["vitabench_reward"] in (0.0, 1.0) and info["sequence_id"] == "U1001"
+    solved = {**info, "vitabench_reward": 1.0}
+    other = {**solved, "subtask_index": 1, "skill_tested": "proactive"}
+    metrics = VitaBenchEnv.benchmark_metrics([solved, solved, other])["personalization"]
+    assert metrics["num_trials"] == 2 and metrics["subtask_num_units"] == 2
+    assert metrics["subtask_average_at_n"]["1"] == pytest.approx(0.75)  # (1 + 1) / 2 and (1 + 0) / 2
+    assert metrics["subtask_pass_hat_ks"]["2"] == pytest.approx(0.5)
+    assert metrics["skill_split_metrics"]["proactive"] == {"avg_reward": 1.0, "count": 1}
