@@ -16,6 +16,8 @@ from typing import Any
 
 from rich.table import Table
 
+from agentgym_suite.envs.vitabench.memory import rewrite_on_agent_model
+from agentgym_suite.evaluation.agent_specs import is_model_spec
 from agentgym_suite.evaluation.runner import EvalResult, evaluate
 
 COMPARISON_FILE = "comparison.json"
@@ -71,7 +73,8 @@ def compare_memories(env_id: str, agent: Any, memories: list[str], *, out_dir: s
                      env_kwargs: dict[str, Any] | None = None, **evaluate_kwargs: Any) -> MemoryComparison:
     """Evaluate ``agent`` once per memory backend on the same 2.0 subtasks and collect one row each.
 
-    ``env_kwargs`` must not set ``memory`` (each backend sets it) and gets ``version=2``;
+    ``env_kwargs`` must not set ``memory`` (each backend sets it) and gets ``version=2``; a bare
+    ``rewrite`` rewrites with the agent's model when the agent is one, as upstream;
     ``evaluate_kwargs`` go to :func:`~agentgym_suite.evaluation.runner.evaluate` unchanged.
 
     Raises:
@@ -87,7 +90,8 @@ def compare_memories(env_id: str, agent: Any, memories: list[str], *, out_dir: s
     k = int(evaluate_kwargs.get("k", 1))
     comparison = MemoryComparison(rows=[], k=k, out_dir=out)
     for memory in memories:
-        result = evaluate(env_id, agent, out_dir=out / folder_name(memory), env_kwargs={**base, "memory": memory}, **evaluate_kwargs)
+        backend = rewrite_on_agent_model(memory, agent if isinstance(agent, str) and is_model_spec(agent) else None)
+        result = evaluate(env_id, agent, out_dir=out / folder_name(memory), env_kwargs={**base, "memory": backend}, **evaluate_kwargs)
         comparison.results[memory] = result
         comparison.rows.append(_row(memory, {**result.summary, "out_dir": str(result.out_dir)}))
     out.mkdir(parents=True, exist_ok=True)

@@ -45,7 +45,7 @@ from agentgym_suite.core.tool_calls import ToolCall, parse_tool_calls
 from agentgym_suite.core.tool_env import Conversation, ToolEnv, ToolRecord
 from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat, chat_from
 from agentgym_suite.envs.vitabench import data
-from agentgym_suite.envs.vitabench.memory import Memory, make_memory
+from agentgym_suite.envs.vitabench.memory import Memory, make_memory, memory_departures
 from agentgym_suite.envs.vitabench.metrics import personalization_metrics
 from agentgym_suite.envs.vitabench.oracle import plan_calls
 from agentgym_suite.envs.vitabench.personalization import agent_system_prompt
@@ -337,6 +337,11 @@ class VitaBenchEnv(ToolEnv):
                            "rubric judge: pass judge=<model> to score as the leaderboard does")
         if self.user_label == "scripted":
             reasons.append("the simulated user is the offline scripted user, not upstream's LLM user: pass user='llm:<model>'")
+        if self.version == 2:
+            reasons.extend(memory_departures(self.memory))
+            if self.unplayable:
+                reasons.append(f"{len(self.unplayable)} subtask(s) are not played (no tools for their domain), so the "
+                               "subtask metrics cover fewer units than upstream's")
         return reasons
 
     def _evaluate(self) -> tuple[float, bool]:
