@@ -140,7 +140,7 @@ def test_retrieval_picks_the_relevant_chunks() -> None:
     for memory in (BM25Memory(top_k=1), EmbeddingMemory(encoder="hashing", top_k=1)):
         assert memory.read("x") == NO_MEMORY
         memory.update(interactions)
-        assert memory.read("I want vegan food") == "User preference memory (retrieved for the current request):\n- [t2] [review] {\"text\": \"The vegan bowl was great\"}"
+        assert memory.read("I want vegan food") == "User preference memory (retrieved for current task):\n- [t2] [review] {\"text\": \"The vegan bowl was great\"}"
         assert len(memory.read(None).splitlines()) == 4  # no query: everything
         memory.reset()
         assert memory.read("vegan") == NO_MEMORY
@@ -297,3 +297,12 @@ def test_rewrite_memory_rewrites_with_the_agent_model_by_default(path: Path) -> 
     appending = VitaBenchEnv(version=2, sequences_path=path, memory="rewrite", user="scripted")
     assert any("appends" in r for r in appending.leaderboard_departures())
     assert any("not played" in r for r in appending.leaderboard_departures())
+
+
+def test_rag_settings_reach_info_and_departures(path: Path) -> None:
+    env = VitaBenchEnv(version=2, sequences_path=path, memory="embedding:hashing", user="scripted")
+    _, info = env.reset(options={"task_id": "U1001/1"})
+    settings = info["memory_settings"]
+    assert settings["chunk_size"] == 512 and settings["chunk_overlap"] == 0 and settings["top_k"] == 8
+    assert settings["embedding_model"].startswith("hashed words") and "chunk_unit" in settings
+    assert any("text-embedding-3-large" in r and "512" in r for r in env.leaderboard_departures())

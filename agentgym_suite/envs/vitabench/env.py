@@ -92,6 +92,7 @@ class VitaBenchEnv(ToolEnv):
         ``judge``: str: who graded the rubrics ('none' without a judge).
         ``scoring``: str, when the episode ended: rubric_judge or state_check.
         ``memory``: str, version 2: the memory backend the agent's memory came from.
+        ``memory_settings``: dict, version 2, retrieval memories: the embedding model, chunking and cut-offs.
         ``subtask_index``: int, version 2: position of the subtask in its user's sequence.
         ``skill_tested``: str, version 2: the skills the subtask tests, comma-separated.
         ``vitabench_domain``: str: the domain of the task.
@@ -108,6 +109,7 @@ class VitaBenchEnv(ToolEnv):
         "judge": "str: who graded the rubrics ('none' without a judge).",
         "scoring": "str, when the episode ended: rubric_judge or state_check.",
         "memory": "str, version 2: the memory backend the agent's memory came from.",
+        "memory_settings": "dict, version 2, retrieval memories: embedding model, chunk size/overlap/unit, top_k, similarity threshold.",
         "subtask_index": "int, version 2: position of the subtask in its user's sequence.",
         "skill_tested": "str, version 2: the skills the subtask tests, comma-separated.",
         "vitabench_domain": "str: the domain of the task.",
@@ -389,6 +391,9 @@ class VitaBenchEnv(ToolEnv):
         if self.version == 2 and self._task:
             if self._result is not None:
                 info["vitabench_reward"] = self._result["reward"]
+            settings = getattr(self.memory, "settings", None)
+            if callable(settings):
+                info["memory_settings"] = dict(settings())
             info.update(memory=self.memory_label, vitabench_memory=self._memory_text, sequence_id=self._task["sequence_id"],
                         subtask_index=int(self._task["index"]), skill_tested=",".join(self._task.get("skill_tested") or []))
         return info
