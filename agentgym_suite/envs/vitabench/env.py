@@ -27,7 +27,13 @@ sequence. Before a subtask the user's memory (:mod:`.memory`) has ingested the i
 that subtask and of every earlier one of the same user, and nothing of any other user (the
 memory is reset when the env moves to another user); the memory's read for the instruction
 goes into the system prompt and its tools into the tool list. ``info`` reports
-``sequence_id``, ``subtask_index``, ``skill_tested``, ``memory`` and the memory text.
+``sequence_id``, ``subtask_index``, ``skill_tested``, ``memory``, the memory text, the
+subtask's reward (``vitabench_reward``) and, for retrieval memories, ``memory_settings``.
+``agentgym eval`` writes upstream's subtask-level pass^k / pass@k / average@k (a crashed trial
+counts 0) and the personalize/proactive split into ``summary.json`` (:mod:`.metrics`).
+Version-2 departures: OTA subtasks are not played (no OTA tools yet; their interactions still
+reach the memory), a rewrite memory with no model appends, and the retrieval memories do not
+embed with upstream's ``text-embedding-3-large`` (each named by :meth:`leaderboard_departures`).
 """
 
 from __future__ import annotations

@@ -185,7 +185,8 @@ class BM25Memory(RetrievalMemory):
         self._index: Any = None
 
     def departures(self) -> list[str]:
-        return ["the bm25 memory is not an upstream backend (upstream retrieves with text-embedding-3-large embeddings)"]
+        return ["the bm25 memory is not an upstream backend (upstream's RAG memory retrieves with text-embedding-3-large "
+                f"embeddings); chunks of {self.chunk_size} {token_unit()}, top {self.top_k}"]
 
     def _indexed(self) -> None:
         self._index = None
@@ -312,7 +313,8 @@ class EmbeddingMemory(RetrievalMemory):
     def departures(self) -> list[str]:
         return [f"the RAG memory embeds with {self.embedding_model}, not upstream's {UPSTREAM_EMBEDDING_MODEL} (an API "
                 f"model); chunks of {self.chunk_size} {token_unit()}, overlap {self.chunk_overlap}, top {self.top_k}, "
-                f"similarity threshold {self.similarity_threshold}"]
+                f"similarity threshold {self.similarity_threshold}; a read with no query (and the read tool) lists "
+                f"the chunks where upstream has the agent's model summarise them"]
 
     def _indexed(self) -> None:
         self._vectors = None
