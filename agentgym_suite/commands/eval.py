@@ -233,7 +233,8 @@ def apply_user_and_judge(env_id: str, env_kwargs: dict[str, Any], agent: str, us
 
     An env with a simulated user gets, unless the user is set already, the LLM user on the
     agent's own backend when the agent is a model (as τ²-bench always plays the customer with a
-    model), and the scripted test double otherwise.
+    model), and the scripted test double otherwise. A ``memory="rewrite"`` setting rewrites with the
+    agent's model when the agent is one (upstream's rewrite memory uses the agent's model).
 
     Raises:
         ValueError: when a flag names a setting the env does not have.
@@ -250,8 +251,13 @@ def apply_user_and_judge(env_id: str, env_kwargs: dict[str, Any], agent: str, us
         if key in kwargs and kwargs[key] != value:
             raise ValueError(f"{flag} {value!r} conflicts with --env-kwargs {key}={kwargs[key]!r}; give it once.")
         kwargs[key] = value
+    model = agent if isinstance(agent, str) and is_model_spec(agent) else None
     if "user" in params and kwargs.get("user") is None and kwargs.get("user_generate") is None:
-        kwargs["user"] = f"llm:{agent}" if isinstance(agent, str) and is_model_spec(agent) else "scripted"
+        kwargs["user"] = f"llm:{model}" if model else "scripted"
+    if "memory" in params and "memory" in kwargs:  # a bare rewrite memory rewrites with the agent's model, as upstream
+        from agentgym_suite.envs.vitabench.memory import rewrite_on_agent_model
+
+        kwargs["memory"] = rewrite_on_agent_model(kwargs["memory"], model)
     return kwargs
 
 

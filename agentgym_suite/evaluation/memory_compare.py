@@ -16,6 +16,8 @@ from typing import Any
 
 from rich.table import Table
 
+from agentgym_suite.envs.vitabench.memory import rewrite_on_agent_model
+from agentgym_suite.evaluation.agent_specs import is_model_spec
 from agentgym_suite.evaluation.runner import EvalResult
 
 COMPARISON_FILE = "comparison.json"
@@ -72,7 +74,8 @@ def compare_memories(env_id: str, agent: Any, memories: list[str], *, out_dir: s
     """Evaluate ``agent`` once per memory backend on the same 2.0 subtasks and collect one row each
     (the ``memories`` sweep, :func:`memories_sweep`; it also writes ``sweep.json``).
 
-    ``env_kwargs`` must not set ``memory`` (each backend sets it) and gets ``version=2``;
+    ``env_kwargs`` must not set ``memory`` (each backend sets it) and gets ``version=2``; a bare
+    ``rewrite`` rewrites with the agent's model when the agent is one, as upstream;
     ``evaluate_kwargs`` go to :func:`~agentgym_suite.evaluation.runner.evaluate` unchanged.
 
     Raises:
@@ -104,14 +107,18 @@ def comparison_table(comparison: MemoryComparison, title: str = "") -> Table:
     return table
 
 
-def _memory_variants(args: str, env_id: str, env_kwargs: dict[str, Any], options: dict[str, Any]) -> list[Any]:
+def _memory_variants(args: str, env_id: str, env_kwargs: dict[str, Any], options: dict[str, Any], *,
+                     agent: Any = None) -> list[Any]:
+    """One variant per backend; a bare ``rewrite`` rewrites with the agent's model when the agent is one."""
     from agentgym_suite.evaluation.sweep import Variant
 
     if "memory" in env_kwargs:
         raise ValueError("give the memory backends with --memory only, not in --env-kwargs as well.")
     if env_kwargs.get("version", 2) != 2:
         raise ValueError("--memory compares VitaBench 2.0 memories; drop version from --env-kwargs (it is set to 2).")
-    return [Variant(m, {"version": 2, "memory": m}, folder=folder_name(m)) for m in parse_memories(args)]
+    model = agent if isinstance(agent, str) and is_model_spec(agent) else None
+    return [Variant(m, {"version": 2, "memory": rewrite_on_agent_model(m, model)}, folder=folder_name(m))
+            for m in parse_memories(args)]
 
 
 def _memory_aggregate(run: Any) -> Any:
@@ -133,7 +140,8 @@ def memories_sweep() -> Any:
     ``<out>/memory-<name>/``, every other setting equal, then one comparison table (``comparison.json``)."""
     from agentgym_suite.evaluation.sweep import Sweep
 
-    return Sweep("memories", "memories:A,B,... (VitaBench 2.0 memory backends)", _memory_variants, _memory_aggregate)
+    return Sweep("memories", "memories:A,B,... (VitaBench 2.0 memory backends)", _memory_variants, _memory_aggregate,
+                 needs_agent=True)
 
 
 __all__ = ["COMPARISON_FILE", "memories_sweep", "MemoryComparison", "compare_memories", "comparison_table", "folder_name", "parse_memories"]

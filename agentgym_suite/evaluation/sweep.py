@@ -85,6 +85,8 @@ class Sweep:
     ``variants(args, env_id, env_kwargs, options)`` returns the variants for ``ARGS`` (raising
     ValueError with the accepted syntax on bad input); ``aggregate(run)`` combines their results.
     ``any_env``: the sweep applies to every env id (declared once by the env that wraps them).
+    ``needs_agent``: ``variants`` also gets the agent (keyword ``agent``), for variants that depend
+    on it (VitaBench's rewrite memory rewrites with the agent's model).
     """
 
     name: str
@@ -92,6 +94,7 @@ class Sweep:
     variants: Callable[[str, str, dict[str, Any], dict[str, Any]], list[Variant]]
     aggregate: Callable[[SweepRun], SweepOutcome]
     any_env: bool = False
+    needs_agent: bool = False
 
 
 @dataclass
@@ -186,7 +189,7 @@ def run_sweep(env_id: str, agent: Any, sweep: Sweep | str, *, out_dir: str | Pat
     chosen = find_sweep(env_id, sweep) if isinstance(sweep, str) else sweep
     base = dict(env_kwargs or {})
     options = dict(evaluate_kwargs)
-    variants = chosen.variants(args, env_id, base, options)
+    variants = chosen.variants(args, env_id, base, options, **({"agent": agent} if chosen.needs_agent else {}))
     out = Path(out_dir)
     results: dict[str, EvalResult] = {}
     for variant in variants:

@@ -140,7 +140,7 @@ def test_retrieval_picks_the_relevant_chunks() -> None:
     for memory in (BM25Memory(top_k=1), EmbeddingMemory(encoder="hashing", top_k=1)):
         assert memory.read("x") == NO_MEMORY
         memory.update(interactions)
-        assert memory.read("I want vegan food") == "User preference memory (retrieved for the current request):\n- [t2] [review] {\"text\": \"The vegan bowl was great\"}"
+        assert memory.read("I want vegan food") == "User preference memory (retrieved for current task):\n- [t2] [review] {\"text\": \"The vegan bowl was great\"}"
         assert len(memory.read(None).splitlines()) == 4  # no query: everything
         memory.reset()
         assert memory.read("vegan") == NO_MEMORY
@@ -160,11 +160,16 @@ def test_rewrite_memory_with_a_writer_and_the_model_prompt() -> None:
     seen: list[tuple[str, str]] = []
     memory = RewriteMemory(lambda old, new: (seen.append((old, new)) or "likes Caesar salad"))
     memory.update([{"type": "review", "timestamp": "t", "content": {"text": "Caesar salad!"}}])
-    assert memory.read("q") == "likes Caesar salad" and seen[0] == ("", '- [t] [review] {"text": "Caesar salad!"}')
+    assert memory.read("q") == "likes Caesar salad" and seen[0] == ("", '- [t] [评价] {\n  "text": "Caesar salad!"\n}')
+    memory.update([{"type": "search", "timestamp": "t2", "content": "soup"}])
+    assert memory.read() == "likes Caesar salad" and seen[1] == ("likes Caesar salad", "- [t2] [搜索] soup")  # replaced, not appended
+    assert memory.rewrites == 2 and memory.departures() == []
     prompts: list[list[dict]] = []
     writer = model_summariser(lambda messages: (prompts.append(messages) or "summary v2"))
     assert writer("summary v1", "- [t] [order] x") == "summary v2"
     assert "summary v1" in prompts[0][1]["content"] and "- [t] [order] x" in prompts[0][1]["content"]
+    assert [m["role"] for m in prompts[0]] == ["system", "user"] and "4096 tokens" in prompts[0][1]["content"]
+    assert "without a model" not in RewriteMemory().departures()[0] and "appends" in RewriteMemory().departures()[0]
     failing = RewriteMemory(lambda old, new: 1 / 0)
     failing.update([{"type": "search", "timestamp": "t", "content": "tuna"}])
     assert "tuna" in failing.read() and "ZeroDivisionError" in (failing.last_error or "")
@@ -194,7 +199,7 @@ def test_memory_interface_is_pluggable(path: Path) -> None:
     _, info = env.reset(options={"task_id": "U1001/3"})
     assert memory.seen == [1, 1, 1, 0] and info["vitabench_memory"] == "4 updates; asked: I need dinner delivered."
     assert info["memory"] == "counting"
-    assert interaction_lines(tasks()[0]["subtasks"][0]["interactions"])[0] == '- [2025-02-20] [search] {"keyword": "quinoa bowl"}'
+    assert interaction_lines(tasks()[0]["subtasks"][0]["interactions"])[0] == '- [2025-02-20] [搜索] {"keyword": "quinoa bowl"}'
     assert len(FullContextMemory(max_tokens=20, chars_per_token=2).read()) == 0
 
 
@@ -252,3 +257,52 @@ def test_sliding_windows_follow_upstream() -> None:
     windows = sliding_windows(list(range(25)))
     assert [w[0] for w in windows] == [0, 8, 16] and [len(w) for w in windows] == [10, 10, 9]
     assert sliding_windows(list(range(10))) == [list(range(10))]
+
+
+def test_benchmark_metrics_count_a_missing_trial_as_zero(path: Path) -> None:
+    """The run's final infos give upstream's subtask metrics; a subtask with a trial short scores 0 there."""
+    env = VitaBenchEnv(version=2, sequences_path=path)
+    env.reset(options={"task_id": "U1001/0"})
+    info = run_oracle(env)
+    assert info["vitabench_reward"] in (0.0, 1.0) and info["sequence_id"] == "U1001"
+    solved = {**info, "vitabench_reward": 1.0}
+    other = {**solved, "subtask_index": 1, "skill_tested": "proactive"}
+    metrics = VitaBenchEnv.benchmark_metrics([solved, solved, other])["personalization"]
+    assert metrics["num_trials"] == 2 and metrics["subtask_num_units"] == 2
+    assert metrics["subtask_average_at_n"]["1"] == pytest.approx(0.75)  # (1 + 1) / 2 and (1 + 0) / 2
+    assert metrics["subtask_pass_hat_ks"]["2"] == pytest.approx(0.5)
+    assert metrics["skill_split_metrics"]["proactive"] == {"avg_reward": 1.0, "count": 1}
+
+
+def test_rewrite_memory_rewrites_with_the_agent_model_by_default(path: Path) -> None:
+    """``agentgym eval`` gives a bare rewrite memory the agent's model; a tiny model rewrites, the memory is replaced."""
+    from agentgym_suite.commands.eval import apply_user_and_judge
+
+    kwargs = apply_user_and_judge("VitaBench-v0", {"version": 2, "memory": "rewrite"}, "tiny", None, None)
+    assert kwargs["memory"] == "rewrite:tiny"
+    assert apply_user_and_judge("VitaBench-v0", {"version": 2, "memory": "rewrite"}, "oracle", None, None)["memory"] == "rewrite"
+    assert make_memory(kwargs["memory"]).name == "rewrite:llm:tiny"  # the agent's backend spec, not a generation here
+    requests: list[str] = []
+
+    def scripted_model(messages: list[dict]) -> str:  # a scripted stand-in for the agent's model
+        requests.append(messages[1]["content"])
+        return f"preferences after {len(requests)} rewrite(s)"
+
+    memory = RewriteMemory(model_summariser(scripted_model))
+    env = VitaBenchEnv(version=2, sequences_path=path, memory=memory, user="scripted")
+    _, info = env.reset(options={"task_id": "U1001/1"})
+    assert memory.rewrites == 2 and info["vitabench_memory"] == "preferences after 2 rewrite(s)"
+    assert "preferences after 1 rewrite(s)" in requests[1] and "Caesar salad" in requests[1]  # the old memory goes in
+    assert not any("rewrite memory" in r for r in env.leaderboard_departures())
+    appending = VitaBenchEnv(version=2, sequences_path=path, memory="rewrite", user="scripted")
+    assert any("appends" in r for r in appending.leaderboard_departures())
+    assert any("not played" in r for r in appending.leaderboard_departures())
+
+
+def test_rag_settings_reach_info_and_departures(path: Path) -> None:
+    env = VitaBenchEnv(version=2, sequences_path=path, memory="embedding:hashing", user="scripted")
+    _, info = env.reset(options={"task_id": "U1001/1"})
+    settings = info["memory_settings"]
+    assert settings["chunk_size"] == 512 and settings["chunk_overlap"] == 0 and settings["top_k"] == 8
+    assert settings["embedding_model"].startswith("hashed words") and "chunk_unit" in settings
+    assert any("text-embedding-3-large" in r and "512" in r for r in env.leaderboard_departures())

@@ -27,7 +27,13 @@ sequence. Before a subtask the user's memory (:mod:`.memory`) has ingested the i
 that subtask and of every earlier one of the same user, and nothing of any other user (the
 memory is reset when the env moves to another user); the memory's read for the instruction
 goes into the system prompt and its tools into the tool list. ``info`` reports
-``sequence_id``, ``subtask_index``, ``skill_tested``, ``memory`` and the memory text.
+``sequence_id``, ``subtask_index``, ``skill_tested``, ``memory``, the memory text, the
+subtask's reward (``vitabench_reward``) and, for retrieval memories, ``memory_settings``.
+``agentgym eval`` writes upstream's subtask-level pass^k / pass@k / average@k (a crashed trial
+counts 0) and the personalize/proactive split into ``summary.json`` (:mod:`.metrics`).
+Version-2 departures: OTA subtasks are not played (no OTA tools yet; their interactions still
+reach the memory), a rewrite memory with no model appends, and the retrieval memories do not
+embed with upstream's ``text-embedding-3-large`` (each named by :meth:`leaderboard_departures`).
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from collections import Counter
+from typing import Any, Callable, ClassVar, Sequence
 
 from agentgym_suite.core.actions import ParsedAction, has_visible_text
 from agentgym_suite.core.fixture_profile import FixtureProfile
@@ -44,7 +51,8 @@ from agentgym_suite.core.tool_calls import ToolCall, parse_tool_calls
 from agentgym_suite.core.tool_env import Conversation, ToolEnv, ToolRecord
 from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat, chat_from
 from agentgym_suite.envs.vitabench import data
-from agentgym_suite.envs.vitabench.memory import Memory, make_memory
+from agentgym_suite.envs.vitabench.memory import Memory, make_memory, memory_departures
+from agentgym_suite.envs.vitabench.metrics import personalization_metrics
 from agentgym_suite.envs.vitabench.oracle import plan_calls
 from agentgym_suite.envs.vitabench.personalization import agent_system_prompt
 from agentgym_suite.envs.vitabench.rubric_judge import JudgeFn, judge_trajectory, rubric_list
@@ -90,9 +98,11 @@ class VitaBenchEnv(ToolEnv):
         ``judge``: str: who graded the rubrics ('none' without a judge).
         ``scoring``: str, when the episode ended: rubric_judge or state_check.
         ``memory``: str, version 2: the memory backend the agent's memory came from.
+        ``memory_settings``: dict, version 2, retrieval memories: the embedding model, chunking and cut-offs.
         ``subtask_index``: int, version 2: position of the subtask in its user's sequence.
         ``skill_tested``: str, version 2: the skills the subtask tests, comma-separated.
         ``vitabench_domain``: str: the domain of the task.
+        ``vitabench_reward``: float, version 2, when the episode ended: the subtask's reward.
         ``vitabench_state``: dict: whether the final state check passed, and its problems.
         ``vitabench_rubrics``: dict: the rubric judgements (or 'unscored' without a judge).
         ``vitabench_memory``: str, version 2: what earlier episodes of the same user left in memory, given to the agent.
@@ -105,9 +115,11 @@ class VitaBenchEnv(ToolEnv):
         "judge": "str: who graded the rubrics ('none' without a judge).",
         "scoring": "str, when the episode ended: rubric_judge or state_check.",
         "memory": "str, version 2: the memory backend the agent's memory came from.",
+        "memory_settings": "dict, version 2, retrieval memories: embedding model, chunk size/overlap/unit, top_k, similarity threshold.",
         "subtask_index": "int, version 2: position of the subtask in its user's sequence.",
         "skill_tested": "str, version 2: the skills the subtask tests, comma-separated.",
         "vitabench_domain": "str: the domain of the task.",
+        "vitabench_reward": "float, version 2, when the episode ended: the subtask's reward (upstream's subtask_N_reward).",
         "vitabench_state": "dict: whether the final state check passed, and its problems.",
         "vitabench_rubrics": "dict: the rubric judgements (or 'unscored' without a judge).",
         "vitabench_memory": "str, version 2: what earlier episodes of the same user left in memory, given to the agent.",
@@ -314,6 +326,24 @@ class VitaBenchEnv(ToolEnv):
             return None
         return reply
 
+    @classmethod
+    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Version 2: upstream's subtask-level pass^k/pass@k/average@k and personalize/proactive split.
+
+        A subtask's trials are its scored episodes in run order; the run's trial count is the most
+        any subtask had, and a subtask with fewer (a crashed or unscorable episode) counts 0 for
+        each missing trial, as upstream counts a failed trial (:mod:`.metrics`).
+        """
+        rows, trials = [], Counter[tuple[str, int]]()
+        for info in final_infos:
+            if "vitabench_reward" not in info or "sequence_id" not in info:
+                continue
+            unit = (str(info["sequence_id"]), int(info["subtask_index"]))
+            rows.append({"sequence_id": unit[0], "subtask_index": unit[1], "trial": trials[unit],
+                         "reward": float(info["vitabench_reward"]), "skill_tested": info.get("skill_tested", "")})
+            trials[unit] += 1
+        return {"personalization": personalization_metrics(rows)} if rows else {}
+
     def leaderboard_departures(self) -> list[str]:
         """Reasons this instance's scores are not comparable with VitaBench's leaderboard."""
         reasons = []
@@ -322,6 +352,11 @@ class VitaBenchEnv(ToolEnv):
                            "rubric judge: pass judge=<model> to score as the leaderboard does")
         if self.user_label == "scripted":
             reasons.append("the simulated user is the offline scripted user, not upstream's LLM user: pass user='llm:<model>'")
+        if self.version == 2:
+            reasons.extend(memory_departures(self.memory))
+            if self.unplayable:
+                reasons.append(f"{len(self.unplayable)} subtask(s) are not played (no tools for their domain), so the "
+                               "subtask metrics cover fewer units than upstream's")
         return reasons
 
     def _evaluate(self) -> tuple[float, bool]:
@@ -345,7 +380,7 @@ class VitaBenchEnv(ToolEnv):
                 problems = [f"no expected state to check; its {len(rubric_list(criteria))} rubric(s) need a judge"]
         reward = reward if scorable else 0.0
         self._result = {"state_passed": state_ok and bool(states), "state_problems": problems, "rubrics": rubrics,
-                        "scoring": scoring, "scorable": scorable}
+                        "scoring": scoring, "scorable": scorable, "reward": reward}
         return reward, scorable and reward == 1.0
 
     def _template(self) -> str:
@@ -367,6 +402,11 @@ class VitaBenchEnv(ToolEnv):
         if self._termination:
             info["termination"] = self._termination
         if self.version == 2 and self._task:
+            if self._result is not None:
+                info["vitabench_reward"] = self._result["reward"]
+            settings = getattr(self.memory, "settings", None)
+            if callable(settings):
+                info["memory_settings"] = dict(settings())
             info.update(memory=self.memory_label, vitabench_memory=self._memory_text, sequence_id=self._task["sequence_id"],
                         subtask_index=int(self._task["index"]), skill_tested=",".join(self._task.get("skill_tested") or []))
         return info

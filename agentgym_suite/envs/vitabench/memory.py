@@ -14,7 +14,8 @@ Backends (:func:`make_memory`):
 - ``none``: remembers nothing (lower bound);
 - ``full``: every interaction appended, the oldest cut first beyond a token budget;
 - ``rewrite`` / ``rewrite:<backend spec>``: one preference summary a model rewrites after each
-  update (upstream's agentic memory); without a model the new interactions are appended;
+  update (upstream's agentic memory); ``agentgym eval`` gives a bare ``rewrite`` the agent's own
+  model as upstream does; without any model the new interactions are appended (a departure);
 - ``bm25`` and ``embedding`` (``embedding:minilm`` or ``embedding:hashing``): retrieval over
   interaction chunks, see :mod:`~agentgym_suite.envs.vitabench.retrieval_memory`;
 - ``groundtruth``: the subtask's annotated preferences (``personalized_preference_memory``),
@@ -90,9 +91,22 @@ class Memory:
         """Answer a memory-tool question (by default the same as ``read(query)``)."""
         return self.read(query)
 
+    def departures(self) -> list[str]:
+        """How this backend differs from upstream's backend of the same name (none by default)."""
+        return []
+
 
 def _dump(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False) if isinstance(content, (dict, list)) else str(content)
+
+
+INTERACTION_LABELS = {
+    "order": "订单", "search": "搜索", "conversation": "对话", "browse": "浏览", "review": "评价",
+    "high_freq_browse": "高频浏览", "rate": "评分", "comment": "评论", "complaint": "投诉",
+    "add_to_cart": "加购", "favorite": "收藏",
+}
+"""How upstream's rewrite and full-context memories name the kinds of interaction (in Chinese for
+every task language); a kind not listed keeps its own name."""
 
 
 def interaction_items(interaction: Any) -> list[tuple[str, str, str]]:
@@ -115,8 +129,19 @@ def interaction_items(interaction: Any) -> list[tuple[str, str, str]]:
 
 
 def interaction_lines(interactions: list[Any]) -> list[str]:
-    """Every piece of ``interactions`` as a ``- [time] [kind] text`` line, in order."""
-    return [f"- [{when}] [{kind}] {text}" for item in interactions for when, kind, text in interaction_items(item)]
+    """Every piece of ``interactions`` as a ``- [time] [label] text`` line, in order, as upstream renders them.
+
+    The label is :data:`INTERACTION_LABELS`'s name for the kind; an event's object content is
+    indented JSON (a day record's stays on one line), as upstream's memories format them.
+    """
+    lines = []
+    for item in interactions:
+        is_event = isinstance(item, dict) and "type" in item and "content" in item and "date" not in item
+        for when, kind, text in interaction_items(item):
+            if is_event and isinstance(item["content"], (dict, list)):
+                text = json.dumps(item["content"], ensure_ascii=False, indent=2)
+            lines.append(f"- [{when}] [{INTERACTION_LABELS.get(kind, kind)}] {text}")
+    return lines
 
 
 class NullMemory(Memory):
@@ -160,22 +185,39 @@ class FullContextMemory(Memory):
         self.text = ""
 
 
+REWRITE_BUDGET = 4096
+"""Output tokens a rewrite may use (upstream's ``memory.yaml``: ``rewrite.max_tokens``)."""
+
+REWRITE_SYSTEM = ("You keep one user's preference memory: an accurate, concise summary of their preferences "
+                  "drawn from how they have interacted with the platform.")
 REWRITE_INSTRUCTIONS = (
     "You keep a concise, accurate summary of one user's preferences, built from their interactions.\n\n"
-    "## Current summary\n{current}\n\n## New interactions\n{new}\n\n"
-    "Merge the new interactions into the summary: keep what still holds, change what the new interactions "
-    "contradict, add what they reveal. Organise it by topic (food and taste, spending, times, places, service "
-    "requests, other). Reply with the updated summary only, in about {budget} tokens at most."
+    "## What the memory holds now\n{current}\n\n## The user's new interactions\n{new}\n\n"
+    "## What to do\nFold the new interactions into the memory and write the memory anew:\n\n"
+    "1. keep the preferences that still hold;\n"
+    "2. change the ones the new interactions contradict;\n"
+    "3. add the ones the new interactions reveal;\n"
+    "4. arrange it by topic, at least: food (tastes, cuisines, ingredients), spending (price range, how often), "
+    "times (meals, travel), places (usual areas, distance), service (delivery wishes, seating), other.\n\n"
+    "Write only the updated summary, with no explanation around it."
+    "\n\n(Keep the updated summary within about {budget} tokens.)"
 )
+"""The rewrite request, in our words, structured as upstream's ``memory_update_prompt`` (current
+memory, new interactions, keep / update / add / organise by topic, summary only, token budget)."""
+EMPTY_MEMORY = "Empty (no preferences recorded yet)"
 
 
 class RewriteMemory(Memory):
     """One preference summary, rewritten by a model after each update (upstream's rewrite memory).
 
+    Upstream rewrites with the agent's own model (``agentgym eval`` passes it, see
+    :func:`rewrite_on_agent_model`); each update sends the current memory and the new
+    interaction lines and the reply *replaces* the memory.
+
     Args:
-        summarise: ``(current_summary, new_interaction_lines) -> new summary``; without it (or
-            when it fails or returns nothing) the new lines are appended, as upstream does
-            without a model.
+        summarise: ``(current_summary, new_interaction_lines) -> new summary``. Without it the new
+            lines are appended (upstream's behaviour with no model, a labelled departure); when it
+            fails or returns nothing, upstream's fallback appends them under a shorter header.
         label: the backend name results carry.
     """
 
@@ -184,24 +226,31 @@ class RewriteMemory(Memory):
         self.name = label
         self.text = ""
         self.last_error: str | None = None
+        self.rewrites = 0
+        """How many updates the model rewrote (the others appended)."""
 
     def read(self, query: str | None = None) -> str:
         return self.text or NO_MEMORY
 
+    def _append(self, new: str, first: str, more: str) -> None:
+        self.text = f"{self.text}\n\n{more}\n{new}" if self.text else f"{first}\n{new}"
+
     def update(self, interactions: list[Any]) -> None:
         new = "\n".join(interaction_lines(interactions))
-        if not new:
+        if not interactions:
             return
-        if self.summarise is not None:
-            try:
-                rewritten = str(self.summarise(self.text, new) or "").strip()
-            except Exception as exc:  # a failing writer falls back to appending, never loses the interactions
-                self.last_error, rewritten = f"{type(exc).__name__}: {exc}", ""
-            if rewritten:
-                self.text = rewritten
-                return
-        header = "Additional observations from recent interactions:" if self.text else "User preference observations from interactions:"
-        self.text = f"{self.text}\n\n{header}\n{new}".strip()
+        if self.summarise is None:
+            self._append(new, "User preference observations from interactions:", "Additional observations from recent interactions:")
+            return
+        try:
+            rewritten = str(self.summarise(self.text, new) or "").strip()
+        except Exception as exc:  # a failing writer falls back to appending, never loses the interactions
+            self.last_error, rewritten = f"{type(exc).__name__}: {exc}", ""
+        if rewritten:
+            self.text = rewritten
+            self.rewrites += 1
+        else:
+            self._append(new, "User preference observations:", "Additional observations:")
 
     def reset(self) -> None:
         self.text = ""
@@ -210,17 +259,44 @@ class RewriteMemory(Memory):
         return self.preference_tools()
 
     def query(self, query: str) -> str:
-        return self.text or NO_MEMORY
+        return self.text or "No user preference information available."
+
+    def departures(self) -> list[str]:
+        if self.summarise is None:
+            return ["the rewrite memory has no model, so it appends the interactions instead of rewriting them "
+                    "(upstream rewrites with the agent's model): use a model agent or memory='rewrite:<backend spec>'"]
+        return []
 
 
-def model_summariser(chat: Callable[[list[dict[str, Any]]], str], budget: int = 2048) -> Callable[[str, str], str]:
-    """A :class:`RewriteMemory` writer over a chat model."""
+def memory_departures(memory: Any) -> list[str]:
+    """``memory.departures()`` when the backend has that method, else nothing."""
+    method = getattr(memory, "departures", None)
+    return [str(r) for r in method()] if callable(method) else []
+
+
+def rewrite_messages(current: str, new: str, budget: int = REWRITE_BUDGET) -> list[dict[str, str]]:
+    """The chat a rewrite sends: a system line, then the request with the memory and the new lines."""
+    return [{"role": "system", "content": REWRITE_SYSTEM},
+            {"role": "user", "content": REWRITE_INSTRUCTIONS.format(current=current or EMPTY_MEMORY, new=new, budget=budget)}]
+
+
+def model_summariser(chat: Callable[[list[dict[str, Any]]], str], budget: int = REWRITE_BUDGET) -> Callable[[str, str], str]:
+    """A :class:`RewriteMemory` writer over a chat model (``messages -> reply text``)."""
 
     def summarise(current: str, new: str) -> str:
-        prompt = REWRITE_INSTRUCTIONS.format(current=current or "(empty: nothing recorded yet)", new=new, budget=budget)
-        return chat([{"role": "system", "content": "You maintain a user preference memory."}, {"role": "user", "content": prompt}])
+        return chat(rewrite_messages(current, new, budget))
 
     return summarise
+
+
+def rewrite_on_agent_model(memory: Any, agent_spec: str | None) -> Any:
+    """``"rewrite"`` -> ``"rewrite:<agent_spec>"`` (upstream rewrites with the agent's model); anything else unchanged.
+
+    ``agent_spec`` is the agent's model backend spec (None when the agent is not a model).
+    """
+    if agent_spec and isinstance(memory, str) and memory.strip() == "rewrite":
+        return f"rewrite:{agent_spec}"
+    return memory
 
 
 class GroundTruthMemory(Memory):
@@ -288,7 +364,7 @@ def make_memory(kind: str | Memory, summarise: Callable[[str, str], str] | None 
         if option:
             from agentgym_suite.envs.shared.chat_models import BackendChat
 
-            chat = BackendChat(spec=option, max_new_tokens=2048)
+            chat = BackendChat(spec=option, max_new_tokens=REWRITE_BUDGET)
             return RewriteMemory(model_summariser(chat), label=f"rewrite:llm:{chat.label}")
         return RewriteMemory(summarise, label="rewrite" if summarise is None else "rewrite:custom")
     if base in ("bm25", "embedding"):
@@ -299,5 +375,5 @@ def make_memory(kind: str | Memory, summarise: Callable[[str, str], str] | None 
                      "(rewrite:<backend spec> for a model-written summary, embedding:minilm|hashing).")
 
 
-__all__ = ["MEMORY_KINDS", "NO_MEMORY", "FullContextMemory", "GroundTruthMemory", "Memory", "MemoryTool", "NullMemory",
+__all__ = ["INTERACTION_LABELS", "MEMORY_KINDS", "NO_MEMORY", "REWRITE_BUDGET", "memory_departures", "rewrite_messages", "rewrite_on_agent_model", "FullContextMemory", "GroundTruthMemory", "Memory", "MemoryTool", "NullMemory",
            "RewriteMemory", "interaction_items", "interaction_lines", "make_memory", "model_summariser"]

