@@ -8,6 +8,8 @@ same way with no edit here.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +130,26 @@ def winnable_tasks(env: gym.Env, n: int = 3, scan: int = 8) -> list[str]:
             break
     assert found, "the oracle wins none of the env's first tasks"
     return found
+
+
+@contextmanager
+def made_envs(tmp_path_factory: pytest.TempPathFactory, step_limit: int) -> Iterator[Callable[[str], gym.Env]]:
+    """``get(env_id)``: one env per id, made with cheap kwargs, the kwargs that keep it going after
+    hostile actions, Gymnasium's ``step_limit`` and a private cache folder; all closed at the end."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AGENTGYM_CACHE", str(tmp_path_factory.mktemp("cache")))
+    root = tmp_path_factory.mktemp("data")
+    made: dict[str, gym.Env] = {}
+
+    def get(env_id: str) -> gym.Env:
+        skip_unless_usable(env_id)
+        if env_id not in made:
+            made[env_id] = gym.make(env_id, max_episode_steps=step_limit, **cheap_kwargs(env_id, root), **goes_on(env_id))
+        return made[env_id]
+
+    try:
+        yield get
+    finally:
+        for env in made.values():
+            env.close()
+        patch.undo()

@@ -17,7 +17,7 @@ import gymnasium as gym
 import pytest
 
 from agentgym_suite.core.errors import ClosedEnvError, EnvNotCopyableError, ResetOptionsError
-from reliability.registered import cheap_kwargs, env_params, goes_on, skip_unless_usable
+from reliability.registered import env_params, made_envs
 
 STEP_LIMIT = 100
 ALL_ENVS = env_params()
@@ -27,22 +27,8 @@ ALL_ENVS = env_params()
 def make(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], gym.Env]]:
     """One env per id for the module (made with cheap kwargs, a private cache folder); the test of
     ``close()`` comes last and closes it."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("AGENTGYM_CACHE", str(tmp_path_factory.mktemp("cache")))
-    root = tmp_path_factory.mktemp("data")
-    made: dict[str, gym.Env] = {}
-
-    def get(env_id: str) -> gym.Env:
-        skip_unless_usable(env_id)
-        if env_id not in made:
-            made[env_id] = gym.make(env_id, max_episode_steps=STEP_LIMIT, **cheap_kwargs(env_id, root),
-                                    **goes_on(env_id))
-        return made[env_id]
-
-    yield get
-    for env in made.values():
-        env.close()
-    patch.undo()
+    with made_envs(tmp_path_factory, STEP_LIMIT) as get:
+        yield get
 
 
 def _play_oracle(env: gym.Env, limit: int = 60) -> list[tuple[str, float, bool]]:

@@ -15,7 +15,14 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from reliability.registered import TOOL_ENV_IDS, cheap_kwargs, env_params, finish_with_oracle, goes_on, skip_unless_usable
+from reliability.registered import (
+    TOOL_ENV_IDS,
+    cheap_kwargs,
+    env_params,
+    finish_with_oracle,
+    made_envs,
+    skip_unless_usable,
+)
 
 TOOL_ENVS = env_params(TOOL_ENV_IDS)
 DIGITS = sys.get_int_max_str_digits()
@@ -27,22 +34,8 @@ with a short limit must not be truncated by the hostile actions before its oracl
 @pytest.fixture(scope="module")
 def make(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], gym.Env]]:
     """One env per id for the module, made with cheap kwargs and a private cache folder."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("AGENTGYM_CACHE", str(tmp_path_factory.mktemp("cache")))
-    root = tmp_path_factory.mktemp("data")
-    made: dict[str, gym.Env] = {}
-
-    def get(env_id: str) -> gym.Env:
-        skip_unless_usable(env_id)
-        if env_id not in made:
-            made[env_id] = gym.make(env_id, max_episode_steps=STEP_LIMIT, **cheap_kwargs(env_id, root),
-                                    **goes_on(env_id))
-        return made[env_id]
-
-    yield get
-    for env in made.values():
-        env.close()
-    patch.undo()
+    with made_envs(tmp_path_factory, STEP_LIMIT) as get:
+        yield get
 
 
 def _first_tool(info: dict[str, Any]) -> str:

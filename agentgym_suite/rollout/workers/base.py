@@ -117,6 +117,32 @@ INLINE = InlineEnvs()
 """The executor of plain ``gymnasium.Env`` objects handed to the engine."""
 
 
+class ExecutorHandle:
+    """The engine's handle of an env that lives elsewhere (a worker, a server session): not a
+    ``gymnasium.Env``, so the engine batches its calls through :attr:`executor`; ``reset``,
+    ``step`` and ``close`` serve single calls the same way."""
+
+    executor: EnvExecutor
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """One ``env.reset`` through the executor."""
+        [result] = self.executor.reset([(self, seed, options, False)])
+        if isinstance(result, BaseException):
+            raise result
+        return result[0], result[1]
+
+    def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """One ``env.step`` through the executor."""
+        [result] = self.executor.step([(self, action, False)])
+        if isinstance(result, BaseException):
+            raise result
+        return result[:5]
+
+    def close(self) -> None:
+        """Close the env where it lives."""
+        self.executor.discard([self])
+
+
 def executor_of(env: Any) -> EnvExecutor:
     """The executor that runs ``env``: its worker pool's for a remote env, :data:`INLINE` otherwise."""
     executor = getattr(env, "executor", None) if not isinstance(env, gym.Env) else None

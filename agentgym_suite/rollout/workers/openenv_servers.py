@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 import gymnasium as gym
 
-from agentgym_suite.rollout.workers.base import EnvExecutor, ResetCall, StepCall
+from agentgym_suite.rollout.workers.base import EnvExecutor, ExecutorHandle, ResetCall, StepCall
 from agentgym_suite.rollout.workers.calls import reset_env, step_env
 from agentgym_suite.rollout.workers.remote import ANSWER_GRACE_S
 from agentgym_suite.serving.wire import DEFAULT_MESSAGE_TIMEOUT_S, ServerGone
@@ -34,7 +34,7 @@ MAX_THREADS = 64
 """Most sessions one batch waits on at once."""
 
 
-class ServedEnv:
+class ServedEnv(ExecutorHandle):
     """The engine's handle of one session on a server (not a ``gymnasium.Env``, so the engine
     sends its calls through :attr:`executor` in batches)."""
 
@@ -46,24 +46,6 @@ class ServedEnv:
         self.unwrapped = env.unwrapped
         self.lost: str | None = None
         """Why the session can no longer be used (None while it can)."""
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        """One reset through the executor."""
-        [result] = self.executor.reset([(self, seed, options, False)])
-        if isinstance(result, BaseException):
-            raise result
-        return result[0], result[1]
-
-    def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        """One step through the executor."""
-        [result] = self.executor.step([(self, action, False)])
-        if isinstance(result, BaseException):
-            raise result
-        return result[:5]
-
-    def close(self) -> None:
-        """End the session."""
-        self.executor.discard([self])
 
     def __repr__(self) -> str:
         return f"<ServedEnv {getattr(self.spec, 'id', '?')} on {self.server}>"

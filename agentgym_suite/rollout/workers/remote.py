@@ -22,7 +22,7 @@ import cloudpickle
 import gymnasium as gym
 
 from agentgym_suite.core.process_groups import CLOSE_WAIT_S, EnvWorkerDied
-from agentgym_suite.rollout.workers.base import EnvExecutor, ResetCall, StepCall
+from agentgym_suite.rollout.workers.base import EnvExecutor, ExecutorHandle, ResetCall, StepCall
 
 ANSWER_GRACE_S = 10.0
 """Seconds a worker may take beyond ``step_timeout`` per step before it counts as hung."""
@@ -99,7 +99,7 @@ def _unwrapped_class(name: str) -> type[RemoteUnwrapped]:
     return _UNWRAPPED_CLASSES[name]
 
 
-class RemoteEnv:
+class RemoteEnv(ExecutorHandle):
     """The engine's handle of an env that lives in a worker.
 
     It has the env's ``spec``, an ``unwrapped`` proxy (:class:`RemoteUnwrapped`), and
@@ -115,24 +115,6 @@ class RemoteEnv:
         self.spec = spec
         self.class_name = class_name
         self.unwrapped = _unwrapped_class(class_name)(self)
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        """``env.reset`` in the worker."""
-        [result] = self.executor.reset([(self, seed, options, False)])
-        if isinstance(result, BaseException):
-            raise result
-        return result[0], result[1]
-
-    def step(self, action: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        """``env.step`` in the worker."""
-        [result] = self.executor.step([(self, action, False)])
-        if isinstance(result, BaseException):
-            raise result
-        return result[:5]
-
-    def close(self) -> None:
-        """Close the env in its worker."""
-        self.executor.discard([self])
 
     def __repr__(self) -> str:
         env_id = getattr(self.spec, "id", self.class_name)
