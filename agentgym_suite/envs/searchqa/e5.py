@@ -38,7 +38,8 @@ class E5Encoder:
                                     "(`agentgym data fetch searchqa` says how).")
         self._torch = torch
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
-        self.model = AutoModel.from_pretrained(str(path)).to(device).eval()
+        self.model = AutoModel.from_pretrained(str(path)).to(device)
+        self.model.eval()
         self.device = device
 
     def encode(self, texts: Sequence[str], *, prefix: str, max_length: int) -> Any:
