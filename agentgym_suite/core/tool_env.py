@@ -157,6 +157,12 @@ class ToolEnv(TextEnv):
         """Env-specific keys merged into ``info`` after every step (metrics, per-turn checks)."""
         return {}
 
+    def _info(self, *, action_valid: bool, **extra: Any) -> dict[str, Any]:
+        """Every step's info carries the conversation (``messages``), also after an action the
+        action format refused before it reached :meth:`_execute` (too long, empty, not text)."""
+        extra.setdefault("messages", list(self.messages))
+        return super()._info(action_valid=action_valid, **extra)
+
     def _set_tools(self, tools: list[dict[str, Any]], handlers: Mapping[str, Callable[..., Any]]) -> None:
         """Replace the tool list mid-episode (tools revealed on a later turn); ``info["tools"]`` follows."""
         self._tool_index = {tool_name(t): t for t in tools}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentgym_suite.core.actions import _CONTROL, MAX_COMMAND_CHARS, ParsedAction, get_action_format
@@ -242,6 +242,7 @@ def bfcl_prompting() -> object:
 
 @settings(max_examples=60, deadline=None)
 @given(text=CALL_LISTS.map(lambda t: t.replace("(f)", "cd").replace("a.b", "ls")))
+@example(text="[f(a=" + "9" * 70_000 + ")]")  # longer than any action: refused before it is parsed, still a step
 def test_bfcl_prompting_env_steps_never_raise(bfcl_prompting: object, text: str) -> None:
     """The same call lists sent to BFCL-v0 in prompting style: an answer every time, and a call the
     decoder refused is an invalid action."""
