@@ -295,7 +295,7 @@ def evaluate(
             records = list(finished.values())
             missing = sum(1 for p in plan if episode_key(p.task_id, p.attempt) not in finished)
             summary = _summary(records, config, time.perf_counter() - started, len(plan), missing, ran)
-            extra_metrics = benchmark_metrics(env, records)
+            extra_metrics = benchmark_metrics(env_id, records)
             if extra_metrics:
                 summary["benchmark_metrics"] = extra_metrics
             players = agents.agents if isinstance(agents, AgentPolicy) else [policy]
@@ -362,17 +362,23 @@ def _spec(plan: EpisodePlan) -> EpisodeSpec:
 def with_evaluation_defaults(env_id: str, env_kwargs: dict[str, Any] | None) -> dict[str, Any]:
     """``env_kwargs`` completed with the env class's ``evaluation_defaults`` (the split its papers
     evaluate on) for every key the caller did not set."""
+    kwargs = dict(env_kwargs or {})
+    defaults = getattr(env_class(env_id), "evaluation_defaults", None) or {}
+    return {**defaults, **kwargs}
+
+
+def env_class(env_id: str) -> Any:
+    """The class (or factory) registered for ``env_id``; None when it cannot be loaded (an unknown
+    id is reported when the env is made, with the list of known ones)."""
     import gymnasium as gym
 
     import agentgym_suite  # noqa: F401  (registers the suite's env ids)
 
-    kwargs = dict(env_kwargs or {})
     try:
-        creator = gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
-    except Exception:  # an unknown id is reported when the env is made, with the list of known ones
-        return kwargs
-    defaults = getattr(creator, "evaluation_defaults", None) or {}
-    return {**defaults, **kwargs}
+        entry = gym.spec(env_id).entry_point
+        return entry if callable(entry) else gym.envs.registration.load_env_creator(str(entry))
+    except Exception:
+        return None
 
 
 def evaluation_split(env: Any) -> str:
@@ -387,9 +393,10 @@ def leaderboard_departures(env: Any) -> list[str]:
     return [str(reason) for reason in method()] if callable(method) else []
 
 
-def benchmark_metrics(env: Any, records: list[Trajectory]) -> dict[str, Any]:
-    """``env.unwrapped.benchmark_metrics`` over the final infos of the run's scorable episodes."""
-    method = getattr(env.unwrapped, "benchmark_metrics", None)
+def benchmark_metrics(env_id: str, records: list[Trajectory]) -> dict[str, Any]:
+    """The env class's ``benchmark_metrics`` over the final infos of the run's scorable episodes (read
+    from the class, not a live env: the env that answered first may have died with its worker)."""
+    method = getattr(env_class(env_id), "benchmark_metrics", None)
     if not callable(method):
         return {}
     return dict(method([final_info(r) for r in records if not r.broken and is_scorable(r)]))
