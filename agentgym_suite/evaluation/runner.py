@@ -27,8 +27,10 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -46,6 +48,7 @@ from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajecto
 from agentgym_suite.rollout.policies import AgentPolicy, is_agent, supports_batches
 from agentgym_suite.rollout.records import episode_key
 from agentgym_suite.rollout.workers import parse_env_workers
+from agentgym_suite.rollout.workers.settings import EnvWorkers
 
 logger = logging.getLogger(__name__)
 
@@ -277,17 +280,26 @@ def evaluate(
         try:
             if bar is not None:
                 bar.start()
-            if agents is not None:
+
+            def keep(record: Trajectory) -> None:
+                nonlocal ran
+                store.append(record)
+                finished[record.key] = record
+                ran += 1
+                advance(record)
+                crashes(record)
+
+            lanes = lane_agents(agents, env_workers)
+            if lanes:
+                play_in_lanes(env_id, lanes, [_spec(p) for p in todo], max_turns=turn_limit, env_kwargs=kwargs,
+                              step_timeout=step_timeout, on_record=keep)
+            elif agents is not None:
                 engine = RolloutEngine(agents, max_turns=turn_limit, info_keys=None, env_pool=pool)
                 width = engine.policy.max_episodes or width
                 for start in range(0, len(todo), width):
                     for record in engine.run_specs(env_id, [_spec(p) for p in todo[start:start + width]],
                                                    env_kwargs=kwargs):
-                        store.append(record)
-                        finished[record.key] = record
-                        ran += 1
-                        advance(record)
-                        crashes(record)
+                        keep(record)
         finally:
             if bar is not None:
                 bar.stop()
@@ -317,6 +329,45 @@ def parallel_width(batch_size: int, env_workers: Any) -> int:
     workers = parse_env_workers(env_workers)
     count = workers.count if workers is not None and workers.kind != "inline" and workers.count else 1
     return max(int(batch_size), int(count))
+
+
+def lane_agents(agents: Any, env_workers: Any) -> list[Any]:
+    """The agent copies that play free-running lanes (:func:`play_in_lanes`): those of a one-at-a-time
+    agent when the envs live in worker processes; empty otherwise (the lockstep engine plays)."""
+    workers = parse_env_workers(env_workers)
+    if not isinstance(agents, AgentPolicy) or workers is None or workers.kind != "processes":
+        return []
+    return list(agents.agents) if len(agents.agents) > 1 else []
+
+
+def play_in_lanes(env_id: str, agents: list[Any], specs: list[EpisodeSpec], *, max_turns: int,
+                  env_kwargs: dict[str, Any], step_timeout: float | None,
+                  on_record: Callable[[Trajectory], None]) -> None:
+    """Play ``specs`` with one lane per agent copy: each lane has its own env worker process and takes
+    the next planned episode as soon as its last one ended, so no copy waits for another's steps.
+    Every episode plays with its own seed, so the records are those of an inline run, in the order
+    they finish; ``on_record`` is called for each, one at a time."""
+    queue = list(reversed(specs))
+    lock = threading.Lock()
+
+    def lane(agent: Any) -> None:
+        pool = EnvPool(step_timeout, workers=EnvWorkers("processes", 1), live_envs=1)
+        try:
+            engine = RolloutEngine(AgentPolicy(agent), max_turns=max_turns, info_keys=None, env_pool=pool)
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    spec = queue.pop()
+                for record in engine.run_specs(env_id, [spec], env_kwargs=env_kwargs):
+                    with lock:
+                        on_record(record)
+        finally:
+            pool.close()
+
+    with ThreadPoolExecutor(max_workers=len(agents), thread_name_prefix="eval-lane") as lanes:
+        for done in [lanes.submit(lane, agent) for agent in agents]:
+            done.result()
 
 
 def agent_copies(agent: Any, n: int) -> list[Any]:

@@ -64,7 +64,8 @@ def _run(tmp_path: Path, name: str, agent: Any, **settings: Any) -> tuple[list[d
     IN_FLIGHT.update(now=0, most=0)
     out = tmp_path / name
     evaluate(FAKE, agent, out_dir=out, episodes=6, k=2, seed=4, max_turns=5, progress=False, **settings)
-    return _content(out / "trajectories.jsonl"), IN_FLIGHT["most"]
+    # by episode: copies in their own lanes write each episode as it ends, not in plan order
+    return sorted(_content(out / "trajectories.jsonl"), key=lambda r: r["traj_id"]), IN_FLIGHT["most"]
 
 
 def test_parallel_width_follows_the_larger_of_batch_size_and_env_workers() -> None:
