@@ -14,11 +14,14 @@ import importlib.util
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import gymnasium
 
 from agentgym_suite.core.data_sources import DataSource
 from agentgym_suite.core.env_card import EnvCard
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -128,24 +131,24 @@ def implemented(item: EnvEntry) -> bool:
 
 def data_source(item: EnvEntry) -> DataSource | None:
     """The :class:`DataSource` ``item`` points to (``None`` when it uses no data)."""
-    if not item.data_source:
-        return None
-    module, _, name = item.data_source.partition(":")
-    source = getattr(importlib.import_module(module), name or "SOURCE")
-    if not isinstance(source, DataSource):
-        raise TypeError(f"{item.id}: {item.data_source} is a {type(source).__name__}, not a DataSource.")
-    return source
+    return _declared(item, item.data_source, "SOURCE", DataSource)
 
 
 def env_card(item: EnvEntry) -> EnvCard | None:
     """The :class:`EnvCard` ``item`` points to (``None`` when it declares none)."""
-    if not item.card:
+    return _declared(item, item.card, "CARD", EnvCard)
+
+
+def _declared(item: EnvEntry, path: str, default_name: str, kind: type[_T]) -> _T | None:
+    """The ``module:attribute`` object an entry points to, checked to be a ``kind``; None for no path."""
+    if not path:
         return None
-    module, _, name = item.card.partition(":")
-    card = getattr(importlib.import_module(module), name or "CARD")
-    if not isinstance(card, EnvCard):
-        raise TypeError(f"{item.id}: {item.card} is a {type(card).__name__}, not an EnvCard.")
-    return card
+    module, _, name = path.partition(":")
+    found = getattr(importlib.import_module(module), name or default_name)
+    if not isinstance(found, kind):
+        article = "an" if kind.__name__[0] in "AEIOU" else "a"
+        raise TypeError(f"{item.id}: {path} is a {type(found).__name__}, not {article} {kind.__name__}.")
+    return found
 
 
 def data_sources() -> dict[str, DataSource]:
@@ -200,6 +203,17 @@ def _warn_if_different(spec: gymnasium.envs.registration.EnvSpec, item: EnvEntry
             f"(Name-vN), to register both.",
             stacklevel=3,
         )
+
+
+def env_class(env_id: str) -> Any:
+    """The class (or factory) registered for ``env_id``, the suite's ids registered first; None when
+    it cannot be loaded (an unknown id is reported where the env is made, with the known ones)."""
+    register_all()
+    try:
+        entry_point = gymnasium.spec(env_id).entry_point
+        return entry_point if callable(entry_point) else gymnasium.envs.registration.load_env_creator(str(entry_point))
+    except Exception:
+        return None
 
 
 def register_all() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym_suite.core.errors import AgentGymError
+from agentgym_suite.registration import env_class
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -182,16 +183,6 @@ def _parse_kwargs(text: str) -> dict[str, Any]:
     return value
 
 
-def _env_class(env_id: str) -> Any:
-    """The class (or factory) behind ``env_id``; None when it cannot be loaded."""
-    import agentgym_suite  # noqa: F401  (registers the suite's env ids)
-
-    try:
-        return gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
-    except Exception:  # an unknown id is reported by evaluate() with the list of known ones
-        return None
-
-
 def evaluation_settings(env_id: str, args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
     """``k``, ``temperature`` and ``max_new_tokens`` for the run, and where each came from.
 
@@ -199,7 +190,7 @@ def evaluation_settings(env_id: str, args: argparse.Namespace) -> tuple[dict[str
     settings; a declared None means the harness sets nothing, so the agent's own default holds);
     otherwise the suite's defaults (k=1, the agent's own sampling).
     """
-    declared = {key: value for key, value in dict(getattr(_env_class(env_id), "eval_sampling_defaults", None) or {}).items()
+    declared = {key: value for key, value in dict(getattr(env_class(env_id), "eval_sampling_defaults", None) or {}).items()
                 if value is not None}
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -218,12 +209,10 @@ def _env_parameters(env_id: str) -> set[str]:
     """Keyword arguments the constructor of ``env_id``'s class takes (empty when it cannot be inspected)."""
     import inspect
 
-    import agentgym_suite  # noqa: F401  (registers the suite's env ids)
-
+    creator = env_class(env_id)
     try:
-        creator = gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
-        return set(inspect.signature(creator).parameters)
-    except Exception:  # an unknown id is reported by evaluate() with the list of known ones
+        return set(inspect.signature(creator).parameters) if creator is not None else set()
+    except (TypeError, ValueError):  # a factory without a signature: no keyword is known
         return set()
 
 

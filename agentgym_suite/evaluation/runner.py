@@ -49,6 +49,7 @@ from agentgym_suite.rollout.policies import AgentPolicy, is_agent, supports_batc
 from agentgym_suite.rollout.records import episode_key
 from agentgym_suite.rollout.workers import parse_env_workers
 from agentgym_suite.rollout.workers.settings import EnvWorkers
+from agentgym_suite.registration import env_class
 
 logger = logging.getLogger(__name__)
 
@@ -416,20 +417,6 @@ def with_evaluation_defaults(env_id: str, env_kwargs: dict[str, Any] | None) -> 
     kwargs = dict(env_kwargs or {})
     defaults = getattr(env_class(env_id), "evaluation_defaults", None) or {}
     return {**defaults, **kwargs}
-
-
-def env_class(env_id: str) -> Any:
-    """The class (or factory) registered for ``env_id``; None when it cannot be loaded (an unknown
-    id is reported when the env is made, with the list of known ones)."""
-    import gymnasium as gym
-
-    import agentgym_suite  # noqa: F401  (registers the suite's env ids)
-
-    try:
-        entry = gym.spec(env_id).entry_point
-        return entry if callable(entry) else gym.envs.registration.load_env_creator(str(entry))
-    except Exception:
-        return None
 
 
 def evaluation_split(env: Any) -> str:

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import gymnasium as gym
 
 from agentgym_suite.evaluation.runner import EvalResult, evaluate
+from agentgym_suite.registration import env_class
 
 SWEEP_FILE = "sweep.json"
 
@@ -111,16 +112,6 @@ class SweepResult:
         return sum(int(r.summary.get("crashed") or 0) for r in self.run.results.values())
 
 
-def _env_class(env_id: str) -> Any:
-    import agentgym_suite  # noqa: F401  (registers the suite's env ids)
-
-    try:
-        entry = gym.spec(env_id).entry_point
-        return entry if callable(entry) else gym.envs.registration.load_env_creator(str(entry))
-    except Exception:  # an unknown id is reported by evaluate() with the list of known ones
-        return None
-
-
 def _declared(env_class: Any) -> list[Sweep]:
     """The sweeps of an env class's ``sweeps()`` hook, ``"module:factory"`` paths resolved."""
     hook = getattr(env_class, "sweeps", None)
@@ -136,13 +127,13 @@ def _declared(env_class: Any) -> list[Sweep]:
 def declared_sweeps(env_id: str) -> dict[str, Sweep]:
     """The sweeps ``env_id`` offers: its class's own, then those some env declares for every env."""
     found: dict[str, Sweep] = {}
-    for sweep in _declared(_env_class(env_id)):
+    for sweep in _declared(env_class(env_id)):
         found.setdefault(sweep.name, sweep)
     for spec_id in sorted(gym.registry):
         entry = gym.registry[spec_id].entry_point
         if not (isinstance(entry, str) and entry.startswith("agentgym_suite.")):
             continue
-        for sweep in _declared(_env_class(spec_id)):
+        for sweep in _declared(env_class(spec_id)):
             if sweep.any_env:
                 found.setdefault(sweep.name, sweep)
     return found

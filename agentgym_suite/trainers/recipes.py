@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from agentgym_suite.registration import env_class
+
 SAME, DEPARTURE, UNLISTED, STALE = "same", "departure", "UNLISTED", "STALE"
 """Status of one field: equal to the card; a listed departure; a difference the card does not
 list; a listed departure whose value is not the config's (the card or the config is out of date)."""
@@ -80,12 +82,7 @@ def resolved_value(config: Any, field: str) -> Any:
 
 
 def _env_default(env_id: str, key: str) -> Any:
-    import importlib
-
-    import gymnasium as gym
-
-    module, _, name = str(gym.spec(env_id).entry_point).partition(":")
-    parameter = inspect.signature(getattr(importlib.import_module(module), name).__init__).parameters.get(key)
+    parameter = inspect.signature(env_class(env_id)).parameters.get(key)
     return None if parameter is None or parameter.default is inspect.Parameter.empty else parameter.default
 
 

@@ -12,6 +12,7 @@ import gymnasium as gym
 from datasets import Dataset
 
 from agentgym_suite.envs.rehearsal.world_model import POLICY
+from agentgym_suite.registration import env_class
 from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner
 
@@ -66,8 +67,7 @@ def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = N
 
 
 def _parameters(env_id: str) -> dict[str, inspect.Parameter] | None:
-    entry = gym.spec(env_id).entry_point
-    cls = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
+    cls = env_class(env_id)
     try:
         return dict(inspect.signature(cls).parameters)
     except (TypeError, ValueError):

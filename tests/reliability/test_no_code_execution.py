@@ -33,8 +33,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "imports reward functions; the class must be a CreditAssigner",
     ("evaluation/sweep.py", "importlib.import_module(<non-literal>)"):
         "the 'module:factory' paths an env class declares in code through its sweeps() hook; never model text",
-    ("trainers/recipes.py", "importlib.import_module(<non-literal>)"):
-        "the entry-point module of a registered env id (gym.spec), registered in code; never model text",
     ("registration.py", "importlib.import_module(<non-literal>)"):
         "the data_source module of an EnvEntry: registered in code (ENV_ENTRIES or register_entry), never model text",
     ("envs/tau2/data.py", "pickle.loads"):
