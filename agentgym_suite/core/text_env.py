@@ -189,13 +189,15 @@ class TextEnv(gym.Env[str, str]):
         return []
 
     @classmethod
-    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]], *, k: int | None = None) -> dict[str, Any]:
         """The benchmark's own aggregate metrics over a run's scored episodes (their final infos).
 
         Empty (the default) for benchmarks whose official numbers are the success rates that
         every run reports. A benchmark whose official harness reports other aggregates (FinMCP's
         macro/micro F1 by group) computes them here; ``agentgym eval`` writes them into
-        ``summary.json`` as ``benchmark_metrics``.
+        ``summary.json`` as ``benchmark_metrics``. ``k`` is the run's planned attempts per task
+        (``agentgym eval --k``), so a metric over trials counts an attempt that left no scored
+        episode (a crash) as upstream counts a failed trial; None when the caller does not know it.
         """
         return {}
 

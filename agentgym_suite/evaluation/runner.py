@@ -308,7 +308,7 @@ def evaluate(
             records = list(finished.values())
             missing = sum(1 for p in plan if episode_key(p.task_id, p.attempt) not in finished)
             summary = _summary(records, config, time.perf_counter() - started, len(plan), missing, ran)
-            extra_metrics = benchmark_metrics(env_id, records)
+            extra_metrics = benchmark_metrics(env_id, records, k=int(config["k"]))
             if extra_metrics:
                 summary["benchmark_metrics"] = extra_metrics
             players = agents.agents if isinstance(agents, AgentPolicy) else [policy]
@@ -431,13 +431,14 @@ def leaderboard_departures(env: Any) -> list[str]:
     return [str(reason) for reason in method()] if callable(method) else []
 
 
-def benchmark_metrics(env_id: str, records: list[Trajectory]) -> dict[str, Any]:
+def benchmark_metrics(env_id: str, records: list[Trajectory], k: int | None = None) -> dict[str, Any]:
     """The env class's ``benchmark_metrics`` over the final infos of the run's scorable episodes (read
-    from the class, not a live env: the env that answered first may have died with its worker)."""
+    from the class, not a live env: the env that answered first may have died with its worker);
+    ``k`` is the run's planned attempts per task, passed on to the hook."""
     method = getattr(env_class(env_id), "benchmark_metrics", None)
     if not callable(method):
         return {}
-    return dict(method([final_info(r) for r in records if not r.broken and is_scorable(r)]))
+    return dict(method([final_info(r) for r in records if not r.broken and is_scorable(r)], k=k))
 
 
 def _summary(

@@ -274,6 +274,23 @@ def test_benchmark_metrics_count_a_missing_trial_as_zero(path: Path) -> None:
     assert metrics["skill_split_metrics"]["proactive"] == {"avg_reward": 1.0, "count": 1}
 
 
+def test_benchmark_metrics_take_the_runs_k(path: Path) -> None:
+    """With k=3 and a trial that crashed for every subtask, the third trial counts 0 everywhere (upstream's
+    num_trials); read off the episodes alone the run would look like a 2-trial run."""
+    env = VitaBenchEnv(version=2, sequences_path=path)
+    env.reset(options={"task_id": "U1001/0"})
+    solved = {**run_oracle(env), "vitabench_reward": 1.0}
+    other = {**solved, "subtask_index": 1}
+    finals = [solved, other, solved, other]  # trials 0 and 1 of both subtasks; trial 2 crashed everywhere
+    guessed = VitaBenchEnv.benchmark_metrics(finals)["personalization"]
+    assert guessed["num_trials"] == 2 and guessed["subtask_average_at_n"]["1"] == pytest.approx(1.0)
+    metrics = VitaBenchEnv.benchmark_metrics(finals, k=3)["personalization"]
+    assert metrics["num_trials"] == 3 and metrics["subtask_num_units"] == 2
+    assert metrics["subtask_average_at_n"]["1"] == pytest.approx(2 / 3)
+    assert metrics["subtask_pass_hat_ks"]["3"] == 0.0 and metrics["subtask_pass_at_n"]["3"] == 1.0
+    assert set(metrics["subtask_pass_hat_ks"]) == {"1", "2", "3"}
+
+
 def test_rewrite_memory_rewrites_with_the_agent_model_by_default(path: Path) -> None:
     """``agentgym eval`` gives a bare rewrite memory the agent's model; a tiny model rewrites, the memory is replaced."""
     from agentgym_suite.commands.eval import apply_user_and_judge

@@ -218,3 +218,18 @@ def test_a_directory_written_in_the_earlier_record_layout_resumes(tmp_path: Path
     assert "simulated backend crash in task-4" in write_viewer(tmp_path).read_text(encoding="utf-8")
     again = evaluate(FAKE, "oracle", out_dir=tmp_path, k=2, seed=0, progress=False, retry_failed=True)
     assert again.ran == 1 and again.summary["errors"] == 0 and again.summary["success_rate"] == 1.0
+
+
+def test_benchmark_metrics_hook_receives_the_runs_k(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook gets the planned attempts, not a count read off the episodes that happened to finish."""
+    seen: list[Any] = []
+
+    def hook(cls: type, final_infos: list[dict[str, Any]], *, k: int | None = None) -> dict[str, Any]:
+        seen.append((k, len(final_infos)))
+        return {"k": k}
+
+    monkeypatch.setattr(FakeEvalEnv, "benchmark_metrics", classmethod(hook))
+    result = evaluate(FAKE, "oracle", out_dir=tmp_path, k=3, seed=0, env_kwargs={"crash_task": "task-0", "n_tasks": 2},
+                      progress=False)
+    assert result.summary["crashed"] == 3 and result.summary["benchmark_metrics"] == {"k": 3}
+    assert seen == [(3, 3)]  # task-0's three attempts crashed: three scored episodes, yet k is still 3

@@ -502,7 +502,7 @@ class BFCLEnv(ToolEnv):
         return False, f"{verdict.get('error_type', '')}: {verdict.get('error')}"
 
     @classmethod
-    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]], *, k: int | None = None) -> dict[str, Any]:
         """For ``format_sensitivity``, bfcl-eval's report: accuracy per prompt configuration, their
         max delta, standard deviation and variance (see :mod:`.format_sensitivity`)."""
         pairs = [(str(i["bfcl_format_config"]), bool(i.get("won"))) for i in final_infos if "bfcl_format_config" in i]

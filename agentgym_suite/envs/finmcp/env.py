@@ -140,7 +140,7 @@ class FinMCPEnv(ToolEnv):
         ]
 
     @classmethod
-    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]], *, k: int | None = None) -> dict[str, Any]:
         """DianJin-TIR's macro/micro P/R/F1 and consistency, overall and by scenario, difficulty and task type."""
         keys = COUNT_KEYS + GROUP_KEYS
         rows = [{key: info[f"finmcp_{key}"] for key in keys} for info in final_infos

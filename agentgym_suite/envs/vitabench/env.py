@@ -327,12 +327,14 @@ class VitaBenchEnv(ToolEnv):
         return reply
 
     @classmethod
-    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]], *, k: int | None = None) -> dict[str, Any]:
         """Version 2: upstream's subtask-level pass^k/pass@k/average@k and personalize/proactive split.
 
-        A subtask's trials are its scored episodes in run order; the run's trial count is the most
-        any subtask had, and a subtask with fewer (a crashed or unscorable episode) counts 0 for
-        each missing trial, as upstream counts a failed trial (:mod:`.metrics`).
+        A subtask's trials are its scored episodes in run order; the run's trial count is ``k``
+        (the run's planned attempts, upstream's ``num_trials``), and a subtask with fewer scored
+        episodes (a crashed or unscorable one) counts 0 for each missing trial, as upstream counts
+        a failed trial (:mod:`.metrics`). Without ``k`` the count is the most trials any subtask
+        had, which reads one fewer when an attempt crashed for every subtask.
         """
         rows, trials = [], Counter[tuple[str, int]]()
         for info in final_infos:
@@ -342,7 +344,7 @@ class VitaBenchEnv(ToolEnv):
             rows.append({"sequence_id": unit[0], "subtask_index": unit[1], "trial": trials[unit],
                          "reward": float(info["vitabench_reward"]), "skill_tested": info.get("skill_tested", "")})
             trials[unit] += 1
-        return {"personalization": personalization_metrics(rows)} if rows else {}
+        return {"personalization": personalization_metrics(rows, num_trials=k)} if rows else {}
 
     def leaderboard_departures(self) -> list[str]:
         """Reasons this instance's scores are not comparable with VitaBench's leaderboard."""
