@@ -395,6 +395,36 @@ def test_format_sensitivity_verdicts_match_bfcl_eval_full() -> None:
     _format_cases(1)
 
 
+def test_format_sensitivity_names_the_python_decode_departure() -> None:
+    """A python reply whose argument is arithmetic on a call (``len('ab') + n``): bfcl-eval evaluates it and
+    passes the entry, the suite refuses to evaluate it and fails the entry; so the category names the departure."""
+    pytest.importorskip("tree_sitter")
+    from agentgym_suite.envs.bfcl import format_sensitivity
+    from agentgym_suite.envs.bfcl.env import PYTHON_DECODE_DEPARTURE
+
+    env = BFCLEnv(category="format_sensitivity")
+    assert PYTHON_DECODE_DEPARTURE in env.leaderboard_departures()
+    assert PYTHON_DECODE_DEPARTURE in BFCLEnv(category="simple", system_prompt="prompting").leaderboard_departures()
+    assert BFCLEnv(category="simple").leaderboard_departures() == []
+    for task_id in env.task_ids():
+        if not format_sensitivity.config_of(task_id).startswith("ret_fmt=python"):
+            continue
+        env.reset(options={"task_id": task_id})
+        gold = [(n, oracle_arguments_for(env, n, p)) for a in env._answer for n, p in a.items()]
+        ints = [(i, k) for i, (_, args) in enumerate(gold) for k, v in args.items() if type(v) is int and v > 2]
+        if not ints:
+            continue
+        i, key = ints[0]
+        reply = format_sensitivity.render_calls(task_id, gold)
+        value = gold[i][1][key]
+        computed = reply.replace(f"{key}={value!r}", f"{key}=len('ab') + {value - 2}", 1)
+        assert computed != reply
+        assert _upstream_prompting_verdict(task_id, env._entry, env._answer, computed) is True  # eval'd to the gold value
+        assert _play(env, [computed])["won"] is False  # read without eval: refused
+        return
+    pytest.fail("no python-format entry with an integer argument")
+
+
 def test_format_sensitivity_report_is_bfcl_evals(tmp_path: Any) -> None:
     """The env's report (per-configuration accuracy, max delta, std, variance) equals the header
     bfcl-eval's own format_sensitivity_runner writes for the same replies."""

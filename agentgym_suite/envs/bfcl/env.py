@@ -22,9 +22,12 @@ text beyond the entry's own, as its function-calling handlers; with ``"prompting
 system prompt, and call lists ``[f(a=1)]`` are read as calls the way bfcl-eval's prompting handlers
 decode them (:mod:`.prompting_decoder`; a call it cannot read is shown to the agent as an error).
 
-Departure from the leaderboard (``leaderboard_departures``, written into ``summary.json``): web
-search on the offline local corpus (the default) instead of bfcl-eval's live SerpAPI search;
-``web_search_backend="serpapi"`` runs bfcl-eval's own backend. Conformance with bfcl-eval's
+Departures from the leaderboard (``leaderboard_departures``, written into ``summary.json``): web
+search on the offline local corpus (the default) instead of bfcl-eval's live SerpAPI search
+(``web_search_backend="serpapi"`` runs bfcl-eval's own backend); in ``format_sensitivity`` and the
+``prompting`` style, python call lists are decoded without ``eval``, so arithmetic that is not on
+literals and positional or ``**`` arguments are refused where bfcl-eval reads them
+(:data:`PYTHON_DECODE_DEPARTURE`). Conformance with bfcl-eval's
 checkers is tested in ``tests/conformance/test_bfcl.py``.
 """
 
@@ -112,6 +115,14 @@ def _source_literal(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_source_literal(v)}" for k, v in value.items()) + "}"
     return str(value)
+
+
+PYTHON_DECODE_DEPARTURE = (
+    "python-format replies are decoded by this suite's decoder without eval: arithmetic on literals is computed, but "
+    "arithmetic bfcl-eval computes with eval on anything else (names, calls), positional and ** arguments are refused, "
+    "so such a reply fails here where bfcl-eval may read it (every other reply decodes as bfcl-eval decodes it)")
+"""Why a python call list may decode differently from bfcl-eval (it ``eval``s arithmetic; model output never
+reaches ``eval`` here)."""
 
 
 class BFCLEnv(ToolEnv):
@@ -208,11 +219,16 @@ class BFCLEnv(ToolEnv):
         self._holdout: dict[str, list[dict[str, Any]]] = {}
 
     def leaderboard_departures(self) -> list[str]:
-        """Web search off bfcl-eval's live backend is the one departure (see :mod:`.web_search`)."""
-        if self.category not in data.WEB_SEARCH:
-            return []
-        reason = web_search.departure(self.web_search_backend, self.web_corpus)
-        return [reason] if reason else []
+        """Web search off bfcl-eval's live backend (see :mod:`.web_search`), and python call lists
+        read without ``eval`` (``format_sensitivity`` and the ``prompting`` style; see
+        :mod:`.prompting_decoder`)."""
+        reasons = []
+        if self.category in data.WEB_SEARCH:
+            reason = web_search.departure(self.web_search_backend, self.web_corpus)
+            reasons += [reason] if reason else []
+        if self.category == data.FORMAT_SENSITIVITY or self.system_prompt == "prompting":
+            reasons.append(PYTHON_DECODE_DEPARTURE)
+        return reasons
 
     # ------------------------------------------------------------------ task set
     def task_ids(self) -> list[str]:
