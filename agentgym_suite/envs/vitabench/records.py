@@ -108,6 +108,8 @@ class Shop(dict):
 
 _ID_LABEL = {"delivery": "store_id", "instore": "shop_id", "hotel": "hotel_id", "attraction": "attraction_id",
              "flight": "flight_id", "train": "train_id"}
+"""Upstream's label of an order's store id per order type; it has none for ``taxi`` (printing a taxi
+order fails upstream with ``KeyError: 'taxi'``, and so it does here)."""
 
 
 class Order(dict):
@@ -130,7 +132,7 @@ class Order(dict):
 
     def _common_head(self) -> str:
         return (f"Order(order_id:{self['order_id']}, order_type:{self['order_type']}, user_id:{self['user_id']}, "
-                f"{_ID_LABEL.get(str(self['order_type']), 'store_id')}:{self['store_id']}, ")
+                f"{_ID_LABEL[str(self['order_type'])]}:{self['store_id']}, ")
 
     def __str__(self) -> str:
         return (self._common_head() + f"total_price:{self['total_price']}, create_time:{self['create_time']}, "
@@ -176,6 +178,166 @@ class ReservationInfo(dict):
                 f"customer_count={self['customer_count']}, status={self['status']}")
 
 
+def pydantic_text(location: Location) -> str:
+    """A location as upstream's OTA records print it (pydantic's own text form, not the address form)."""
+    return f"address={location['address']!r} longitude={location['longitude']!r} latitude={location['latitude']!r}"
+
+
+class TravelProduct(dict):
+    """A bookable unit of a travel record (a room, ticket, seat or ride) on one date.
+
+    Upstream types these products; products of orders already in the task stay raw dicts
+    (upstream's orders keep them untyped), which matters where upstream asks a product for
+    its ``date`` attribute (only typed ones have it).
+    """
+
+    kind = ""
+    fields: tuple[str, ...] = ()
+    label = "product_id"
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> TravelProduct:
+        record = cls(product_id=raw.get("product_id", ""), price=_float(raw.get("price", 0.0)), quantity=_int(raw.get("quantity", 0)))
+        record.update({name: raw.get(name) for name in cls.fields})
+        return record
+
+    def __repr__(self) -> str:
+        head = ", ".join(f"{name}={self[name]}" for name in reversed(self.fields))
+        return f"{type(self).__name__}({head}, price={self['price']}, quantity={self['quantity']}, {self.label}={self['product_id']})"
+
+
+class HotelProduct(TravelProduct):
+    """A hotel room on one night."""
+
+    fields = ("date", "room_type")
+    label = "room_id"
+
+
+class AttractionProduct(TravelProduct):
+    """An attraction ticket for one day (upstream prints its id as ``attraction_id``)."""
+
+    fields = ("date", "ticket_type")
+    label = "attraction_id"
+
+
+class FlightProduct(TravelProduct):
+    """A seat class of a flight on one date."""
+
+    fields = ("date", "seat_type")
+    label = "seat_id"
+
+
+class TrainProduct(TravelProduct):
+    """A seat class of a train on one date."""
+
+    fields = ("date", "seat_type")
+    label = "seat_id"
+
+
+class TaxiProduct(TravelProduct):
+    """A ride option of a taxi service (no date)."""
+
+    fields = ("platform", "taxi_type")
+
+
+class TravelRecord(dict):
+    """A hotel, attraction, flight, train or taxi service: ``str`` omits the products, ``repr`` lists them."""
+
+    id_field = ""
+    product = TravelProduct
+    text_fields: tuple[str, ...] = ()
+    floats: tuple[str, ...] = ()
+    ints: tuple[str, ...] = ()
+    locations: tuple[str, ...] = ()
+    lists: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> TravelRecord:
+        record = cls(store_id=raw.get(cls.id_field))
+        for name in cls.text_fields:
+            value = raw.get(name)
+            if name in cls.floats:
+                value = _float(value)
+            elif name in cls.ints:
+                value = _int(value)
+            elif name in cls.locations:
+                value = Location.of(value or {})
+            elif name in cls.lists:
+                value = list(value or [])
+            record[name] = value
+        record["products"] = [cls.product.of(p) for p in raw.get("products") or []]
+        return record
+
+    def _field_text(self, name: str) -> str:
+        return pydantic_text(self[name]) if name in self.locations else str(self[name])
+
+    def _head(self, names: tuple[str, ...]) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{n}={self._field_text(n)}" for n in names)
+
+    def __str__(self) -> str:
+        return self._head(self.text_fields) + ")"
+
+    def __repr__(self) -> str:
+        products = "\n".join(repr(p) for p in self["products"])
+        return self._head(self.text_fields) + f", products={products})"
+
+
+class Hotel(TravelRecord):
+    """A hotel with its rooms."""
+
+    id_field = "hotel_id"
+    product = HotelProduct
+    text_fields = ("hotel_id", "hotel_name", "score", "star_rating", "location", "tags")
+    floats, ints, locations, lists = ("score",), ("star_rating",), ("location",), ("tags",)
+
+
+class Attraction(TravelRecord):
+    """An attraction with its tickets; upstream's ``str`` form ends open, after the opening hours."""
+
+    id_field = "attraction_id"
+    product = AttractionProduct
+    text_fields = ("attraction_id", "attraction_name", "location", "description", "score", "opening_hours", "ticket_price")
+    floats, locations = ("score", "ticket_price"), ("location",)
+
+    def __str__(self) -> str:
+        return self._head(self.text_fields[:-1]) + ", "
+
+
+class Flight(TravelRecord):
+    """A flight with its seat classes per date."""
+
+    id_field = "flight_id"
+    product = FlightProduct
+    text_fields = ("flight_id", "flight_number", "departure_city", "arrival_city", "departure_airport_location",
+                   "arrival_airport_location", "departure_time", "arrival_time", "tags")
+    locations, lists = ("departure_airport_location", "arrival_airport_location"), ("tags",)
+
+
+class Train(TravelRecord):
+    """A train with its seat classes per date."""
+
+    id_field = "train_id"
+    product = TrainProduct
+    text_fields = ("train_id", "train_number", "departure_city", "arrival_city", "departure_station_location",
+                   "arrival_station_location", "departure_time", "arrival_time", "tags")
+    locations, lists = ("departure_station_location", "arrival_station_location"), ("tags",)
+
+
+class Taxi(TravelRecord):
+    """A taxi service between two places with its ride options (VitaBench 2.0)."""
+
+    id_field = "taxi_id"
+    product = TaxiProduct
+    text_fields = ("taxi_id", "taxi_type", "platform", "departure_location", "arrival_location", "estimated_duration",
+                   "estimated_price", "tags")
+    floats, locations, lists = ("estimated_price",), ("departure_location", "arrival_location"), ("tags",)
+
+
+TRAVEL_TABLES: dict[str, type[TravelRecord]] = {"hotels": Hotel, "attractions": Attraction, "flights": Flight, "trains": Train,
+                                                "taxis": Taxi}
+"""The OTA database's record tables, in upstream's field order."""
+
+
 class Weather(dict):
     """One day's weather in one city."""
 
@@ -207,6 +369,9 @@ def typed_database(environment: dict[str, Any], domain: str) -> dict[str, Any]:
     }
     if domain == "delivery":
         db["stores"] = {k: Store.of(v) for k, v in (env.get("stores") or {}).items()}
+    elif domain == "ota":
+        for table, record in TRAVEL_TABLES.items():
+            db[table] = {k: record.of(v) for k, v in (env.get(table) or {}).items()}
     else:
         db["shops"] = {k: Shop.of(v) for k, v in (env.get("shops") or {}).items()}
         db["books"] = {k: BookInfo.of(v) for k, v in (env.get("books") or {}).items()}

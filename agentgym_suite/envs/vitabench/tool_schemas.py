@@ -95,7 +95,86 @@ INSTORE: dict[str, Spec] = {
         "user_id": (S, "the user's id", REQUIRED), "reservation_id": (S, "reservation id", None)}),
 }
 
-DOMAIN_TOOLS = {"delivery": DELIVERY, "instore": INSTORE}
+DAY = "a date as yyyy-mm-dd"
+
+
+def _order_id(action: str) -> Spec:
+    return (action, {"order_id": (S, "order id", REQUIRED)})
+
+
+def _own_order(action: str) -> Spec:
+    return (action, {"order_id": (S, "order id", REQUIRED), "user_id": (S, "the user's id", REQUIRED)})
+
+
+def _order_search(what: str, dated: bool = True) -> Spec:
+    params = {"user_id": (S, "the user's id", REQUIRED)}
+    if dated:
+        params["date"] = (S, f"only orders with a product on this date, {DAY}", None)
+    params["status"] = (S, "unpaid, paid or cancelled (empty: any status)", "paid")
+    return (f"The user's {what} orders, filtered by status" + (" and date." if dated else "."), params)
+
+
+def _dated_booking(what: str, record: str, unit: str) -> Spec:
+    return (f"Book {what}: an unpaid order of ``quantity`` units taken from the inventory of that date.", {
+        f"{record}_id": (S, f"{record} id", REQUIRED), f"{unit}_id": (S, f"{unit} id (a product of the {record})", REQUIRED),
+        "user_id": (S, "the user's id", REQUIRED), "date": (S, DAY, REQUIRED), "quantity": (I, "number of units", REQUIRED)})
+
+
+def _move(what: str) -> Spec:
+    return (f"Move a paid one-line {what} order to another date (same seat type); unpaid again when the new date costs more.", {
+        "order_id": (S, "order id", REQUIRED), "user_id": (S, "the user's id", REQUIRED), "new_date": (S, DAY, REQUIRED)})
+
+
+OTA: dict[str, Spec] = {
+    "get_ota_hotel_info": ("A hotel's details and rooms.", {"hotel_id": (S, "hotel id", REQUIRED)}),
+    "get_ota_attraction_info": ("An attraction's details and tickets.", {"attraction_id": (S, "attraction id", REQUIRED)}),
+    "get_ota_flight_info": ("A flight's details and seats per date.", {"flight_id": (S, "flight id", REQUIRED)}),
+    "get_ota_train_info": ("A train's details and seats per date.", {"train_id": (S, "train id", REQUIRED)}),
+    "hotel_search_recommand": ("Hotels in a city, best matches to the keywords first.", {
+        "city_name": (S, "the city", REQUIRED), "key_words": (STRS, "keywords describing the hotel", None)}),
+    "attractions_search_recommend": ("Attractions in a city, best matches to the keywords first.", {
+        "city_name": (S, "the city", REQUIRED), "key_words": (STRS, "keywords describing the attraction", REQUIRED)}),
+    "flight_search_recommend": ("Flights between two cities.", {
+        "departure": (S, "departure city", REQUIRED), "destination": (S, "arrival city", REQUIRED)}),
+    "train_ticket_search": ("Trains between two cities with seats on a date.", {
+        "departure": (S, "departure city", REQUIRED), "destination": (S, "arrival city", REQUIRED), "date": (S, DAY, REQUIRED)}),
+    "create_hotel_order": ("Book one room of a hotel: an unpaid order.", {
+        "hotel_id": (S, "hotel id", REQUIRED), "room_id": (S, "room id (a product of the hotel)", REQUIRED),
+        "user_id": (S, "the user's id", REQUIRED)}),
+    "create_attraction_order": _dated_booking("attraction tickets", "attraction", "ticket"),
+    "create_flight_order": _dated_booking("flight seats", "flight", "seat"),
+    "create_train_order": _dated_booking("train seats", "train", "seat"),
+    "pay_hotel_order": _order_id("Pay an unpaid hotel order."),
+    "pay_attraction_order": _order_id("Pay an unpaid attraction order."),
+    "pay_flight_order": _order_id("Pay an unpaid flight order."),
+    "pay_train_order": _order_id("Pay an unpaid train order."),
+    "search_hotel_order": _order_search("hotel"),
+    "search_attraction_order": _order_search("attraction"),
+    "search_flight_order": _order_search("flight"),
+    "search_train_order": _order_search("train"),
+    "get_hotel_order_detail": _order_id("A hotel order's details."),
+    "get_attraction_order_detail": _order_id("An attraction order's details."),
+    "get_flight_order_detail": _order_id("A flight order's details."),
+    "get_train_order_detail": _order_id("A train order's details."),
+    "modify_train_order": _move("train"),
+    "modify_flight_order": _move("flight"),
+    "cancel_hotel_order": _own_order("Cancel a hotel order (a paid one is refunded)."),
+    "cancel_attraction_order": _own_order("Cancel an attraction order (a paid one is refunded)."),
+    "cancel_flight_order": _own_order("Cancel a flight order (a paid one is refunded)."),
+    "cancel_train_order": _own_order("Cancel a train order (a paid one is refunded)."),
+    "get_taxi_info": ("A taxi service's details and ride options.", {"taxi_id": (S, "taxi service id", REQUIRED)}),
+    "taxi_search": ("Taxi services between two places.", {
+        "departure_location": (S, "pick-up place", REQUIRED), "arrival_location": (S, "drop-off place", REQUIRED)}),
+    "create_taxi_order": ("Book rides of a taxi service: an unpaid order.", {
+        "taxi_id": (S, "taxi service id", REQUIRED), "product_id": (S, "ride option id (a product of the service)", REQUIRED),
+        "user_id": (S, "the user's id", REQUIRED), "quantity": (I, "number of rides", 1)}),
+    "pay_taxi_order": _order_id("Pay an unpaid taxi order."),
+    "cancel_taxi_order": _own_order("Cancel a taxi order (a paid one is refunded)."),
+    "search_taxi_order": _order_search("taxi", dated=False),
+    "get_taxi_order_detail": _order_id("A taxi order's details."),
+}
+
+DOMAIN_TOOLS = {"delivery": DELIVERY, "instore": INSTORE, "ota": OTA}
 
 
 def _schema(name: str, spec: Spec) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from thefuzz import fuzz, process
 
 from agentgym_suite.envs.vitabench.holiday_dates import HOLIDAY_DATES
 from agentgym_suite.envs.vitabench.records import (
+    TRAVEL_TABLES,
     BookInfo,
     Location,
     Order,
@@ -108,10 +109,14 @@ class ToolKitBase:
     domain = ""
     id_prefix = "O"
 
-    def __init__(self, task_id: str, environment: dict[str, Any], language: str = "english") -> None:
+    HIDDEN_IN_V2 = ("get_user_historical_behaviors",)
+    """Tools VitaBench 2.0 no longer offers (its toolkit comments the user's history tool out)."""
+
+    def __init__(self, task_id: str, environment: dict[str, Any], language: str = "english", version: int = 1) -> None:
         self.task_id = task_id
         self.language = language
-        self.db = typed_database(environment, self.domain)
+        self.version = version
+        self.db = self._database(environment)
         self._counter = 0
         self.locations: dict[str, Location] = {}
         self.products: dict[str, dict[str, Any]] = {}
@@ -124,7 +129,12 @@ class ToolKitBase:
             for product in store["products"]:
                 self.products[product["product_id"]] = product
             self.locations[store["location"]["address"]] = store["location"]
-        self.schemas = tool_schemas(self.domain, language)
+        for table in TRAVEL_TABLES:  # upstream registers every record's places, in its field order
+            for record in (self.db.get(table) or {}).values():
+                for field in type(record).locations:
+                    self.locations[record[field]["address"]] = record[field]
+        offered = set(self.tool_names())
+        self.schemas = [s for s in tool_schemas(self.domain, language) if s["function"]["name"] in offered]
         self.handlers: dict[str, Callable[..., str | None]] = {
             s["function"]["name"]: functools.partial(self.call, s["function"]["name"]) for s in self.schemas}
 
@@ -134,9 +144,13 @@ class ToolKitBase:
         """Delivery stores or in-store shops by id."""
         return self.db.get("stores") or self.db.get("shops") or {}
 
+    def _database(self, environment: dict[str, Any]) -> dict[str, Any]:
+        return typed_database(environment, self.domain)
+
     def tool_names(self) -> list[str]:
-        """The tools of this toolkit."""
-        return [name for name in dir(type(self)) if getattr(getattr(type(self), name), "is_tool", False)]
+        """The tools of this toolkit (in its benchmark version)."""
+        hidden = self.HIDDEN_IN_V2 if self.version == 2 else ()
+        return [name for name in dir(type(self)) if getattr(getattr(type(self), name), "is_tool", False) and name not in hidden]
 
     def call(self, name: str, **arguments: Any) -> str | None:
         """Run one call as upstream's environment does: unknown tools and failures become ``Error: ...``."""
@@ -232,8 +246,14 @@ class ToolKitBase:
 
     @_tool
     def get_nearby(self, longitude: float, latitude: float, range: float) -> str:  # noqa: A002 - upstream's parameter name
-        hits = [str(place) for place in self.stores.values()
-                if self.longitude_latitude_to_distance(longitude, latitude, place["location"]["longitude"], place["location"]["latitude"]) <= range]
+        def near(place: dict[str, Any]) -> bool:
+            return self.longitude_latitude_to_distance(longitude, latitude, place["longitude"], place["latitude"]) <= range
+
+        hits = [str(place) for table in ("stores", "shops", "hotels", "attractions") for place in (self.db.get(table) or {}).values()
+                if near(place["location"])]
+        for table, ends in (("flights", ("departure_airport_location", "arrival_airport_location")),
+                            ("trains", ("departure_station_location", "arrival_station_location"))):
+            hits += [str(place) for place in (self.db.get(table) or {}).values() if near(place[ends[0]]) or near(place[ends[1]])]
         return "\n".join(hits) if hits else "No search results found"
 
 
@@ -563,11 +583,15 @@ class InStoreTools(ToolKitBase):
         return repr(reservation)
 
 
-TOOLKITS: dict[str, type[ToolKitBase]] = {"delivery": DeliveryTools, "instore": InStoreTools}
+from agentgym_suite.envs.vitabench.ota_tools import OTATools  # noqa: E402 - it builds on ToolKitBase above
+
+TOOLKITS: dict[str, type[ToolKitBase]] = {"delivery": DeliveryTools, "instore": InStoreTools, "ota": OTATools}
 
 
-def VitaTools(task_id: str, domain: str, environment: dict[str, Any], language: str = "english") -> ToolKitBase:  # noqa: N802 - kept name
-    """The toolkit of ``domain`` over a copy of a task's ``environment``."""
+def VitaTools(task_id: str, domain: str, environment: dict[str, Any], language: str = "english",  # noqa: N802 - kept name
+              version: int = 1) -> ToolKitBase:
+    """The toolkit of ``domain`` over a copy of a task's ``environment``, with the tools of the
+    benchmark ``version`` (2.0 adds the taxi tools and drops ``get_user_historical_behaviors``)."""
     if domain not in TOOLKITS:
         raise ValueError(f"VitaBench has no tools for the {domain!r} domain here; choose one of {sorted(TOOLKITS)}.")
-    return TOOLKITS[domain](task_id, environment, language)
+    return TOOLKITS[domain](task_id, environment, language, version)
