@@ -27,12 +27,12 @@ def test_memory_comparison_runs_each_backend_on_the_same_subtasks(tmp_path: Path
     assert [r["memory"] for r in rows] == ["none", "full", "embedding:hashing", "groundtruth"]
     for row in rows:
         assert row["scoring"] == "state_check" and row["user_simulator"] == "scripted"
-        assert row["users"] == 2 and row["subtasks"] == 4 and row["unscorable_episodes"] == 2  # U2002/1 has rubrics only
+        assert row["users"] == 2 and row["subtasks"] == 5 and row["unscorable_episodes"] == 2  # U2002/1 has rubrics only
         assert row["avg@k"] == row["pass@k"] == row["pass^k"] == 1.0  # the oracle wins every scorable subtask
         assert set(row["by_user"]) == {"U1001", "U2002"}
     tasks = [{json.loads(x)["task_id"] for x in (out / f"memory-{m}" / "trajectories.jsonl").read_text().splitlines()}
              for m in ("none", "full")]
-    assert tasks[0] == tasks[1] == {"U1001/0", "U1001/1", "U1001/3", "U2002/0", "U2002/1"}
+    assert tasks[0] == tasks[1] == {"U1001/0", "U1001/1", "U1001/2", "U1001/3", "U2002/0", "U2002/1"}  # the OTA subtask too
     assert json.loads((out / "comparison.json").read_text())["rows"][0]["memory"] == "none"
     assert main(args) == 0  # resumed: nothing to run again, the same table
     printed = capsys.readouterr().out
@@ -45,7 +45,7 @@ def test_plain_run_reports_per_user_numbers(tmp_path: Path, capsys: pytest.Captu
                  "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert set(summary["by_sequence"]) == {"U1001", "U2002"} and summary["labels"]["memory"] == ["bm25"]
-    assert summary["by_sequence"]["U1001"]["subtasks"] == 3 and summary["sequence_metrics"]["overall"]["avg@k"] == 1.0
+    assert summary["by_sequence"]["U1001"]["subtasks"] == 4 and summary["sequence_metrics"]["overall"]["avg@k"] == 1.0
 
 
 @pytest.mark.parametrize("env_id,kwargs,message", [

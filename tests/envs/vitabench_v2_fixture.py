@@ -1,8 +1,7 @@
 """A small VitaBench 2.0 dataset in the official ``tasks.json`` format (upstream's ``PersonalizationTask``).
 
 Two users. U1001 has four subtasks in time order: a plain delivery order, a preference update,
-an OTA (travel) subtask this suite cannot play but whose interactions still reach the memory,
-and a proactive order whose user holds back where it must go. U2002 has two delivery orders
+an OTA (travel) subtask booking the usual hotel, and a proactive order whose user holds back where it must go. U2002 has two delivery orders
 from another store. Interactions use both official shapes: day records ``{date, behavior,
 dialogue}`` and events ``{type, timestamp, content}``.
 """
@@ -35,6 +34,29 @@ def delivery_environment(time: str, user_id: str, stores: list[str]) -> dict[str
             "location": [{"address": HOME, "longitude": 10.01, "latitude": 50.01},
                          {"address": OFFICE, "longitude": 10.02, "latitude": 50.02}],
             "stores": {s: STORES[s] for s in stores}}
+
+
+def ota_environment(time: str, user_id: str) -> dict[str, Any]:
+    """A travel database in upstream's OTA format: two hotels of the conference city, a taxi service."""
+    def hotel(hotel_id: str, name: str, rooms: list[tuple[str, str, float, int]]) -> dict[str, Any]:
+        return {"hotel_id": hotel_id, "hotel_name": name, "score": 4.5, "star_rating": 4, "tags": ["wifi"],
+                "location": {"address": f"{name}, Harbour Street, Springfield", "longitude": 10.03, "latitude": 50.03},
+                "products": [{"product_id": pid, "room_type": kind, "price": price, "quantity": n, "date": "2025-03-11"}
+                             for pid, kind, price, n in rooms]}
+
+    return {"time": time, "user_id": user_id, "orders": {}, "weather": [], "user_historical_behaviors": {},
+            "hotels": {"H1": hotel("H1", "Harbour Hotel", [("R1", "Queen room", 120.0, 3), ("R2", "Suite", 260.0, 1)]),
+                       "H2": hotel("H2", "Station Inn", [("R7", "Twin room", 80.0, 5)])},
+            "attractions": {}, "flights": {}, "trains": {},
+            "taxis": {"X1": {"taxi_id": "X1", "taxi_type": "express", "platform": "RideCo", "estimated_duration": "20 min",
+                             "estimated_price": 25.0, "tags": [],
+                             "departure_location": {"address": HOME, "longitude": 10.01, "latitude": 50.01},
+                             "arrival_location": {"address": "Harbour Hotel, Harbour Street, Springfield", "longitude": 10.03, "latitude": 50.03},
+                             "products": [{"product_id": "XP1", "price": 25.0, "quantity": 2, "taxi_type": "express", "platform": "RideCo"}]}}}
+
+
+HOTEL_ORDER = {"order_id": "EXPECTED", "order_type": "hotel", "store_id": "H1", "status": "paid",
+               "products": [{"product_id": "R1", "quantity": 1, "date": "2025-03-11", "room_type": "Queen room"}]}
 
 
 def criteria(store_id: str, product: str, rubric: str) -> dict[str, Any]:
@@ -74,9 +96,10 @@ def tasks() -> list[dict[str, Any]]:
                            "content": {"merchant_name": "Green Bowl", "rating": 5, "text": "The Caesar salad is my new favourite."}}],
          "skill_tested": ["update"], "user_intention": ""},
         {"subtask_id": "u1-s2", "domain": "ota", "instruction": "Book my usual hotel for the conference.",
-         "environment": {"time": "2025-03-10 09:00:00", "hotels": {}},
+         "environment": ota_environment("2025-03-10 09:00:00", "U1001"),
          "user_scenario": scenario(U1_PROFILE, {"travel": ["Harbour Hotel"]}),
-         "evaluation_criteria": {"overall_rubrics": ["The assistant books the Harbour Hotel."]},
+         "evaluation_criteria": {"expected_states": [{"required_orders": [HOTEL_ORDER], "optional_orders": []}],
+                                 "overall_rubrics": ["The assistant books the Harbour Hotel."]},
          "interactions": [{"type": "order", "timestamp": "2025-03-09 20:00:00",
                            "content": {"scenario": "ota", "merchant_name": "Harbour Hotel", "items": [{"product_name": "Queen room"}]}}],
          "skill_tested": [], "user_intention": ""},

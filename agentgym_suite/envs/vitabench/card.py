@@ -18,14 +18,19 @@ CARD = EnvCard(
         "tool parameters equal to upstream's schemas; the agent's system prompt equal to upstream's",
         "whole episodes (greeting, turn order, step count under several step limits) equal to upstream's "
         "orchestrator with a scripted agent and user",
+        "OTA (travel) tools: 24 call sequences (bookings of every kind and perturbations: wrong ids, arguments, user, "
+        "dates and order types, extra writes, calls after a failure, second payments and cancellations, "
+        "modifications) on fixture OTA databases in upstream's format: result strings, final orders and inventories "
+        "and tool parameters equal to vitabench's 30 OTA tools and VitaBench-2.0's (plus its 7 taxi tools)",
     ),
-    conformance_tests=("tests/conformance/test_vitabench.py",),
+    conformance_tests=("tests/conformance/test_vitabench.py", "tests/conformance/test_vitabench_ota.py"),
     cost=EpisodeCost(1477.0, "benchmarks/env_step_cost.py VitaBench-v0 --steps 2000, oracle on English delivery tasks "
                              "with the scripted user (2026-12-02, load 4.0; a rerun at load 5.3 gave 750.6)"),
     notes="Upstream scores with its LLM sliding-window rubric judge (--judge); without one this env scores by a state "
           "check against the tasks' expected states, which upstream does not have (no LLM-free check exists to "
-          "compare it with), so it is reported as a departure. The OTA and cross-domain tasks (the paper's main "
-          "results) are not in the data. No published scores are recorded here yet: the paper's tables "
+          "compare it with), so it is reported as a departure. Version 1's OTA and cross-domain tasks (the paper's main "
+          "results) are not in the data (their files are absent from upstream's snapshot); 2.0's OTA subtasks are "
+          "played, its cross-domain subtasks are not (reported as a departure). No published scores are recorded here yet: the paper's tables "
           "(arXiv:2509.26490) could not be read here.",
 )
 """VitaBench-v0's card (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""

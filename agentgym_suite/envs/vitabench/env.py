@@ -31,9 +31,12 @@ goes into the system prompt and its tools into the tool list. ``info`` reports
 subtask's reward (``vitabench_reward``) and, for retrieval memories, ``memory_settings``.
 ``agentgym eval`` writes upstream's subtask-level pass^k / pass@k / average@k (a crashed trial
 counts 0) and the personalize/proactive split into ``summary.json`` (:mod:`.metrics`).
-Version-2 departures: OTA subtasks are not played (no OTA tools yet; their interactions still
-reach the memory), a rewrite memory with no model appends, and the retrieval memories do not
-embed with upstream's ``text-embedding-3-large`` (each named by :meth:`leaderboard_departures`).
+Subtasks of all three domains are played (OTA with 2.0's travel and taxi tools, :mod:`.ota_tools`;
+2.0's toolkits have no ``get_user_historical_behaviors``, as upstream's). Version-2 departures:
+cross-domain subtasks (a domain such as ``delivery,ota``) are not played (upstream merges the
+domains' toolkits over one database; their interactions still reach the memory), a rewrite memory
+with no model appends, and the retrieval memories do not embed with upstream's
+``text-embedding-3-large`` (each named by :meth:`leaderboard_departures`).
 """
 
 from __future__ import annotations
@@ -57,12 +60,14 @@ from agentgym_suite.envs.vitabench.oracle import plan_calls
 from agentgym_suite.envs.vitabench.personalization import agent_system_prompt
 from agentgym_suite.envs.vitabench.rubric_judge import JudgeFn, judge_trajectory, rubric_list
 from agentgym_suite.envs.vitabench.scoring import score_states
-from agentgym_suite.envs.vitabench.sequences import load_sequences, playable
+from agentgym_suite.envs.vitabench.sequences import load_sequences, playable, unplayable_reason
 from agentgym_suite.envs.vitabench.tools import ToolKitBase, VitaTools
 from agentgym_suite.envs.vitabench.user import GREETING, STOP, LLMUser, ScriptedUser, UserSimulator
 
 ORACLE_CLOSING = "Everything you asked for is done. Is there anything else I can help with?"
-CREATING_TOOLS = ("create_delivery_order", "create_instore_product_order", "instore_book", "instore_reservation")
+CREATING_TOOLS = ("create_delivery_order", "create_instore_product_order", "instore_book", "instore_reservation",
+                  "create_hotel_order", "create_attraction_order", "create_flight_order", "create_train_order")
+"""Tools that create a record with a new id (2.0's ``create_taxi_order`` fails upstream before it assigns one)."""
 WEEKDAYS = {"english": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
             "chinese": tuple(f"星期{d}" for d in "一二三四五六日")}
 
@@ -167,7 +172,7 @@ class VitaBenchEnv(ToolEnv):
         self.unplayable: dict[str, str] = {}
         if version == 2:
             self.tasks = load_sequences(sequences_path)
-            self.unplayable = {tid: f"no tools for the {t.get('domain')!r} domain" for tid, t in self.tasks.items() if not playable(t)}
+            self.unplayable = {tid: unplayable_reason(t) for tid, t in self.tasks.items() if not playable(t)}
             self._ids = [tid for tid in self.tasks if tid not in self.unplayable]
         else:
             self.tasks = data.load_tasks(domain, self.language)
@@ -218,7 +223,7 @@ class VitaBenchEnv(ToolEnv):
         domain = str(self._task.get("domain", self.domain)) if self.version == 2 else self.domain
         if self.version == 2 and not env.get("user_id"):
             env["user_id"] = self._task.get("user_id", "")
-        self._vt = VitaTools(task_id.replace("/", "_"), domain, env, self.language)
+        self._vt = VitaTools(task_id.replace("/", "_"), domain, env, self.language, version=self.version)
         self._result, self._user_error = None, None
         self._steps, self._termination = 0, None
         tools, handlers = list(self._vt.schemas), dict(self._vt.handlers)
@@ -357,8 +362,9 @@ class VitaBenchEnv(ToolEnv):
         if self.version == 2:
             reasons.extend(memory_departures(self.memory))
             if self.unplayable:
-                reasons.append(f"{len(self.unplayable)} subtask(s) are not played (no tools for their domain), so the "
-                               "subtask metrics cover fewer units than upstream's")
+                reasons.append(f"{len(self.unplayable)} cross-domain subtask(s) are not played (upstream merges several domains' "
+                               "toolkits over one database, which this suite does not), so the subtask metrics cover fewer "
+                               "units than upstream's")
         return reasons
 
     def _evaluate(self) -> tuple[float, bool]:

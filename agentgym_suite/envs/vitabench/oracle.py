@@ -6,6 +6,10 @@ from typing import Any
 
 from agentgym_suite.envs.vitabench.scoring import TABLE, record_kind, same_record, status_class
 
+OTA_ORDER_TYPES = ("hotel", "attraction", "flight", "train", "taxi")
+TRAVEL_TABLE = {"hotel": "hotels", "attraction": "attractions", "flight": "flights", "train": "trains", "taxi": "taxis"}
+UNIT_ID = {"attraction": "ticket_id", "flight": "seat_id", "train": "seat_id"}
+
 
 def _full_time(value: Any) -> str:
     """A time as upstream's booking tools require it (``%Y-%m-%d %H:%M:%S``; seconds added when missing)."""
@@ -24,6 +28,9 @@ def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], c
     """
     calls: list[tuple[str, dict[str, Any], str | None]] = []
     for record in expected.get("required_orders", []):
+        if record_kind(record) == "order" and record.get("order_type") in OTA_ORDER_TYPES:
+            calls.extend(_travel_calls(record, initial, current))
+            continue
         kind = record_kind(record)
         table = TABLE[kind]
         rid = record.get("order_id") if kind == "order" else record.get(f"{kind}_id")
@@ -72,4 +79,39 @@ def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], c
             args = {"user_id": user, "shop_id": record["shop_id"], "time": _full_time(record.get("reservation_time")),
                     "customer_count": int(record.get("customer_count", 1))}
             calls.append(("instore_reservation", args, None))
+    return calls
+
+
+def _product_date(current: dict[str, Any], order_type: str, store_id: Any, product_id: str) -> str:
+    """The date of a travel record's product (the first one with that id) when the expected order names none."""
+    record = (current.get(TRAVEL_TABLE[order_type]) or {}).get(store_id) or {}
+    return next((str(p.get("date") or "") for p in record.get("products") or [] if p.get("product_id") == product_id), "")
+
+
+def _travel_calls(record: dict[str, Any], initial: dict[str, Any], current: dict[str, Any]) -> list[tuple[str, dict[str, Any], str | None]]:
+    """Calls for one expected OTA order: pay or cancel an existing one, else book it (one order per product
+    line, as upstream's booking tools order one product at a time)."""
+    order_type = str(record["order_type"])
+    rid, want, user = record.get("order_id"), status_class(record.get("status")), str(initial.get("user_id") or "")
+    if rid in (initial.get("orders") or {}):
+        have = status_class((current.get("orders") or {}).get(rid, {}).get("status"))
+        if have != want and want == "cancelled":
+            return [(f"cancel_{order_type}_order", {"order_id": rid, "user_id": user}, None)]
+        if have == "unpaid" and want == "active":
+            return [(f"pay_{order_type}_order", {"order_id": rid}, None)]
+        return []
+    if any(k not in (initial.get("orders") or {}) and same_record(record, v) for k, v in (current.get("orders") or {}).items()):
+        return []
+    then = f"pay_{order_type}_order" if want == "active" else None
+    calls: list[tuple[str, dict[str, Any], str | None]] = []
+    for p in record.get("products", []):
+        pid, quantity = str(p.get("product_id", "")), int(p.get("quantity", 1))
+        if order_type == "hotel":
+            args: dict[str, Any] = {"hotel_id": record["store_id"], "room_id": pid, "user_id": user}
+        elif order_type == "taxi":
+            args = {"taxi_id": record["store_id"], "product_id": pid, "user_id": user, "quantity": quantity}
+        else:
+            date = str(p.get("date") or _product_date(current, order_type, record["store_id"], pid))
+            args = {f"{order_type}_id": record["store_id"], UNIT_ID[order_type]: pid, "user_id": user, "date": date, "quantity": quantity}
+        calls.append((f"create_{order_type}_order", args, then))
     return calls

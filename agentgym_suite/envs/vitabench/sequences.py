@@ -38,8 +38,8 @@ from agentgym_suite.core.data import data_dir
 from agentgym_suite.core.errors import AgentGymError, DataNotFoundError
 
 FILE_NAMES = ("tasks_en.json", "tasks.json")
-PLAYABLE_DOMAINS = ("delivery", "instore")
-"""Subtask domains this suite has tools for; ``ota`` and cross-domain subtasks still feed the memory."""
+PLAYABLE_DOMAINS = ("delivery", "instore", "ota")
+"""Subtask domains this suite has tools for; cross-domain subtasks (``delivery,ota``...) still feed the memory."""
 
 
 class SequenceFormatError(AgentGymError, ValueError):
@@ -124,10 +124,18 @@ def playable(task: dict[str, Any]) -> bool:
     return str(task.get("domain", "")) in PLAYABLE_DOMAINS
 
 
+def unplayable_reason(task: dict[str, Any]) -> str:
+    """Why a subtask is not played (its domain names several domains, or one without tools here)."""
+    domain = str(task.get("domain", ""))
+    if "," in domain:
+        return f"cross-domain subtask ({domain!r}): upstream merges the domains' toolkits over one database, which this suite does not"
+    return f"no tools for the {domain!r} domain"
+
+
 def sequence_of(tasks: dict[str, dict[str, Any]], task: dict[str, Any]) -> list[dict[str, Any]]:
     """The subtasks of ``task``'s user up to and including ``task``, in order."""
     return [tasks[f"{task['sequence_id']}/{i}"] for i in range(int(task["index"]) + 1)]
 
 
 __all__ = ["FILE_NAMES", "PLAYABLE_DOMAINS", "SequenceFormatError", "data_folder", "default_path",
-           "load_sequences", "parse_sequences", "playable", "sequence_of"]
+           "load_sequences", "parse_sequences", "playable", "sequence_of", "unplayable_reason"]
