@@ -49,6 +49,9 @@ def _load(name: str) -> dict[str, Any]:
 
 INPUTS = {k: _load(f"inputs_{k}.json") for k in SETS}
 EXPECTED = {k: _load(f"expected_{k}.json") for k in SETS}
+EXPECTED_V2 = {k: _load(f"expected_{k}_v2.json") for k in DOMAINS}
+"""VitaBench-2.0's tools on the first English tasks of each domain (``regenerate_vitabench.py expected --version v2``)."""
+V2_COMMIT = "f60169e89f30499cb7883f3dad76bd03facc908d"
 CASES = [(k, tid) for k in SETS for tid in INPUTS[k]["tasks"]]
 FAST_CASES = [c for k in SETS for c in [x for x in CASES if x[0] == k][:FAST]]
 
@@ -64,17 +67,18 @@ def _tables(toolkit: Any) -> dict[str, dict[str, Any]]:
     return {n: toolkit.db[n] for n in names}
 
 
-def _replay(key: str, task_id: str) -> list[str]:
+def _replay(key: str, task_id: str, version: int = 1) -> list[str]:
     _needs(key)
     domain, language = SETS[key]
     env = VitaBenchEnv(domain=domain, language=language)
     task = env.tasks[task_id]
+    expected = EXPECTED if version == 1 else EXPECTED_V2
     mismatches = []
     for seq_name, calls in INPUTS[key]["tasks"][task_id].items():
-        toolkit = VitaTools(task_id, domain, task["environment"], language)
+        toolkit = VitaTools(task_id, domain, task["environment"], language, version=version)
         results, created = run_sequence(calls, lambda name, args, tk=toolkit: tk.call(name, **args),
                                         lambda tk=toolkit: {k for t in _tables(tk).values() for k in t})
-        want = EXPECTED[key]["results"][task_id][seq_name]
+        want = expected[key]["results"][task_id][seq_name]
         for i, (ours, theirs) in enumerate(zip(results, want["results"])):
             if ours != theirs:
                 mismatches.append(f"{task_id}/{seq_name}#{i} {calls[i][0]}:\n  ours:     {ours!r}\n  upstream: {theirs!r}")
@@ -116,6 +120,35 @@ def test_results_and_tables_equal_upstreams(key: str, task_id: str) -> None:
 def test_results_and_tables_equal_upstreams_all_tasks(key: str, task_id: str) -> None:
     mismatches = _replay(key, task_id)
     assert not mismatches, "\n".join(mismatches[:10])
+
+
+V2_CASES = [(k, tid) for k in DOMAINS for tid in EXPECTED_V2[k]["results"]]
+
+
+@pytest.mark.parametrize(("key", "task_id"), [c for c in V2_CASES if c[0] == "delivery"][:3] + [c for c in V2_CASES if c[0] == "instore"][:3])
+def test_version_2_tools_equal_vitabench_2(key: str, task_id: str) -> None:
+    """2.0's toolkits: products read from the database, in-store searches of 100 hits, no user-history tool."""
+    assert EXPECTED_V2[key]["upstream"]["commit"] == V2_COMMIT
+    mismatches = _replay(key, task_id, version=2)
+    assert not mismatches, "\n".join(mismatches[:10])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("key", "task_id"), V2_CASES)
+def test_version_2_tools_equal_vitabench_2_all_recorded_tasks(key: str, task_id: str) -> None:
+    mismatches = _replay(key, task_id, version=2)
+    assert not mismatches, "\n".join(mismatches[:10])
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_version_2_tool_parameters_equal_vitabench_2(domain: str) -> None:
+    def shape(parameters: dict[str, Any]) -> dict[str, Any]:
+        props = {name: {k: v for k, v in p.items() if k in ("type", "items", "default")} for name, p in parameters.get("properties", {}).items()}
+        return {"properties": props, "required": sorted(parameters.get("required") or [])}
+
+    toolkit = VitaTools("t", domain, {"time": "2025-01-01 00:00:00"}, version=2)
+    assert {s["function"]["name"]: shape(s["function"]["parameters"]) for s in toolkit.schemas} == \
+        {name: shape(p) for name, p in EXPECTED_V2[domain]["schemas"].items()}
 
 
 @pytest.mark.parametrize("domain", DOMAINS)

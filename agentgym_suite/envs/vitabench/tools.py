@@ -174,6 +174,37 @@ class ToolKitBase:
         self._counter += 1
         return self.predict_id(self._counter)
 
+    def catalogue(self) -> dict[str, dict[str, Any]]:
+        """The products the look-ups and searches read, by id.
+
+        Version 1: upstream's product registry (every product registered, a later record with the
+        same id replacing an earlier one; a delivery order's lines replace their catalogue entries).
+        Version 2: the stores' or shops' own products as the database holds them now (upstream 2.0
+        reads them there; the first product with an id wins).
+        """
+        if self.version == 1:
+            return self.products
+        found: dict[str, dict[str, Any]] = {}
+        for store in self.stores.values():
+            for product in store["products"]:
+                found.setdefault(product["product_id"], product)
+        return found
+
+    def search_width(self) -> int:
+        """How many hits a store or product search returns at most (upstream's ``top_k``)."""
+        return 100
+
+    def _catalogue_in_order(self) -> dict[str, dict[str, Any]]:
+        """The products a product search ranks, keyed as upstream builds its search documents (version 2:
+        store by store, a later product with the same id giving the text at the first one's place)."""
+        if self.version == 1:
+            return self.products
+        docs: dict[str, dict[str, Any]] = {}
+        for store in self.stores.values():
+            for product in store["products"]:
+                docs[product["product_id"]] = product
+        return docs
+
     def _check_user(self, user_id: Any) -> bool:
         return user_id == self.db.get("user_id")
 
@@ -269,9 +300,10 @@ class DeliveryTools(ToolKitBase):
         return self.db["stores"][store_id]
 
     def _product(self, product_id: str) -> dict[str, Any]:
-        if product_id not in self.products:
+        products = self.catalogue()
+        if product_id not in products:
             raise ValueError(f"{product_id} not found")
-        return self.products[product_id]
+        return products[product_id]
 
     def _order(self, order_id: str) -> dict[str, Any]:
         if order_id not in self.db["orders"]:
@@ -301,7 +333,7 @@ class DeliveryTools(ToolKitBase):
 
     @_tool
     def delivery_product_search_recommand(self, keywords: list[str]) -> str:
-        docs = {pid: f"{p['store_name']} {p['name']} {p['tags']}" for pid, p in self.products.items()}
+        docs = {pid: f"{p['store_name']} {p['name']} {p['tags']}" for pid, p in self._catalogue_in_order().items()}
         return "\n".join(repr(self._product(hit[0])) for hit in rerank("".join(keywords), docs)[:100])
 
     @_tool
@@ -397,10 +429,15 @@ class InStoreTools(ToolKitBase):
             raise ValueError(f"Shop {shop_id} does not exist")
         return self.db["shops"][shop_id]
 
+    def search_width(self) -> int:
+        """Upstream's ``top_k`` of the in-store searches: 1000 in version 1, 100 in 2.0."""
+        return 1000 if self.version == 1 else 100
+
     def _product(self, product_id: str) -> dict[str, Any]:
-        if product_id not in self.products:
+        products = self.catalogue()
+        if product_id not in products:
             raise ValueError(f"Product {product_id} does not exist")
-        return self.products[product_id]
+        return products[product_id]
 
     def _order(self, order_id: str) -> dict[str, Any]:
         if order_id not in self.db["orders"]:
@@ -418,12 +455,12 @@ class InStoreTools(ToolKitBase):
     @_tool
     def instore_shop_search_recommend(self, keywords: list[str]) -> str:
         docs = {s["shop_id"]: s["shop_name"] + "," + ",".join(s["tags"]) for s in self.db["shops"].values()}  # keyed by the record's id
-        return "\n".join(str(self._shop(hit[0])) for hit in rerank("".join(keywords), docs)[:1000])
+        return "\n".join(str(self._shop(hit[0])) for hit in rerank("".join(keywords), docs)[:self.search_width()])
 
     @_tool
     def instore_product_search_recommend(self, keywords: list[str]) -> str:
-        docs = {pid: p["name"] + "," + ",".join(p["tags"]) for pid, p in self.products.items()}
-        return "\n".join(repr(self._product(hit[0])) for hit in rerank("".join(keywords), docs)[:1000])
+        docs = {pid: p["name"] + "," + ",".join(p["tags"]) for pid, p in self._catalogue_in_order().items()}
+        return "\n".join(repr(self._product(hit[0])) for hit in rerank("".join(keywords), docs)[:self.search_width()])
 
     @_tool
     def create_instore_product_order(self, user_id: str, shop_id: str, product_id: str, quantity: int = 1) -> str:

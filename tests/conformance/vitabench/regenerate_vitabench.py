@@ -24,6 +24,10 @@ Two steps:
        cd /work/scratch/vita && VITA_MODEL_CONFIG_PATH=/tmp/models.yaml PYTHONPATH=src \\
          venv/bin/python /path/to/tests/conformance/vitabench/regenerate_vitabench.py expected --data /work/shared/data/vitabench
 
+   With ``--version v2`` (run from a VitaBench-2.0 checkout at ``V2_COMMIT``) the first
+   ``V2_TASKS`` English tasks of each domain go through 2.0's tools -> ``expected_<domain>_v2.json``
+   (with 2.0's tool parameter schemas).
+
 Upstream's evaluator has no state check that runs without a model (its expected states are
 rubric text for the LLM judge), so no upstream verdict is recorded.
 """
@@ -257,17 +261,24 @@ def _tables(env: Any) -> dict[str, dict[str, Any]]:
     return {n: {k: v.model_dump() for k, v in (getattr(db, n) or {}).items()} for n in names}
 
 
-def write_expected(data: Path) -> None:
+V2_COMMIT = "f60169e89f30499cb7883f3dad76bd03facc908d"
+"""meituan-longcat/VitaBench-2.0's commit for ``expected --version v2`` (its delivery and in-store tools read products
+from the database instead of the registries, its in-store searches return 100 hits, and it has no user-history tool)."""
+V2_TASKS = 12
+"""Tasks per English set replayed on 2.0's tools (the first ones; the results are kept small)."""
+
+
+def write_expected(data: Path, version: str = "v1") -> None:
     from vita.data_model.message import ToolCall
 
     schemas: dict[str, Any] = {}
     for domain, language in SETS:
-        if not (HERE / f"inputs_{suffix(domain, language)}.json").is_file():
+        if not (HERE / f"inputs_{suffix(domain, language)}.json").is_file() or (version == "v2" and language != "english"):
             continue
         inputs = json.loads((HERE / f"inputs_{suffix(domain, language)}.json").read_text(encoding="utf-8"))
         tasks = {str(t["id"]): t for t in _tasks(data, domain, language)}
         out: dict[str, Any] = {}
-        for task_id, seqs in inputs["tasks"].items():
+        for task_id, seqs in list(inputs["tasks"].items())[:V2_TASKS if version == "v2" else None]:
             out[task_id] = {}
             for seq_name, calls in seqs.items():
                 env = _upstream_env(domain, tasks[task_id]["environment"], language)
@@ -284,12 +295,21 @@ def write_expected(data: Path) -> None:
                 tables = canonical_tables(_tables(env), created)
                 out[task_id][seq_name] = {"results": results, "created": len(created),
                                           "db_sha256": hashlib.sha256(tables.encode()).hexdigest()}
+        if version == "v2":
+            payload = {"upstream": {"repo": "meituan-longcat/VitaBench-2.0", "commit": V2_COMMIT}, "language": language, "results": out,
+                       "schemas": {t.name: t.openai_schema["function"]["parameters"] for t in _upstream_env(domain, {}).get_tools()}}
+            (HERE / f"expected_{suffix(domain, language)}_v2.json").write_text(
+                json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+            print(domain, "v2 done")
+            continue
         payload = {"upstream": {"repo": UPSTREAM, "commit": UPSTREAM_COMMIT}, "language": language, "results": out}
         (HERE / f"expected_{suffix(domain, language)}.json").write_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
         if language == "english":
             env = _upstream_env(domain, {})
             schemas[domain] = {t.name: t.openai_schema["function"]["parameters"] for t in env.get_tools()}
         print(domain, language, "done")
+    if version == "v2":
+        return
     (HERE / "upstream_schemas.json").write_text(
         json.dumps({"upstream": {"repo": UPSTREAM, "commit": UPSTREAM_COMMIT}, "schemas": schemas}, ensure_ascii=False, indent=1) + "\n",
         encoding="utf-8")
@@ -299,12 +319,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("step", choices=("inputs", "expected"))
     parser.add_argument("--data", type=Path, default=None, help="the vitabench data folder (default: $AGENTGYM_DATA/vitabench)")
+    parser.add_argument("--version", choices=("v1", "v2"), default="v1",
+                        help="expected step: v1 = meituan-longcat/vitabench (default); v2 = VitaBench-2.0's tools on the first tasks")
     args = parser.parse_args()
     if args.data is None:
         import os
 
         args.data = Path(os.environ.get("AGENTGYM_DATA", "/work/shared/data")) / "vitabench"
-    write_inputs(args.data) if args.step == "inputs" else write_expected(args.data)
+    write_inputs(args.data) if args.step == "inputs" else write_expected(args.data, args.version)
 
 
 if __name__ == "__main__":
