@@ -3,7 +3,9 @@
 ``vitabench/inputs_ota.json`` holds small OTA databases made for this test in upstream's format
 (upstream's OTA task files are not available) and call sequences on them: bookings of every kind
 and perturbations (wrong ids, wrong arguments, another user, bad dates, extra writes, calls after
-a failure, second payments and cancellations, tools of the wrong order type, modifications).
+a failure, second payments and cancellations, tools of the wrong order type, modifications), and three cross-domain tasks
+(``delivery,ota``, ``instore,ota``, ``delivery,instore,ota``) on one database holding every
+domain's records, played through upstream's merged cross-domain environment.
 ``expected_ota_v1.json`` (meituan-longcat/vitabench, 30 OTA tools) and ``expected_ota_v2.json``
 (meituan-longcat/VitaBench-2.0, plus 7 taxi tools) are what upstream answered and how its orders
 and inventories ended (``regenerate_vitabench_ota.py``). Every result string, the final-state hash
@@ -42,6 +44,9 @@ EXPECTED = {v: _load(f"expected_ota_{v}.json") for v in VERSIONS}
 def state(toolkit: Any) -> dict[str, dict[str, Any]]:
     """Orders and each inventory's (product, date, quantity) rows, as the regenerate script reads upstream's."""
     out: dict[str, dict[str, Any]] = {"orders": dict(toolkit.db["orders"])}
+    for table in ("books", "reservations"):
+        if table in toolkit.db:
+            out[table] = dict(toolkit.db[table])
     for table in TRAVEL_TABLES:
         if table in toolkit.db:
             out[table] = {k: [[p["product_id"], p.get("date"), p["quantity"]] for p in v["products"]] for k, v in toolkit.db[table].items()}
@@ -50,8 +55,10 @@ def state(toolkit: Any) -> dict[str, dict[str, Any]]:
 
 def replay(version: str, name: str) -> list[str]:
     sequence = INPUTS["sequences"][name]
-    toolkit = VitaTools("ota-fixture", "ota", INPUTS["databases"][sequence["db"]], "english", version=VERSIONS[version])
-    results, created = run_sequence(sequence["calls"], lambda tool, args: toolkit.call(tool, **args), lambda: set(toolkit.db["orders"]))
+    domain = sequence.get("domain", "ota")
+    toolkit = VitaTools("ota-fixture", domain, INPUTS["databases"][sequence["db"]], "english", version=VERSIONS[version])
+    results, created = run_sequence(sequence["calls"], lambda tool, args: toolkit.call(tool, **args),
+                                    lambda: {k for table in ("orders", "books", "reservations") for k in toolkit.db.get(table) or {}})
     want = EXPECTED[version]["results"][name]
     mismatches = [f"{name}#{i} {sequence['calls'][i][0]}:\n  ours:     {ours!r}\n  upstream: {theirs!r}"
                   for i, (ours, theirs) in enumerate(zip(results, want["results"])) if ours != theirs]

@@ -27,7 +27,7 @@ from agentgym_suite.envs.vitabench.rubric_judge import sliding_windows
 from agentgym_suite.envs.vitabench.sequences import SequenceFormatError, load_sequences
 from agentgym_suite.envs.vitabench.user import ACCEPT_REPLY, VAGUE_REPLY
 
-from .vitabench_v2_fixture import PROACTIVE_INTENTION, tasks, write
+from .vitabench_v2_fixture import PROACTIVE_INTENTION, criteria, delivery_environment, tasks, write
 
 pytestmark = pytest.mark.skipif(not has_benchmark_data("vitabench", "prompts"), reason="needs the VitaBench prompt YAMLs")
 
@@ -351,11 +351,23 @@ def test_ota_subtask_fails_when_the_booking_is_wrong(path: Path) -> None:
     assert any("unexpected new order" in p for p in info["vitabench_state"]["problems"])
 
 
-def test_cross_domain_subtasks_are_named_as_not_played(tmp_path: Path) -> None:
+def test_cross_domain_subtask_is_played_over_one_database(tmp_path: Path) -> None:
+    """A ``delivery,ota`` subtask gets both domains' tools over one database; the oracle places the delivery
+    order and the hotel booking, and both land in the one order table the state check reads."""
     records = tasks()
-    records[0]["subtasks"][2]["domain"] = "delivery,ota"
+    subtask = records[0]["subtasks"][2]
+    subtask["domain"] = "delivery,ota"
+    subtask["environment"] = {**subtask["environment"], **delivery_environment("2025-03-10 09:00:00", "U1001", ["S1"])}
+    lunch = criteria("S1", "P2", "")["expected_states"][0]["required_orders"][0]
+    subtask["evaluation_criteria"]["expected_states"][0]["required_orders"].append(lunch)
+    records[1]["subtasks"][0]["domain"] = "flights"  # no tools for that: not played, named as a departure
     target = tmp_path / "tasks.json"
     target.write_text(json.dumps(records), encoding="utf-8")
     env = VitaBenchEnv(version=2, sequences_path=target)
-    assert "U1001/2" not in env.task_ids() and "cross-domain" in env.unplayable["U1001/2"]
-    assert any("1 cross-domain subtask(s) are not played" in reason for reason in env.leaderboard_departures())
+    assert "U1001/2" in env.task_ids() and env.unplayable == {"U2002/0": "no tools for the 'flights' domain"}
+    assert any("1 subtask(s) are not played (no tools for their domain: flights)" in r for r in env.leaderboard_departures())
+    env.reset(options={"task_id": "U1001/2"})
+    assert {"create_delivery_order", "create_hotel_order", "weather"} <= set(env._vt.handlers)
+    info = run_oracle(env)
+    assert info["vitabench_state"]["passed"] and info["vitabench_reward"] == 1.0
+    assert sorted(o["order_type"] for o in env._vt.db["orders"].values()) == ["delivery", "hotel"]

@@ -20,8 +20,10 @@ CARD = EnvCard(
         "orchestrator with a scripted agent and user",
         "OTA (travel) tools: 24 call sequences (bookings of every kind and perturbations: wrong ids, arguments, user, "
         "dates and order types, extra writes, calls after a failure, second payments and cancellations, "
-        "modifications) on fixture OTA databases in upstream's format: result strings, final orders and inventories "
-        "and tool parameters equal to vitabench's 30 OTA tools and VitaBench-2.0's (plus its 7 taxi tools)",
+        "modifications) on fixture OTA databases in upstream's format, and 3 cross-domain ones (delivery,ota; "
+        "instore,ota; delivery,instore,ota) on one merged database: result strings, final orders, bookings and "
+        "inventories and tool parameters equal to vitabench's 30 OTA tools and VitaBench-2.0's (plus its 7 taxi tools)",
+        "VitaBench-2.0's delivery and in-store tools on the first 12 English tasks of each domain",
     ),
     conformance_tests=("tests/conformance/test_vitabench.py", "tests/conformance/test_vitabench_ota.py"),
     cost=EpisodeCost(1477.0, "benchmarks/env_step_cost.py VitaBench-v0 --steps 2000, oracle on English delivery tasks "
@@ -29,8 +31,8 @@ CARD = EnvCard(
     notes="Upstream scores with its LLM sliding-window rubric judge (--judge); without one this env scores by a state "
           "check against the tasks' expected states, which upstream does not have (no LLM-free check exists to "
           "compare it with), so it is reported as a departure. Version 1's OTA and cross-domain tasks (the paper's main "
-          "results) are not in the data (their files are absent from upstream's snapshot); 2.0's OTA subtasks are "
-          "played, its cross-domain subtasks are not (reported as a departure). No published scores are recorded here yet: the paper's tables "
+          "results) are not in the data (their files are absent from upstream's snapshot); 2.0's OTA and cross-domain "
+          "subtasks are played. No published scores are recorded here yet: the paper's tables "
           "(arXiv:2509.26490) could not be read here.",
 )
 """VitaBench-v0's card (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""

@@ -31,11 +31,12 @@ goes into the system prompt and its tools into the tool list. ``info`` reports
 subtask's reward (``vitabench_reward``) and, for retrieval memories, ``memory_settings``.
 ``agentgym eval`` writes upstream's subtask-level pass^k / pass@k / average@k (a crashed trial
 counts 0) and the personalize/proactive split into ``summary.json`` (:mod:`.metrics`).
-Subtasks of all three domains are played (OTA with 2.0's travel and taxi tools, :mod:`.ota_tools`;
-2.0's toolkits have no ``get_user_historical_behaviors``, as upstream's). Version-2 departures:
-cross-domain subtasks (a domain such as ``delivery,ota``) are not played (upstream merges the
-domains' toolkits over one database; their interactions still reach the memory), a rewrite memory
-with no model appends, and the retrieval memories do not embed with upstream's
+Subtasks of all three domains are played, OTA with 2.0's travel and taxi tools (:mod:`.ota_tools`),
+and so are cross-domain subtasks (a domain such as ``delivery,ota``: every domain's tools over one
+merged database, :mod:`.cross_domain`); 2.0's toolkits have no ``get_user_historical_behaviors``
+and read products from the database, as upstream's. A subtask of any other domain is not played
+(its interactions still reach the memory). Version-2 departures: such unplayed subtasks, a rewrite
+memory with no model appends, and the retrieval memories do not embed with upstream's
 ``text-embedding-3-large`` (each named by :meth:`leaderboard_departures`).
 """
 
@@ -362,9 +363,9 @@ class VitaBenchEnv(ToolEnv):
         if self.version == 2:
             reasons.extend(memory_departures(self.memory))
             if self.unplayable:
-                reasons.append(f"{len(self.unplayable)} cross-domain subtask(s) are not played (upstream merges several domains' "
-                               "toolkits over one database, which this suite does not), so the subtask metrics cover fewer "
-                               "units than upstream's")
+                reasons.append(f"{len(self.unplayable)} subtask(s) are not played (no tools for their domain: "
+                               f"{', '.join(sorted({str(self.tasks[t].get('domain')) for t in self.unplayable}))}), so the "
+                               "subtask metrics cover fewer units than upstream's")
         return reasons
 
     def _evaluate(self) -> tuple[float, bool]:
@@ -432,14 +433,16 @@ class VitaBenchEnv(ToolEnv):
         if not states:
             return [ORACLE_CLOSING]
         plan = plan_calls(self._vt.domain, states[0], self._task["environment"], self._vt.db)
-        blocks, counter = [], self._vt._counter
+        blocks: list[str] = []
+        counters: dict[int, int] = {}  # per domain toolkit (a cross-domain task has several)
         for name, args, then in plan:
             blocks.append(_block(name, args))
             if name in CREATING_TOOLS:
-                counter += 1
+                kit = self._vt.owner(name)
+                counters[id(kit)] = counters.get(id(kit), kit._counter) + 1
                 if then:
                     key = "book_id" if then == "pay_instore_book" else "order_id"
-                    blocks.append(_block(then, {key: self._vt.predict_id(counter)}))
+                    blocks.append(_block(then, {key: kit.predict_id(counters[id(kit)])}))
         return (["\n".join(blocks)] if blocks else []) + [ORACLE_CLOSING]
 
 

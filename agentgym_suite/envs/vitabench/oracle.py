@@ -33,16 +33,17 @@ def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], c
             continue
         kind = record_kind(record)
         table = TABLE[kind]
+        where = _record_domain(domain, record, kind)
         rid = record.get("order_id") if kind == "order" else record.get(f"{kind}_id")
         want = status_class(record.get("status"))
         if rid in (initial.get(table) or {}):
             have = status_class((current.get(table) or {}).get(rid, {}).get("status"))
             if have != want and want == "cancelled":
-                name = {"order": "cancel_delivery_order" if domain == "delivery" else "instore_cancel_order",
+                name = {"order": "cancel_delivery_order" if where == "delivery" else "instore_cancel_order",
                         "book": "instore_cancel_book", "reservation": "instore_cancel_reservation"}[kind]
                 calls.append((name, {f"{kind}_id" if kind != "order" else "order_id": rid}, None))
             elif have == "unpaid" and want == "active":
-                name = {"order": "pay_delivery_order" if domain == "delivery" else "pay_instore_order", "book": "pay_instore_book"}.get(kind)
+                name = {"order": "pay_delivery_order" if where == "delivery" else "pay_instore_order", "book": "pay_instore_book"}.get(kind)
                 if name:
                     calls.append((name, {f"{kind}_id" if kind != "order" else "order_id": rid}, None))
             continue
@@ -52,7 +53,7 @@ def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], c
         user = str(initial.get("user_id") or "")
         if kind == "order":
             products = record.get("products", [])
-            if domain == "delivery":
+            if where == "delivery":
                 args: dict[str, Any] = {
                     "user_id": user, "store_id": record["store_id"],
                     "product_ids": [str(p.get("product_id", "")) for p in products],
@@ -80,6 +81,16 @@ def plan_calls(domain: str, expected: dict[str, Any], initial: dict[str, Any], c
                     "customer_count": int(record.get("customer_count", 1))}
             calls.append(("instore_reservation", args, None))
     return calls
+
+
+def _record_domain(domain: str, record: dict[str, Any], kind: str) -> str:
+    """``delivery`` or ``instore``: the record's own order type, else the task's domain (of a cross-domain
+    task, the one that has such records)."""
+    if record.get("order_type") in ("delivery", "instore"):
+        return str(record["order_type"])
+    if "," in domain:
+        return "delivery" if kind == "order" and "delivery" in domain.split(",") else "instore"
+    return domain
 
 
 def _product_date(current: dict[str, Any], order_type: str, store_id: Any, product_id: str) -> str:

@@ -39,7 +39,8 @@ from agentgym_suite.core.errors import AgentGymError, DataNotFoundError
 
 FILE_NAMES = ("tasks_en.json", "tasks.json")
 PLAYABLE_DOMAINS = ("delivery", "instore", "ota")
-"""Subtask domains this suite has tools for; cross-domain subtasks (``delivery,ota``...) still feed the memory."""
+"""Subtask domains this suite has tools for, alone or together (a cross-domain subtask names several:
+``delivery,ota``); a subtask of another domain is not played but still feeds the memory."""
 
 
 class SequenceFormatError(AgentGymError, ValueError):
@@ -120,16 +121,14 @@ def load_sequences(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
 
 
 def playable(task: dict[str, Any]) -> bool:
-    """True when this suite has the tools for the subtask's domain."""
-    return str(task.get("domain", "")) in PLAYABLE_DOMAINS
+    """True when this suite has the tools for the subtask's domain (every domain of a cross-domain
+    subtask such as ``delivery,ota``)."""
+    return all(part in PLAYABLE_DOMAINS for part in str(task.get("domain", "")).split(","))
 
 
 def unplayable_reason(task: dict[str, Any]) -> str:
-    """Why a subtask is not played (its domain names several domains, or one without tools here)."""
-    domain = str(task.get("domain", ""))
-    if "," in domain:
-        return f"cross-domain subtask ({domain!r}): upstream merges the domains' toolkits over one database, which this suite does not"
-    return f"no tools for the {domain!r} domain"
+    """Why a subtask is not played (a domain without tools here)."""
+    return f"no tools for the {task.get('domain')!r} domain"
 
 
 def sequence_of(tasks: dict[str, dict[str, Any]], task: dict[str, Any]) -> list[dict[str, Any]]:

@@ -139,10 +139,17 @@ class ToolKitBase:
             s["function"]["name"]: functools.partial(self.call, s["function"]["name"]) for s in self.schemas}
 
     # ------------------------------------------------------------------ plumbing
+    store_table = ""
+    """The database table of this domain's stores (``stores``, ``shops``; none for OTA)."""
+
     @property
     def stores(self) -> dict[str, dict[str, Any]]:
-        """Delivery stores or in-store shops by id."""
-        return self.db.get("stores") or self.db.get("shops") or {}
+        """This domain's delivery stores or in-store shops by id."""
+        return (self.db.get(self.store_table) or {}) if self.store_table else {}
+
+    def owner(self, tool: str) -> ToolKitBase:
+        """The toolkit that runs ``tool`` (itself; a cross-domain toolkit answers with one of its parts)."""
+        return self
 
     def _database(self, environment: dict[str, Any]) -> dict[str, Any]:
         return typed_database(environment, self.domain)
@@ -293,6 +300,7 @@ class DeliveryTools(ToolKitBase):
 
     domain = "delivery"
     id_prefix = "OT"
+    store_table = "stores"
 
     def _store(self, store_id: str) -> dict[str, Any]:
         if store_id not in self.db["stores"]:
@@ -423,6 +431,7 @@ class InStoreTools(ToolKitBase):
 
     domain = "instore"
     id_prefix = "OI"
+    store_table = "shops"
 
     def _shop(self, shop_id: str) -> dict[str, Any]:
         if shop_id not in self.db["shops"]:
@@ -629,6 +638,13 @@ def VitaTools(task_id: str, domain: str, environment: dict[str, Any], language: 
               version: int = 1) -> ToolKitBase:
     """The toolkit of ``domain`` over a copy of a task's ``environment``, with the tools of the
     benchmark ``version`` (2.0 adds the taxi tools and drops ``get_user_historical_behaviors``)."""
-    if domain not in TOOLKITS:
-        raise ValueError(f"VitaBench has no tools for the {domain!r} domain here; choose one of {sorted(TOOLKITS)}.")
+    parts = domain.split(",")
+    unknown = [d for d in parts if d not in TOOLKITS]
+    if unknown:
+        raise ValueError(f"VitaBench has no tools for the {unknown[0]!r} domain here; choose from {sorted(TOOLKITS)} "
+                         "(several, comma-separated, for a cross-domain task).")
+    if len(parts) > 1:
+        from agentgym_suite.envs.vitabench.cross_domain import CrossDomainTools
+
+        return CrossDomainTools(task_id, parts, environment, language, version)  # type: ignore[return-value]
     return TOOLKITS[domain](task_id, environment, language, version)

@@ -1,12 +1,14 @@
 """Regenerate the OTA (travel) conformance inputs and upstream's outputs on them (not run by pytest).
 
-Upstream's OTA task files are not in this project's data (their blobs are absent from the v1
+Upstream's OTA and cross-domain task files are not in this project's data (their blobs are absent from the v1
 snapshot, and 2.0 ships no data), so the databases here are small ones made for the test, in
 upstream's ``OTADB`` format: hotels, attractions, flights, trains, taxis (2.0 only) and orders
 of the user and of another user. The call sequences are oracle-like bookings (create, then pay)
 of every kind, and perturbations: a wrong id, a wrong argument, another user's id, a bad date,
 an extra write, a call after a failure, a second payment or cancellation, a tool of the wrong
-order type, modifications to a date with more, less or no inventory, and the read tools.
+order type, modifications to a date with more, less or no inventory, and the read tools. Three
+more sequences play cross-domain tasks (``delivery,ota``, ``instore,ota``, ``delivery,instore,ota``)
+on one database holding every domain's records, through upstream's ``get_cross_environment``.
 
 Two steps:
 
@@ -140,6 +142,30 @@ def database(with_taxi_order: bool = False) -> dict[str, Any]:
     }
 
 
+def cross_database() -> dict[str, Any]:
+    """The travel database plus a delivery store and an in-store shop: one task database for every domain."""
+    db = database()
+    db["location"].append(_loc("Shanghai Huangpu District Nanjing East Road 300", 121.48, 31.24))
+    db["orders"]["OTDELIV0001"] = {
+        "order_id": "OTDELIV0001", "order_type": "delivery", "user_id": USER, "store_id": "S1", "total_price": 32,
+        "create_time": "2025-06-30 12:00:00", "status": "unpaid", "dispatch_time": "2025-06-30 12:10:00", "note": "",
+        "location": _loc("Shanghai Huangpu District Nanjing East Road 300", 121.48, 31.24),
+        "products": [{"product_id": "P1", "name": "Pork buns", "price": 16, "quantity": 2, "store_id": "S1",
+                      "store_name": "Bund Dumplings", "attributes": "", "tags": []}]}
+    db["stores"] = {"S1": {"store_id": "S1", "name": "Bund Dumplings", "score": 4.7, "tags": ["dumplings", "breakfast"],
+                           "location": _loc("Shanghai Huangpu District Zhongshan East Road 20", 121.49, 31.24),
+                           "products": [{"product_id": "P1", "name": "Pork buns", "price": 16, "store_id": "S1", "store_name": "Bund Dumplings",
+                                         "tags": ["steamed"], "attributes": ""},
+                                        {"product_id": "P2", "name": "Wonton soup", "price": 22, "store_id": "S1",
+                                         "store_name": "Bund Dumplings", "tags": ["soup"], "attributes": ""}]}}
+    db["shops"] = {"I1": {"shop_id": "I1", "shop_name": "Harbour Spa", "score": 4.4, "tags": ["massage"], "enable_book": True, "book_price": 50,
+                          "enable_reservation": True,
+                          "location": _loc("Shanghai Huangpu District Zhongshan East Road 5", 121.49, 31.24),
+                          "products": [{"product_id": "IP1", "name": "Foot massage 60 min", "price": 168, "quantity": 10, "shop_id": "I1",
+                                        "tags": ["massage"]}]}}
+    return db
+
+
 def _c(name: str, **arguments: Any) -> list[Any]:
     return [name, arguments]
 
@@ -271,26 +297,58 @@ def sequences() -> dict[str, dict[str, Any]]:
                              _c("cancel_taxi_order", order_id="OOTAXI00001", user_id=USER),
                              _c("cancel_taxi_order", order_id="OOTAXI00001", user_id=USER), _c("search_hotel_order", user_id=USER)],
     }
+    delivery = _c("create_delivery_order", user_id=USER, store_id="S1", product_ids=["P1", "P2"], product_cnts=[2, 1],
+                  address="Shanghai Huangpu District Nanjing East Road 300", dispatch_time="2025-07-01 11:30:00")
+    booking = _c("instore_book", user_id=USER, shop_id="I1", time="2025-07-02 15:00:00", customer_count=2)
+    near = _c("get_nearby", longitude=121.49, latitude=31.24, range=2000)
+    cross: dict[str, tuple[str, list[list[Any]]]] = {
+        "cross_delivery_ota": ("delivery,ota", [
+            delivery, _c("pay_delivery_order", order_id="$NEW1"), hotel, _c("pay_hotel_order", order_id="$NEW2"),
+            _c("get_user_all_orders"), _c("search_delivery_orders", user_id=USER, status="paid"), _c("search_hotel_order", user_id=USER),
+            _c("get_delivery_order_detail", order_id="$NEW2"), _c("get_hotel_order_detail", order_id="$NEW1"),
+            _c("pay_hotel_order", order_id="OTDELIV0001"), _c("cancel_delivery_order", order_id="OTDELIV0001"),
+            _c("cancel_hotel_order", order_id="$NEW1", user_id=USER), near,
+            _c("address_to_longitude_latitude", address="Nanjing East Road 300"),
+            _c("delivery_product_search_recommand", keywords=["soup"]), _c("hotel_search_recommand", city_name="Shanghai", key_words=["river"]),
+            booking, _c("create_taxi_order", taxi_id="X1", product_id="XP1", user_id=USER), _c("get_user_historical_behaviors")]),
+        "cross_instore_ota": ("instore,ota", [
+            booking, _c("pay_instore_book", book_id="$NEW1"), train, _c("pay_train_order", order_id="$NEW2"),
+            _c("create_instore_product_order", user_id=USER, shop_id="I1", product_id="IP1", quantity=2),
+            _c("get_instore_books", user_id=USER), _c("get_instore_orders", user_id=USER), _c("search_train_order", user_id=USER),
+            _c("get_user_all_orders"), near, _c("instore_product_search_recommend", keywords=["massage"]), delivery]),
+        "cross_all": ("delivery,instore,ota", [
+            delivery, booking, flight, _c("pay_flight_order", order_id="$NEW3"), _c("pay_delivery_order", order_id="$NEW1"),
+            _c("instore_reservation", user_id=USER, shop_id="I1", time="2025-07-02 18:00:00", customer_count=3),
+            _c("get_user_all_orders"), near, _c("get_nearby", longitude=116.6, latitude=40.08, range=5000),
+            _c("address_to_longitude_latitude", address="Zhongshan East Road"),
+            _c("cancel_flight_order", order_id="$NEW3", user_id=USER), _c("instore_cancel_order", order_id="$NEW1"),
+            _c("search_instore_book", user_id=USER)]),
+    }
     out = {name: {"db": "base", "calls": calls} for name, calls in base.items()}
     out.update({name: {"db": "taxi_order", "calls": calls} for name, calls in taxi_db.items()})
+    out.update({name: {"db": "cross", "domain": domain, "calls": calls} for name, (domain, calls) in cross.items()})
     return out
 
 
 def write_inputs() -> None:
     payload = {"upstream": {k: {"repo": UPSTREAMS[k], "commit": UPSTREAM_COMMITS[k]} for k in UPSTREAMS},
-               "databases": {"base": database(), "taxi_order": database(with_taxi_order=True)}, "sequences": sequences()}
+               "databases": {"base": database(), "taxi_order": database(with_taxi_order=True), "cross": cross_database()},
+               "sequences": sequences()}
     (HERE / "inputs_ota.json").write_text(json.dumps(payload, ensure_ascii=False, indent=None, separators=(",", ":")) + "\n",
                                           encoding="utf-8")
     print(len(payload["sequences"]), "sequences")
 
 
 # ---------------------------------------------------------------------------- step 2: upstream
-def _upstream_env(environment: dict[str, Any]) -> Any:
+def _upstream_env(environment: dict[str, Any], domain: str = "ota") -> Any:
     from vita.data_model.tasks import Location, ProductBaseModel, StoreBaseModel
     from vita.domains.ota.environment import get_environment
+    from vita.environment.environment import get_cross_environment
 
     for registry in (StoreBaseModel, ProductBaseModel, Location):
         registry.clear_thread_data()
+    if "," in domain:  # upstream's cross-domain environment: every domain's tools over a merged database
+        return get_cross_environment(domain, copy.deepcopy(environment), "english")
     return get_environment(copy.deepcopy(environment), "english")
 
 
@@ -302,6 +360,9 @@ def upstream_state(env: Any) -> dict[str, dict[str, Any]]:
     """The orders (as upstream dumps them) and each inventory's (product, date, quantity) rows."""
     db = env.tools.db
     state: dict[str, dict[str, Any]] = {"orders": {k: v.model_dump() for k, v in (db.orders or {}).items()}}
+    for table in ("books", "reservations"):
+        if hasattr(db, table):
+            state[table] = {k: v.model_dump() for k, v in getattr(db, table).items()}
     for table in INVENTORIES:
         if hasattr(db, table):
             state[table] = {k: _products(v.products) for k, v in getattr(db, table).items()}
@@ -315,7 +376,7 @@ def write_expected(version: str) -> None:
     results: dict[str, Any] = {}
     for name, sequence in inputs["sequences"].items():
         try:
-            env = _upstream_env(inputs["databases"][sequence["db"]])
+            env = _upstream_env(inputs["databases"][sequence["db"]], sequence.get("domain", "ota"))
         except ValueError as exc:  # v1 knows no taxi orders: its database refuses to load
             results[name] = {"unloadable": str(exc).splitlines()[0]}
             continue
@@ -325,7 +386,8 @@ def write_expected(version: str) -> None:
             message = ToolCall(id=f"c{next(counter)}", name=tool, arguments=arguments, requestor="assistant")
             return env.get_response(message).content
 
-        results[name], created = run_sequence(sequence["calls"], call, lambda env=env: set(upstream_state(env)["orders"]))
+        results[name], created = run_sequence(sequence["calls"], call,
+                                              lambda env=env: {k for t in ("orders", "books", "reservations") for k in upstream_state(env).get(t, {})})
         tables = canonical_tables(upstream_state(env), created)
         results[name] = {"results": results[name], "created": len(created), "db_sha256": hashlib.sha256(tables.encode()).hexdigest()}
     env = _upstream_env({})
