@@ -98,3 +98,11 @@ def test_tool_parameters_equal_upstreams(version: str) -> None:
     theirs = {name: shape(p) for name, p in EXPECTED[version]["schemas"].items()}
     assert ours == theirs
     assert sorted(toolkit.tool_names()) == sorted(theirs)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_cross_domain_tool_sets_equal_upstreams(version: str) -> None:
+    for domain, names in EXPECTED[version]["cross_domain_tools"].items():
+        toolkit = VitaTools("t", domain, {"time": "2025-07-01 09:00:00"}, version=VERSIONS[version])
+        assert sorted(toolkit.tool_names()) == names, domain
+        assert sorted(s["function"]["name"] for s in toolkit.schemas) == names, domain

@@ -392,7 +392,10 @@ def write_expected(version: str) -> None:
         results[name] = {"results": results[name], "created": len(created), "db_sha256": hashlib.sha256(tables.encode()).hexdigest()}
     env = _upstream_env({})
     schemas = {t.name: t.openai_schema["function"]["parameters"] for t in env.get_tools()}
-    payload = {"upstream": {"repo": UPSTREAMS[version], "commit": UPSTREAM_COMMITS[version]}, "schemas": schemas, "results": results}
+    cross_tools = {domain: sorted(t.name for t in _upstream_env({}, domain).get_tools())
+                   for domain in sorted({q["domain"] for q in inputs["sequences"].values() if "domain" in q})}
+    payload = {"upstream": {"repo": UPSTREAMS[version], "commit": UPSTREAM_COMMITS[version]}, "schemas": schemas,
+               "cross_domain_tools": cross_tools, "results": results}
     (HERE / f"expected_ota_{version}.json").write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(version, len(results), "sequences,", len(schemas), "tools")
 
