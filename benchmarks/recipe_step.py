@@ -13,7 +13,7 @@ usable there (its data carried in ``$AGENTGYM_DATA``); the script says what is m
 
 ``--dry-run`` prints the resolved plan and exits (no model, no env); ``--tiny`` swaps in the tiny
 CPU test model and shrinks the batch to two groups of the recipe's group size with 8-token
-completions, a check of the path, not a measurement.
+completions and 512-token prompts, a check of the path, not a measurement.
 """
 
 from __future__ import annotations
@@ -41,11 +41,14 @@ ARCHITECTURES: dict[str, dict[str, Any]] = {
     "Qwen/Qwen3-4B": dict(model_type="qwen3", vocab_size=151936, hidden_size=2560, intermediate_size=9728,
                           num_hidden_layers=36, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
                           tie_word_embeddings=True),
+    "Qwen/Qwen3-4B-Instruct-2507": dict(model_type="qwen3", vocab_size=151936, hidden_size=2560, intermediate_size=9728,
+                                        num_hidden_layers=36, num_attention_heads=32, num_key_value_heads=8,
+                                        head_dim=128, tie_word_embeddings=True, rope_theta=5_000_000.0),
     "Qwen/Qwen3-8B": dict(model_type="qwen3", vocab_size=151936, hidden_size=4096, intermediate_size=12288,
                           num_hidden_layers=36, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
                           tie_word_embeddings=False),
 }
-"""Shapes of the models the recipe configs name (their published ``config.json``; rope theta 1e6)."""
+"""Shapes of the models the recipe configs name (their published ``config.json``; rope theta 1e6 unless given)."""
 
 ONE_STEP = ["--max_steps", "1", "--report_to", "none", "--save_strategy", "no", "--eval_strategy", "no",
             "--save_trajectories", "false", "--logging_steps", "1"]
@@ -86,7 +89,7 @@ def resolve(recipe: str, overrides: list[str], *, tiny: bool, output_dir: str) -
         rows = 2 * int(base.group_size)
         shrink = ["--model_name_or_path", "tiny", "--generation_batch_size", str(rows),
                   "--per_device_train_batch_size", str(rows),
-                  "--max_completion_length", "8", "--max_rows_per_pass", "4", "--use_cpu", "true", "--bf16", "false",
+                  "--max_completion_length", "8", "--max_prompt_tokens", "512", "--max_rows_per_pass", "4", "--use_cpu", "true", "--bf16", "false",
                   "--gradient_checkpointing", "false"]
         if base.rows_per_update is not None:
             shrink += ["--rows_per_update", str(rows)]
@@ -114,7 +117,8 @@ def random_model(name: str, tokenizer: Any, dtype: Any) -> Any:
         raise SystemExit(f"--random-weights: no architecture for {name!r}; known: {', '.join(ARCHITECTURES)}. "
                          "Add its config.json values to benchmarks/recipe_step.py or pass a local model folder.")
     shape = dict(ARCHITECTURES[name])
-    config = AutoConfig.for_model(shape.pop("model_type"), **shape, rope_theta=1_000_000.0, rms_norm_eps=1e-6,
+    shape.setdefault("rope_theta", 1_000_000.0)
+    config = AutoConfig.for_model(shape.pop("model_type"), **shape, rms_norm_eps=1e-6,
                                   max_position_embeddings=32768, eos_token_id=tokenizer.eos_token_id,
                                   pad_token_id=tokenizer.pad_token_id, bos_token_id=None)
     torch.manual_seed(0)

@@ -67,6 +67,7 @@ def test_every_model_a_config_names_has_an_architecture() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_tiny_recipe_step_trains_on_the_cpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(ROOT)
     out = tmp_path / "step.json"
