@@ -151,9 +151,20 @@ def _declared(item: EnvEntry, path: str, default_name: str, kind: type[_T]) -> _
     return found
 
 
+SHARED_DATA_SOURCES: tuple[str, ...] = ("agentgym_suite.envs.shared.skills_data:SOURCE",)
+"""``module:attribute`` of data that no single env owns (the released skill texts of several envs)."""
+
+
 def data_sources() -> dict[str, DataSource]:
-    """Every registered benchmark's data source, by benchmark name (the names ``agentgym data`` takes)."""
-    sources = (data_source(item) for item in ENV_ENTRIES if implemented(item))
+    """Every registered benchmark's data source, by benchmark name (the names ``agentgym data`` takes),
+    and the shared ones (:data:`SHARED_DATA_SOURCES`, e.g. ``skills``)."""
+    sources = [data_source(item) for item in ENV_ENTRIES if implemented(item)]
+    for path in SHARED_DATA_SOURCES:
+        module, _, name = path.partition(":")
+        found = getattr(importlib.import_module(module), name)
+        if not isinstance(found, DataSource):
+            raise TypeError(f"{path} is a {type(found).__name__}, not a DataSource.")
+        sources.append(found)
     return {s.benchmark: s for s in sources if s is not None}
 
 

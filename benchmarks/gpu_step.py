@@ -14,6 +14,11 @@ suppressed during generation in both trainers.
     bash benchmarks/gpu_step.sh              # on the GPU machine (see gpu_step.sh for the wheels)
     python benchmarks/gpu_step.py --tiny     # the same code path on the CPU with the tiny model
 
+With ``--recipe configs/X.yaml`` it runs one training step of that recipe at its sizes instead
+(:mod:`recipe_step`; ``--dry-run`` prints the plan, ``--tiny`` checks the path on the CPU,
+``--random-weights`` builds the config's architecture without a download, and ``-- --field
+value`` pairs override the config).
+
 Prints a table and a ``RATIO`` line; not a test.
 """
 
@@ -110,8 +115,15 @@ def run(kind: str, cli: argparse.Namespace, tokenizer, out: str) -> dict:
     return {"step_s": step, "tokens": tokens, "tokens_per_s": tokens / step, "peak_gib": peak}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="AgentGRPOTrainer vs TRL GRPOTrainer on one GPU (Qwen2.5-1.5B shape)")
+def main(argv: list[str] | None = None) -> None:
+    """Parse the command line; ``--recipe CONFIG [-- --field value ...]`` times one step of a recipe instead."""
+    from recipe_step import add_arguments, run_recipe
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    overrides = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(description="AgentGRPOTrainer vs TRL GRPOTrainer on one GPU (Qwen2.5-1.5B shape), "
+                                                 "or one training step of a recipe config (--recipe)")
     parser.add_argument("--tiny", action="store_true", help="CPU, tiny model: check the script end to end")
     parser.add_argument("--steps", type=int, default=3, help="timed steps per trainer (after one warm-up step)")
     parser.add_argument("--batch", type=int, default=16, help="rollouts per step")
@@ -119,7 +131,15 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=128, help="max completion tokens")
     parser.add_argument("--observation-chars", type=int, default=1600)
     parser.add_argument("--json", help="also write the results here")
-    cli = parser.parse_args()
+    add_arguments(parser)
+    cli = parser.parse_args(argv)
+    if cli.recipe:
+        result = run_recipe(cli, overrides)
+        if cli.json:
+            Path(cli.json).write_text(json.dumps(result, indent=1, default=str))
+        return
+    if cli.dry_run or cli.random_weights or overrides:
+        parser.error("--dry-run, --random-weights and '-- --field value' overrides go with --recipe CONFIG")
     if cli.tiny:
         cli.steps, cli.batch, cli.tokens = min(cli.steps, 2), min(cli.batch, 4), min(cli.tokens, 8)
     elif not torch.cuda.is_available():

@@ -15,6 +15,13 @@
 #
 # On a machine without a GPU, `bash benchmarks/gpu_step.sh --tiny` runs the same code path on the
 # CPU with a tiny model (a check of the script, not a measurement).
+#
+# Any recipe instead: one training step of a config at its own sizes (benchmarks/recipe_step.py),
+# weights random of the config's architecture (the GPU machine cannot download), its env's data
+# carried in $AGENTGYM_DATA; `--dry-run` prints the plan, `-- --field value` overrides the config:
+#
+#   bash benchmarks/gpu_step.sh --recipe configs/alfworld_sdar_qwen2.5_7b.yaml --random-weights --json $OUT/step.json
+#   bash benchmarks/gpu_step.sh --recipe configs/alfworld_grpo_qwen2.5_7b.yaml --dry-run -- --generation_batch_size 64
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -45,24 +45,26 @@ def teacher_needs(methods: list[str], shared: dict[str, Any]) -> list[str]:
     skill texts, a rehearsal env), read from the plug-ins' declarations. Raises when what a method
     needs is missing, before anything is trained."""
     from agentgym_suite.trainers.credit import credit_assigner_class
-    from agentgym_suite.trainers.teacher import SKILLS_DIR
+    from agentgym_suite.trainers.teacher import SkillTexts
 
     lines = []
     context = shared.get("teacher_context", "skills")
     for name in methods:
         cls = credit_assigner_class(name)
         if cls.needs_teacher_logprobs or cls.needs_full_logits:
-            what = {"skills": "the skill texts of the task's family (general.md + <family>.md)",
+            what = {"skills": "the env's skill texts (the released ones, else its own fallback), picked per task",
                     "oracle": "the env's oracle walkthrough of the task",
                     "env_response": "the real env's response to each action"}[context]
             fixed = " on fixed initial weights" if cls.needs_fixed_teacher else ""
             lines.append(f"{name}: a teacher pass{fixed} with privileged text: teacher_context={context} ({what}); "
                          "set --teacher-context skills|oracle|env_response to change it.")
             if context == "skills":
-                root = Path(shared.get("skills_dir") or SKILLS_DIR)
-                if not (root / "general.md").is_file():
-                    raise FileNotFoundError(f"{name} needs skill texts, but {root} has no general.md; set skills_dir in "
-                                            "the --config or use --teacher-context oracle.")
+                try:
+                    texts = SkillTexts(str(shared.get("env_id") or ""), shared.get("skills_dir"))
+                except (FileNotFoundError, ValueError) as exc:
+                    raise FileNotFoundError(f"{name} needs skill texts: {exc} Set skills_dir in the --config or use "
+                                            "--teacher-context oracle.") from exc
+                lines.append(f"{name}: skill texts: {texts.origin}")
         if "simulator" in cls.roles:
             lines.append(f"{name}: trains the world-model (simulator) role too, which needs a rehearsal env whose "
                          "world model is the policy (env_mode: rehearsal).")

@@ -25,6 +25,8 @@ class RemoteFile:
     """Path relative to the benchmark folder (for archives: the folder to extract into)."""
     git_blob: str = ""
     """First hex digits of the upstream git blob id; empty when upstream publishes none."""
+    sha256: str = ""
+    """The file's full sha256, checked on download when given (for files pinned to an upstream commit)."""
     archive_members: dict[str, str] = field(default_factory=dict)
     """For archives: member path prefix inside the archive -> destination prefix."""
 

@@ -47,6 +47,16 @@ def _check_blob(path: Path, expected: str, label: str) -> None:
         raise ChecksumError(f"{label}: git blob id {actual[:12]} does not match the published {expected}; the file is corrupt or altered.")
 
 
+def _check_sha256(path: Path, expected: str, label: str) -> None:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    if expected and digest.hexdigest() != expected:
+        raise ChecksumError(f"{label}: sha256 {digest.hexdigest()[:12]} does not match the pinned {expected[:12]}; "
+                            "the download is corrupt or upstream changed the file.")
+
+
 def _extract(archive: Path, members: dict[str, str], dest: Path) -> list[Path]:
     written: list[Path] = []
 
@@ -133,14 +143,19 @@ def fetch(src: DataSource, *, root: Path | None = None, timeout: float = DOWNLOA
     dest.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with tempfile.TemporaryDirectory(prefix=f"agentgym-{benchmark}-") as tmp:
-        for remote in src.files:
-            name = Path(urlparse(remote.url).path).name
-            local = Path(tmp) / name
+        downloads = []
+        for index, remote in enumerate(src.files):  # every file downloaded and checked before any is placed
+            local = Path(tmp) / str(index) / Path(urlparse(remote.url).path).name
+            local.parent.mkdir()
             _download(remote.url, local, timeout)
+            _check_sha256(local, remote.sha256, remote.dest)
+            if not remote.archive_members:
+                _check_blob(local, remote.git_blob, remote.dest)
+            downloads.append((remote, local))
+        for remote, local in downloads:
             if remote.archive_members:
                 written += _extract(local, remote.archive_members, dest)
             else:
-                _check_blob(local, remote.git_blob, remote.dest)
                 target = dest / remote.dest
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(local), target)

@@ -22,6 +22,7 @@ from agentgym_suite.core.errors import UnknownTaskError
 from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.info import base_info
 from agentgym_suite.core.lifecycle import check_reset_options, deepcopy_env, refuse_if_closed
+from agentgym_suite.core.skills import SkillBook, load_skills
 from agentgym_suite.core.spaces import action_space, observation_space
 
 INVALID_ACTION_MODES = ("explain", "forward_tail")
@@ -170,11 +171,40 @@ class TextEnv(gym.Env[str, str]):
     def task_family(self, task_id: str) -> str:
         """The family of task ``task_id``: tasks alike enough to share advice, ``""`` for none.
 
-        Reported at reset as ``info["task_family"]``. A family that names a skill text of the
-        trainer (``trainers/skills/<family>.md``) gets that text as teacher context, and
-        SkillRise trials group tasks by family. The default puts every task in no family.
+        Reported at reset as ``info["task_family"]``. A family that names one of the env's
+        fallback skill texts (``<family>.md`` in :attr:`skills_fallback`) gets that text as
+        teacher context, and SkillRise trials group tasks by family. The default puts every task
+        in no family.
         """
         return ""
+
+    skills_released: ClassVar[str] = ""
+    """Folder under ``$AGENTGYM_DATA/skills/`` with the authors' released skill texts for this
+    benchmark (``agentgym data fetch skills`` fills it); ``""`` when none are released."""
+    skills_fallback: ClassVar[Path | None] = None
+    """The env's own skill texts (``general.md`` plus ``<family>.md``), read when the released ones
+    are absent; ``None`` when the env has none."""
+
+    @classmethod
+    def skill_texts(cls, skills_dir: str | Path | None = None) -> SkillBook | None:
+        """The skill texts a self-distilling teacher of this env reads (see :mod:`~agentgym_suite.core.skills`).
+
+        ``skills_dir`` (a folder of the user's) wins; else the released texts when fetched; else
+        :attr:`skills_fallback` with a warning; ``None`` when the env has no skill texts.
+        """
+        return load_skills(cls.skills_released, cls.skills_fallback, skills_dir=skills_dir, env_name=cls.__name__)
+
+    @classmethod
+    def skill_for_task(cls, book: SkillBook, task_id: str, family: str, prompt_text: str) -> str:
+        """The privileged text of a teacher prompt for task ``task_id`` (of ``family``) whose
+        student prompt is ``prompt_text``, chosen from ``book`` as the benchmark's authors choose.
+
+        The default: in the released layout, upstream's generic rule (the task types whose
+        keywords the prompt contains, :meth:`SkillBook.for_prompt`); in the family layout,
+        general text plus the family's text. A benchmark whose authors select otherwise (by game
+        file, by data source) overrides this.
+        """
+        return book.for_prompt(prompt_text) if book.mapped else book.for_family(family)
 
     def leaderboard_departures(self) -> list[str]:
         """Why this instance's scores cannot be put next to the official leaderboard's, one reason each.

@@ -93,11 +93,12 @@ from agentgym_suite.trainers.training_tasks import (  # noqa: F401  (default_env
     resolve_model_path,
 )
 from agentgym_suite.trainers.teacher import (
+    SkillTexts,
     env_response_text,
+    skill_env_class,
     evidence_prompts,
     oracle_text,
     privileged_prefix,
-    skill_text,
     teacher_prompt_ids,
 )
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
@@ -208,6 +209,11 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
                             entropy_bonus=self._entropy_bonus_enabled, router_aux_loss=self.aux_loss_enabled)
         self.held_out = held_out.HeldOutEvaluation(self.eval_env_factory, self._play, self.sync, pool=self._env_pool,
                                                    env_id=self.env_id)
+        self.skill_texts: SkillTexts | None = None
+        """The teacher's skill texts (``teacher_context: skills``); ``args.skills_origin`` names their source."""
+        if self.needs_privileged_text and args.teacher_context == "skills":
+            self.skill_texts = SkillTexts(skill_env_class(args.env_id, env_factory), args.skills_dir)
+            args.skills_origin = self.skill_texts.origin
         self.fixed_teacher: FixedTeacher | None = (
             build_fixed_teacher(self) if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
@@ -668,7 +674,10 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             return oracle_text(first.oracle)
         if args.teacher_context == "env_response":
             return env_response_text(first.observation)
-        return skill_text(row.family, args.skills_dir)
+        if self.skill_texts is None:
+            raise RuntimeError("teacher_context is skills but the trainer resolved no skill texts.")
+        prompt_text = self.processing_class.decode(row.prompt_ids, skip_special_tokens=False)
+        return self.skill_texts.text(row.episode.task_id, row.family, prompt_text)
 
     def _credit_batch_for(self, rows: list[Row], mask: torch.Tensor, old: torch.Tensor | None,
                           teacher: torch.Tensor | None, **logits: torch.Tensor | None) -> CreditBatch:

@@ -144,7 +144,14 @@ class AgentGRPOConfig(GRPOConfig):
     )
     skills_dir: str | None = field(
         default=None,
-        metadata={"help": "Directory of your own skill texts (general.md plus <family>.md); default: the suite's."},
+        metadata={"help": "Directory of your own skill texts (general.md plus <family>.md, or the released layout with "
+                          "skill_mapping.json); default: the env's (TextEnv.skill_texts: the released texts of "
+                          "`agentgym data fetch skills`, else the env's own fallback)."},
+    )
+    skills_origin: str | None = field(
+        default=None,
+        metadata={"help": "Set by the trainer (a value given is replaced): where the teacher's skill texts come from "
+                          "(released ..., fallback ..., custom ...), so the logged config names a fallback."},
     )
     max_prompt_tokens: int = field(
         default=4096,

@@ -29,6 +29,24 @@ from agentgym_suite.trainers.distributed import LockstepBackend
 from agentgym_suite.trainers.vllm_rollout import vllm_rollout
 
 
+def template_kwargs(args: Any) -> dict[str, Any]:
+    """The config's ``chat_template_kwargs`` (TRL's field; e.g. Qwen3's ``{"enable_thinking": false}``) as a dict.
+
+    Raises:
+        ValueError: for a value that is neither a mapping nor a JSON object.
+    """
+    import json
+
+    value = getattr(args, "chat_template_kwargs", None)
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, dict):
+        raise ValueError(f"chat_template_kwargs must be a mapping such as {{enable_thinking: false}}, got {value!r}.")
+    return dict(value)
+
+
 @contextmanager
 def policy_backend(trainer: Any, generation_kwargs: dict[str, Any], temperature: float | None) -> Iterator[Any]:
     """The generation backend over the weights ``trainer`` (an ``AgentGRPOTrainer``) trains, for one
@@ -40,7 +58,7 @@ def policy_backend(trainer: Any, generation_kwargs: dict[str, Any], temperature:
                           temperature=temperature):
             trainer._last_loaded_step = trainer.state.global_step
             yield TRLVLLMBackend(trainer.vllm_generation, trainer.processing_class, trainer.eos_token_ids,
-                                 sync=trainer.sync)
+                                 sync=trainer.sync, chat_template_kwargs=template_kwargs(trainer.args))
         return
     from trl.models import unwrap_model_for_generation
 
@@ -52,7 +70,8 @@ def policy_backend(trainer: Any, generation_kwargs: dict[str, Any], temperature:
         gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
     ) as unwrapped, torch.no_grad(), trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False):
         backend: Any = TransformersBackend(unwrapped, trainer.processing_class, max_batch_size=1 << 20, name="policy",
-                                           generation_kwargs=generation_kwargs)
+                                           generation_kwargs=generation_kwargs,
+                                           chat_template_kwargs=template_kwargs(args))
         if trainer.sync.distributed:
             backend = LockstepBackend(backend, int(trainer.processing_class.pad_token_id))
         was_training = unwrapped.training
@@ -78,7 +97,8 @@ class TRLVLLMBackend:
 
     supports_token_prompts = True
 
-    def __init__(self, vllm_generation: Any, tokenizer: Any, eos_token_ids: Sequence[int], sync: Any = None) -> None:
+    def __init__(self, vllm_generation: Any, tokenizer: Any, eos_token_ids: Sequence[int], sync: Any = None,
+                 chat_template_kwargs: dict[str, Any] | None = None) -> None:
         self.vllm_generation = vllm_generation
         self.tokenizer = tokenizer
         self.eos_token_ids = set(int(t) for t in eos_token_ids)
@@ -90,12 +110,14 @@ class TRLVLLMBackend:
             vllm_generation.mode == "server" or int(getattr(vllm_generation, "tensor_parallel_size", 1) or 1) > 1)
         self.errors_as_samples = distributed
         self.calls = 0
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
 
     def render_prompt(self, prompt: Any, tools: Any = None, *, add_generation_prompt: bool = True) -> str:
         """Strings as-is; message lists through the tokenizer's chat template."""
         if isinstance(prompt, str):
             return prompt
-        kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": add_generation_prompt}
+        kwargs: dict[str, Any] = {**self.chat_template_kwargs, "tokenize": False,
+                                  "add_generation_prompt": add_generation_prompt}
         if tools:
             kwargs["tools"] = tools
         return self.tokenizer.apply_chat_template(prompt, **kwargs)

@@ -4,9 +4,11 @@ The teacher is the same pre-update policy whose prompt is prefixed, as raw text 
 chat-templated prompt, with ``"[Privileged Skill Information]\\n{text}\\n\\n"``. The text comes
 from one of three sources:
 
-* ``skills`` — the suite's skill texts: ``general.md`` plus the file of the task's family,
-  which the env reports at reset as ``info["task_family"]`` (ALFWorld task type, WebShop
-  product category, Search question kind; see ``TextEnv.task_family``);
+* ``skills`` — the env's skill texts (``TextEnv.skill_texts``): the authors' released texts
+  (``agentgym data fetch skills``), picked per task as the authors pick them
+  (``TextEnv.skill_for_task``: ALFWorld by game file, Search by data source, WebShop by the
+  prompt's keywords); without them the env's own fallback texts per task family, which the run
+  names (a warning, and ``skills_origin`` in the logged config);
 * ``oracle`` — the env's oracle walkthrough from the row's state;
 * ``env_response`` — the real env's response to the row's action.
 
@@ -21,33 +23,54 @@ by as many tokens of an unrelated passage (``unrelated``).
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from agentgym_suite.core.skills import SkillBook
+from agentgym_suite.core.text_env import TextEnv
+from agentgym_suite.registration import env_class
 
 PRIVILEGED_HEADER = "[Privileged Skill Information]\n"
 PRIVILEGED_TAIL = "\n\n"
-SKILLS_DIR = Path(__file__).parent / "skills"
 
 
-@lru_cache(maxsize=64)
-def _read(path: str) -> str:
-    return Path(path).read_text(encoding="utf-8").strip()
+class SkillTexts:
+    """The skill texts of a run's teacher: the env's book (resolved once) and its per-task pick."""
+
+    def __init__(self, env: Any, skills_dir: str | None = None) -> None:
+        """Resolve the book of ``env`` (an env class, or a registered env id; ``skills_dir`` overrides it).
+
+        Raises:
+            ValueError: when the env has no skill texts and no ``skills_dir`` is given.
+        """
+        found = env_class(env) if isinstance(env, str) else env
+        self.env_class: type[TextEnv] = found if isinstance(found, type) and issubclass(found, TextEnv) else TextEnv
+        book = self.env_class.skill_texts(skills_dir)
+        if book is None:
+            raise ValueError(f"{getattr(found, '__name__', env)!s} has no skill texts for the teacher; set skills_dir to a "
+                             "folder of your own (general.md plus <family>.md, or the released layout), or "
+                             "teacher_context: oracle.")
+        self.book: SkillBook = book
+
+    @property
+    def origin(self) -> str:
+        """Where the texts come from (``released ...``, ``fallback ...``, ``custom ...``)."""
+        return self.book.origin
+
+    def text(self, task_id: str, family: str, prompt_text: str) -> str:
+        """The privileged text of one row, as the env's benchmark picks it."""
+        return self.env_class.skill_for_task(self.book, task_id, family, prompt_text)
 
 
-def skill_text(family: str, skills_dir: str | Path | None = None) -> str:
-    """``general.md`` plus ``<family>.md`` from ``skills_dir`` (default: the suite's texts)."""
-    root = Path(skills_dir) if skills_dir else SKILLS_DIR
-    general = root / "general.md"
-    if not general.exists():
-        raise FileNotFoundError(
-            f"no general.md in skills directory {root}; write one (plus <family>.md files) or unset skills_dir."
-        )
-    parts = [_read(str(general))]
-    if family and re.fullmatch(r"[A-Za-z0-9_\-]+", family) and (root / f"{family}.md").exists():
-        parts.append(_read(str(root / f"{family}.md")))
-    return "\n\n".join(parts)
+def skill_env_class(env_id: str, env_factory: Callable[[], Any] | None = None) -> Any:
+    """The env class whose skill texts a run's teacher reads: the class of ``env_id`` (the benchmark,
+    also under rehearsal), or for a custom ``env_factory`` the class of one env it makes."""
+    if env_factory is None:
+        return env_class(env_id)
+    env = env_factory()
+    try:
+        return type(getattr(env, "unwrapped", env))
+    finally:
+        env.close()
 
 
 def oracle_text(actions: Sequence[str] | None) -> str:

@@ -65,6 +65,18 @@ METHODS: dict[str, dict[str, Any]] = {
                                DEFAULTS_FILE: "79bbd911cf5a477e13679bd7eb0728dfd871c632"}},
 }
 
+QWEN3_SCRIPTS: dict[str, tuple[str, dict[str, str]]] = {
+    # the Qwen3 scripts released beside the Qwen2.5 ones (AgentOPSD's own trainer has none)
+    "grpo": ("grpo_trainer", {"alfworld_qwen3_1.7b": "run_alfworld_qwen3_1b", "alfworld_qwen3_4b": "run_alfworld_qwen3_4b",
+                              "search_qwen3_1.7b": "run_search_qwen3_1b", "webshop_qwen3_1.7b": "run_webshop_qwen3_1b"}),
+    "gigpo": ("gigpo_trainer", {"webshop_qwen3_1.7b": "run_webshop_qwen3"}),
+    **{method: (folder, {f"{env}_qwen3_1.7b": f"run_{env}_qwen3" for env in ("alfworld", "search", "webshop")})
+       for method, folder in (("sdar", "sdar_trainer"), ("opsd", "opsd_trainer"), ("grpo_opsd", "grpo_opsd_trainer"),
+                              ("rlsd", "rlsd_trainer"), ("skill_sd", "skillsd_trainer"))},
+}
+for _method, (_folder, _names) in QWEN3_SCRIPTS.items():
+    METHODS[_method]["scripts"].update(_scripts(_folder, _names))
+
 ENV_IDS = {"alfworld/AlfredTWEnv": "ALFWorld-v0", "Webshop": "WebShop-v0", "search": "SearchQA-v0",
            "skillrise_alfworld/AlfredTWEnv": "ALFWorld-v0"}
 ENV_FACTS: dict[str, list[tuple[str, int, str, Any, str]]] = {
@@ -309,12 +321,21 @@ def map_method(method: str, get: Lookup) -> dict[str, tuple[Any, list[str]]]:
     return ours
 
 
+def map_chat_template(get: Lookup) -> dict[str, tuple[Any, list[str]]]:
+    """``chat_template_kwargs`` (TRL's field, passed to the chat template) from the scripts that set
+    ``+data.apply_chat_template_kwargs.enable_thinking`` (the Qwen3 ones: non-thinking mode)."""
+    key = "data.apply_chat_template_kwargs.enable_thinking"
+    if key not in get.values:
+        return {}
+    return {"chat_template_kwargs": ({"enable_thinking": bool(get(key))}, [key])}
+
+
 def build_entry(method: str, env: str, script: str, text: str, defaults: dict[str, tuple[str, int]],
                 commit_files: Callable[[str], str]) -> dict[str, Any]:
     """One env entry of a card: upstream values, our fields, unmapped keys with reasons."""
     values = parse_script(text)
     get = Lookup(script, values, defaults)
-    ours = {**map_common(get), **map_method(method, get)}
+    ours = {**map_common(get), **map_method(method, get), **map_chat_template(get)}
     env_id = ours["env_id"][0]
     facts = ENV_FACTS.get(env_id, []) if METHODS[method].get("env_facts", True) else []
     for path, line, field, value, needle in facts:

@@ -1,7 +1,8 @@
 """Each env reports its tasks' family (``info["task_family"]`` at reset, ``task_family(task_id)``).
 
-The family decides which skill text a teacher gets (``trainers/skills/<family>.md``) and which
-tasks a SkillRise trial groups, so every family an env reports must name a skill text.
+The family decides which fallback skill text a teacher gets (``<family>.md`` in the env's
+``skills_fallback`` folder) and which tasks a SkillRise trial groups, so every family an env
+reports must name one of its env's fallback texts.
 """
 
 from __future__ import annotations
@@ -14,11 +15,18 @@ from agentgym_suite.core.data import has_benchmark_data
 from agentgym_suite.envs.rehearsal import RehearsalEnv
 from agentgym_suite.envs.searchqa.datasets import Question, question_family
 from agentgym_suite.envs.webshop.families import product_family
-from agentgym_suite.trainers.teacher import SKILLS_DIR
+from agentgym_suite.envs.alfworld.env import ALFWorldEnv
+from agentgym_suite.envs.scienceworld.env import ScienceWorldEnv
+from agentgym_suite.envs.searchqa.env import SearchQAEnv
+from agentgym_suite.envs.webshop.env import WebShopEnv
 
 from envs.echo_env import EchoEnv
 
-SKILL_FAMILIES = {p.stem for p in SKILLS_DIR.glob("*.md")} - {"general"}
+
+
+def skill_families(env_class: type) -> set[str]:
+    """The families the env's fallback skill texts cover (``<family>.md`` beside the env, ``general.md`` aside)."""
+    return {p.stem for p in env_class.skills_fallback.glob("*.md")} - {"general"}
 
 
 class FamilyEchoEnv(EchoEnv):
@@ -41,11 +49,11 @@ def test_rehearsal_reports_its_base_envs_family() -> None:
 
 @pytest.mark.skipif(not has_benchmark_data("alfworld", "json_2.1.1/valid_unseen"), reason="ALFWorld data not found")
 def test_alfworld_families_are_its_six_task_types() -> None:
-    from agentgym_suite.envs.alfworld.env import TASK_FAMILIES, ALFWorldEnv, task_type_of
+    from agentgym_suite.envs.alfworld.env import TASK_FAMILIES, task_type_of
 
     env = ALFWorldEnv(split="valid_unseen")
     families = {task_type_of(t): env.task_family(t) for t in env.task_ids()}
-    assert set(families.values()) == set(TASK_FAMILIES.values()) <= SKILL_FAMILIES
+    assert set(families.values()) == set(TASK_FAMILIES.values()) <= skill_families(ALFWorldEnv)
     assert families["pick_two_obj_and_place"] == "pick_two" and families["pick_heat_then_place_in_recep"] == "heat"
 
 
@@ -61,11 +69,10 @@ def test_alfworld_families_are_its_six_task_types() -> None:
 ])
 def test_webshop_family_comes_from_the_category_tree(goal: dict, family: str) -> None:
     assert product_family(goal) == family
-    assert family == "" or family in SKILL_FAMILIES
+    assert family == "" or family in skill_families(WebShopEnv)
 
 
 def test_webshop_env_reports_the_department_of_each_goal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentgym_suite.envs.webshop import WebShopEnv
     from agentgym_suite.envs.webshop.synthetic import write_synthetic_catalogue
 
     monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path / "cache"))
@@ -92,13 +99,11 @@ def test_webshop_env_reports_the_department_of_each_goal(tmp_path: Path, monkeyp
 ])
 def test_search_family_is_the_question_kind(kind: str, dataset: str, family: str) -> None:
     assert question_family(Question("q", "?", ("a",), (), kind), dataset) == family
-    assert family in SKILL_FAMILIES
+    assert family in skill_families(SearchQAEnv)
 
 
 @pytest.mark.skipif(not has_benchmark_data("searchqa", "hipporag_hotpotqa"), reason="SearchQA data not found")
 def test_searchqa_reports_hotpotqa_question_types() -> None:
-    from agentgym_suite.envs.searchqa import SearchQAEnv
-
     env = SearchQAEnv(dataset="hotpotqa")
     by_kind = {q.kind: env.task_family(q.id) for q in env.questions.values()}
     assert by_kind == {"bridge": "search_multi_hop", "comparison": "search_comparison"}
@@ -108,12 +113,11 @@ def test_searchqa_reports_hotpotqa_question_types() -> None:
 
 def test_scienceworld_families_are_the_papers_ten_topics() -> None:
     pytest.importorskip("scienceworld")
-    from agentgym_suite.envs.scienceworld.env import ScienceWorldEnv
     from agentgym_suite.envs.scienceworld.tasks import TASKS
 
     env = ScienceWorldEnv(task="all", split="all")  # no JVM: families need only the task table
     families = {task.number: env.task_family(f"{task.name}/0") for task in TASKS}
-    assert len(set(families.values())) == 10 and set(families.values()) <= SKILL_FAMILIES
+    assert len(set(families.values())) == 10 and set(families.values()) <= skill_families(ScienceWorldEnv)
     assert families["1-1"] == families["1-4"] == "scienceworld_matter"
     assert families["5-2"] == "scienceworld_plants" and families["10-2"] == "scienceworld_genetics"
     assert {env.task_family(t) for t in env.task_ids()[:100]} == {"scienceworld_matter"}  # boil/melt first

@@ -214,3 +214,17 @@ def test_the_trainer_reads_the_declaration_not_the_name(make_config, monkeypatch
     monkeypatch.setattr(trainer, "_logps", lambda model, *a: used.append(model) or logps(model, *a))
     trainer.train()
     assert used and all(model is trainer.fixed_teacher.model for model in used)  # the one pass: the teacher's
+
+
+def test_vad_target_trains_on_the_target_alone(make_config):
+    trainer = AgentGRPOTrainer(args=make_config(credit="vad", teacher_context="oracle",
+                                                credit_params={"top_k": 8, "primary": "target"}),
+                               env_factory=make_letter_env)
+    before = snapshot(trainer.model)
+    trainer.train()
+    assert trainer.credit.config.reward_coef == 0.0
+    assert changed(before, trainer.model)  # no advantage anywhere, yet the target moves the policy
+    logged = _logged(trainer, "credit/vad/reward_coef")
+    assert logged and all(x == 0.0 for x in logged)
+    aux = _logged(trainer, "credit/vad/aux_loss")
+    assert aux and all(math.isfinite(x) and x >= 0 for x in aux)

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from agentgym_suite.core.data import benchmark_dir
 from agentgym_suite.core.errors import missing_backend
 from agentgym_suite.core.fixture_profile import FixtureProfile
+from agentgym_suite.core.skills import SkillBook
 from agentgym_suite.core.text_env import TaskStart
 from agentgym_suite.envs.shared.textworld_engine import TextWorldBackedEnv, normalise_command
 
@@ -122,6 +123,15 @@ class ALFWorldEnv(TextWorldBackedEnv):
     def task_family(self, task_id: str) -> str:
         """The family of the task's type (see :data:`TASK_FAMILIES`)."""
         return TASK_FAMILIES.get(task_type_of(task_id), "")
+
+    skills_released: ClassVar[str] = "alfworld"
+    skills_fallback: ClassVar[Path | None] = Path(__file__).with_name("skills")
+
+    @classmethod
+    def skill_for_task(cls, book: SkillBook, task_id: str, family: str, prompt_text: str) -> str:
+        """Released texts: the skill of the first task type the game's path contains (the authors
+        select by the game file, whose folder our task id is); fallback texts: the family's."""
+        return book.for_path(task_id) if book.mapped else book.for_family(family)
 
     def game_file(self, task_id: str) -> Path:
         """Path of the ``game.tw-pddl`` file of ``task_id``."""

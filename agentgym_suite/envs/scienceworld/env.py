@@ -174,6 +174,9 @@ class ScienceWorldEnv(TextEnv):
         """The task's topic among the paper's ten (``scienceworld_matter`` for boil/melt/freeze …)."""
         return parse_task_id(task_id)[0].topic
 
+    skills_fallback: ClassVar[Path | None] = Path(__file__).with_name("skills")
+    """The authors release no ScienceWorld skill texts; the teacher reads the suite's own per topic."""
+
     def task_ids(self) -> list[str]:
         """``<task-name>/<variation>`` for every selected task and variation of the split."""
         return list(self._ids)

@@ -9,10 +9,12 @@ from typing import Any, ClassVar
 from agentgym_suite.core.actions import ActionFormat, ParsedAction, SearchFormat
 from agentgym_suite.core.data import data_dir as data_root
 from agentgym_suite.core.fixture_profile import FixtureProfile
+from agentgym_suite.core.skills import SkillBook
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.envs.searchqa.datasets import Question, load_dataset, question_family
 from agentgym_suite.envs.searchqa.normalize import exact_match, f1_score
 from agentgym_suite.envs.searchqa.retrievers import BM25Retriever, HTTPRetriever, Passage, RetrievalError, Retriever
+from agentgym_suite.envs.searchqa.skills import data_source_of, search_task_type
 
 DEFAULT_TOPK = 3
 DEFAULT_MAX_TURNS = 4
@@ -129,6 +131,17 @@ class SearchQAEnv(TextEnv):
     def task_family(self, task_id: str) -> str:
         """Comparison, multi-hop or single-hop, from the question's type (see :func:`.datasets.question_family`)."""
         return question_family(self.questions[task_id], self.dataset)
+
+    skills_released: ClassVar[str] = "search"
+    skills_fallback: ClassVar[Path | None] = Path(__file__).with_name("skills")
+
+    @classmethod
+    def skill_for_task(cls, book: SkillBook, task_id: str, family: str, prompt_text: str) -> str:
+        """Released texts: the authors' rule by data source (:mod:`.skills`); fallback texts: the family's."""
+        if not book.mapped:
+            return book.for_family(family)
+        task_type = search_task_type(data_source_of(task_id), prompt_text)
+        return book.compose([task_type] if task_type else [])
 
     @property
     def question(self) -> Question:

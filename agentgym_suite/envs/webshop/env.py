@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from agentgym_suite.core.actions import ActionFormat, ParsedAction
 from agentgym_suite.core.data import benchmark_dir
+from agentgym_suite.core.skills import SkillBook, asks_to_compare
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 from agentgym_suite.envs.webshop.catalogue import SHUFFLE_SEED, Catalogue, load_catalogue, split_goals
 from agentgym_suite.envs.webshop.engine import BUY_NOW, NEXT_PAGE, PREV_PAGE, BACK_TO_SEARCH, PRODUCT_WINDOW, ProductSearch, Session
@@ -131,6 +132,20 @@ class WebShopEnv(TextEnv):
     def task_family(self, task_id: str) -> str:
         """The department of the goal's product in WebShop's category tree (see :mod:`.families`)."""
         return product_family(self.catalogue.goals[int(task_id)])
+
+    skills_released: ClassVar[str] = "webshop"
+    skills_fallback: ClassVar[Path | None] = Path(__file__).with_name("skills")
+
+    @classmethod
+    def skill_for_task(cls, book: SkillBook, task_id: str, family: str, prompt_text: str) -> str:
+        """Released texts: as the authors' provider treats WebShop's ``text`` data source, a prompt
+        that passes the comparison test gets the general text only (WebShop has no ``compare``
+        skill), any other the skills of every category one of whose keywords the prompt contains
+        (the prompt holds the instruction, the page and the history, so the pick can change from
+        turn to turn); fallback texts: the goal product's family."""
+        if not book.mapped:
+            return book.for_family(family)
+        return book.compose(["compare"]) if asks_to_compare(prompt_text) else book.for_prompt(prompt_text)
 
     @property
     def goal(self) -> dict[str, Any]:

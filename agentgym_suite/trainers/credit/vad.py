@@ -48,7 +48,22 @@ Choices for the parts the paper leaves open:
 Logged per micro-batch (token means): ``alpha_mean``, ``share_mean``, ``reg_weight_mean``
 (``w``, before ``lambda_reg``), ``target_jsd_mean``, ``teacher_jsd_mean``.
 
-Advantages are plain verl-agent GRPO: VAD is a distillation add-on.
+Advantages are plain verl-agent GRPO: VAD is a distillation add-on (``primary: reward``, the
+default).
+
+**Reconstructed-target variant** (``primary: target``, "VAD-target"): the reconstructed target
+``q`` is the primary training signal. The loss above (times ``coef``) is the objective, and the
+GRPO policy term is kept only as a secondary one, its advantages scaled by ``reward_coef``
+(default 0 in this variant: the update is distillation towards ``q`` alone; 1 in the default
+variant). The abstract says the target is reconstructed from the attributable part of the
+teacher's correction but not how it is weighed against the environment's reward, so both
+readings are offered; the variant's weighting is ours. Every row is trained (the VAD loss enters
+each row, whatever its advantage).
+
+What is inferred, not read from code (no VAD code is public): the counterfactual construction,
+the centring, the projection and its clipping, the weight ``w``, the JSD form, the top-k
+vocabulary, the teacher being the initial weights, and the weighting of target and reward in
+both variants (``configs/recipes/vad.yaml`` lists the base recipe they run on).
 """
 
 from __future__ import annotations
@@ -63,6 +78,7 @@ from agentgym_suite.trainers.credit.base import (
     AuxLossOutput,
     CreditBatch,
     CreditConfig,
+    CreditOutput,
     finite,
     masked_mean,
     require,
@@ -74,6 +90,11 @@ LOG2 = 0.6931471805599453
 TRAINER_TOP_K = 64
 """Vocabulary a trainer keeps per token of the stored teacher logits unless ``top_k`` is set
 (``None`` = the full vocabulary, memory ``rows x tokens x vocab``)."""
+
+
+PRIMARY_SIGNALS = ("reward", "target")
+"""``reward``: GRPO advantages drive the update, the VAD loss is added; ``target`` (VAD-target): the
+reconstructed target drives it, the GRPO term is scaled by ``reward_coef``."""
 
 
 @dataclass
@@ -93,10 +114,29 @@ class VADCreditConfig(GRPOCreditConfig):
                           "(another task's evidence in the batch, or a fixed neutral passage, of the same length)."},
     )
 
+    primary: str = field(
+        default="reward",
+        metadata={"help": "Which signal drives the update: reward (GRPO advantages, the VAD loss added with coef) or "
+                          "target (VAD-target: the reconstructed target q is the objective, the GRPO term weighted "
+                          "by reward_coef)."},
+    )
+    reward_coef: float | None = field(
+        default=None,
+        metadata={"help": "Scale of the GRPO advantages; default 1 with primary: reward, 0 with primary: target."},
+    )
+
     def __post_init__(self) -> None:
-        """Validate the parameters."""
+        """Validate the parameters and resolve ``reward_coef`` from ``primary``."""
         super().__post_init__()
+        require(self.primary in PRIMARY_SIGNALS,
+                f"primary must be one of {', '.join(PRIMARY_SIGNALS)} (got {self.primary!r}).")
+        if self.reward_coef is None:
+            self.reward_coef = 1.0 if self.primary == "reward" else 0.0
+        require(finite(self.reward_coef) and self.reward_coef >= 0,
+                f"reward_coef must be >= 0 (got {self.reward_coef!r}).")
         require(finite(self.coef) and self.coef >= 0, f"coef must be >= 0 (got {self.coef!r}).")
+        require(self.primary == "reward" or self.coef > 0,
+                "primary: target needs coef > 0 (the reconstructed target is then the only signal besides reward_coef).")
         require(finite(self.lambda_reg) and self.lambda_reg >= 0,
                 f"lambda_reg must be >= 0 (got {self.lambda_reg!r}); 0 disables the regulariser.")
         require(self.top_k is None or (isinstance(self.top_k, int) and self.top_k >= 2),
@@ -168,6 +208,18 @@ class VADCredit(GRPOCredit):
     has_aux_loss: ClassVar[bool] = True
     trainer_defaults: ClassVar[Mapping[str, Any]] = {"top_k": TRAINER_TOP_K}
     config: VADCreditConfig
+
+    def advantages(self, batch: CreditBatch) -> CreditOutput:
+        """GRPO advantages times ``reward_coef`` (1 by default; 0 in VAD-target, ``primary: target``)."""
+        out = super().advantages(batch)
+        scale = float(self.config.reward_coef if self.config.reward_coef is not None else 1.0)
+        if scale != 1.0:
+            out = CreditOutput(out.advantages * scale, {**out.metrics, self.metric("reward_coef"): scale})
+        return out
+
+    def one_turn_equivalent(self) -> tuple[str, float]:
+        """GRPO scaled by ``reward_coef``."""
+        return ("grpo", float(self.config.reward_coef if self.config.reward_coef is not None else 1.0))
 
     def aux_loss(
         self, batch: CreditBatch, logprobs: Tensor, logits: Tensor | None = None

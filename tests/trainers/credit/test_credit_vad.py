@@ -190,3 +190,42 @@ def test_share_below_one_where_the_evidence_does_not_explain_the_correction() ->
     assert aux.metrics["credit/vad/alpha_mean"] == pytest.approx(np.mean(alpha), abs=1e-6)
     assert aux.metrics["credit/vad/share_mean"] == pytest.approx(np.mean(share), abs=1e-6)
     assert aux.metrics["credit/vad/reg_weight_mean"] == pytest.approx(1 - np.mean(share), abs=1e-6)
+
+
+def two_group_batch() -> CreditBatch:
+    """Two rows of one group with different returns (GRPO gives them non-zero advantages)."""
+    return CreditBatch(
+        group_ids=["g", "g"], traj_ids=["a", "b"], turn_idx=[0, 0], roles=["agent", "agent"],
+        returns=torch.tensor([1.0, 0.0]), invalid=torch.zeros(2, dtype=torch.bool),
+        completion_mask=torch.tensor([[1, 1], [1, 0]]),
+        teacher_logits=torch.tensor([[POS, POS], [POS, POS]]),
+        teacher_logits_no_evidence=torch.tensor([[NEG, NEG], [NEG, NEG]]),
+    )
+
+
+def test_vad_target_makes_the_reconstructed_target_the_objective() -> None:
+    batch = two_group_batch()
+    reward = get_credit_assigner("vad")
+    target = get_credit_assigner("vad", primary="target")
+    assert (reward.config.reward_coef, target.config.reward_coef) == (1.0, 0.0)
+    grpo = reward.advantages(batch).advantages
+    assert grpo.abs().sum() > 0  # the default variant is driven by the reward
+    out = target.advantages(batch)
+    assert (out.advantages == 0).all() and out.metrics["credit/vad/reward_coef"] == 0.0
+    assert target.rows_with_other_terms(batch).all()  # every row still trains on the target
+    # the target loss is the same VAD loss: only the weight of the reward changes
+    logits = torch.tensor([[STUDENT, STUDENT], [STUDENT, STUDENT]], requires_grad=True)
+    assert target.aux_loss(batch, torch.zeros(2, 2), logits).loss.item() == pytest.approx(
+        np_vad(STUDENT, POS, NEG, 0.1, one_sided=False)["loss"], rel=1e-5)
+    assert target.one_turn_equivalent() == ("grpo", 0.0)
+    mixed = get_credit_assigner("vad", primary="target", reward_coef=0.25).advantages(batch).advantages
+    assert torch.allclose(mixed, 0.25 * grpo)
+
+
+def test_vad_target_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="primary must be one of reward, target"):
+        VADCreditConfig(primary="teacher")
+    with pytest.raises(ValueError, match="coef > 0"):
+        VADCreditConfig(primary="target", coef=0.0)
+    with pytest.raises(ValueError, match="reward_coef must be >= 0"):
+        VADCreditConfig(reward_coef=-1.0)
