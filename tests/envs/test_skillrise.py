@@ -11,7 +11,8 @@ def test_parse_skill_takes_last_block_and_caps_length():
     assert parse_skill("<skill>a</skill> then <skill> b </skill>", 100) == "b"
     assert parse_skill("<skill>" + "x" * 50 + "</skill>", 10) == "x" * 10
     assert parse_skill("no tags here", 100) is None
-    assert parse_skill("<skill>   </skill>", 100) is None
+    assert parse_skill("<skill>   </skill>", 100) == ""  # an empty block empties the document, as released
+    assert parse_skill("</skill> reversed <skill>", 100) is None
 
 
 def test_trial_alternates_solve_and_curate():
