@@ -56,13 +56,15 @@ def template_supports_tools(template: str | None) -> bool:
 
 
 def render_chat(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                *, add_generation_prompt: bool) -> str:
+                *, add_generation_prompt: bool, template_kwargs: dict[str, Any] | None = None) -> str:
     """Apply ``tokenizer``'s chat template to ``messages``.
 
     Tools go in as the template's ``tools`` variable when the template reads it; otherwise
-    they are described in the system message (:func:`inject_tools`).
+    they are described in the system message (:func:`inject_tools`). ``template_kwargs`` are
+    further template variables (e.g. ``{"enable_thinking": False}`` for Qwen3's non-thinking mode).
     """
-    kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": add_generation_prompt}
+    kwargs: dict[str, Any] = {**(template_kwargs or {}), "tokenize": False,
+                              "add_generation_prompt": add_generation_prompt}
     if tools and template_supports_tools(getattr(tokenizer, "chat_template", None)):
         kwargs["tools"] = tools
     elif tools:

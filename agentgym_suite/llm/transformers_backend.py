@@ -57,12 +57,14 @@ class TransformersBackend(TokenizerMixin):
             ``no_repeat_ngram_size``, ``suppress_tokens``); sampling settings belong in
             :class:`~agentgym_suite.llm.base.SamplingParams`. Processors they add act before the
             log-probs are recorded.
+        chat_template_kwargs: further variables of the chat template (e.g. ``{"enable_thinking": False}``).
     """
 
     supports_token_prompts = True
 
     def __init__(self, model: Any, tokenizer: Any, *, max_batch_size: int = 64, name: str | None = None,
-                 prefill: str = "auto", generation_kwargs: dict[str, Any] | None = None) -> None:
+                 prefill: str = "auto", generation_kwargs: dict[str, Any] | None = None,
+                 chat_template_kwargs: dict[str, Any] | None = None) -> None:
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}.")
         if prefill not in PREFILL_MODES:
@@ -72,6 +74,7 @@ class TransformersBackend(TokenizerMixin):
         if clash:
             raise ValueError(f"generation_kwargs {clash} are sampling settings; pass them in SamplingParams.")
         self.generation_kwargs = dict(generation_kwargs or {})
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.model = model
         self.tokenizer = tokenizer
         self.max_batch_size = max_batch_size
@@ -123,7 +126,8 @@ class TransformersBackend(TokenizerMixin):
             return prompt
         if not getattr(self.tokenizer, "chat_template", None):
             raise BackendError(f"{self.name}: the tokenizer has no chat template; pass plain-text prompts instead.")
-        return render_chat(self.tokenizer, prompt, tools, add_generation_prompt=add_generation_prompt)
+        return render_chat(self.tokenizer, prompt, tools, add_generation_prompt=add_generation_prompt,
+                           template_kwargs=self.chat_template_kwargs)
 
     # ------------------------------------------------------------------ generation
     def generate_from_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Sample]]:

@@ -40,7 +40,7 @@ def policy_backend(trainer: Any, generation_kwargs: dict[str, Any], temperature:
                           temperature=temperature):
             trainer._last_loaded_step = trainer.state.global_step
             yield TRLVLLMBackend(trainer.vllm_generation, trainer.processing_class, trainer.eos_token_ids,
-                                 sync=trainer.sync)
+                                 sync=trainer.sync, chat_template_kwargs=trainer.args.chat_template_kwargs)
         return
     from trl.models import unwrap_model_for_generation
 
@@ -52,7 +52,8 @@ def policy_backend(trainer: Any, generation_kwargs: dict[str, Any], temperature:
         gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
     ) as unwrapped, torch.no_grad(), trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False):
         backend: Any = TransformersBackend(unwrapped, trainer.processing_class, max_batch_size=1 << 20, name="policy",
-                                           generation_kwargs=generation_kwargs)
+                                           generation_kwargs=generation_kwargs,
+                                           chat_template_kwargs=args.chat_template_kwargs)
         if trainer.sync.distributed:
             backend = LockstepBackend(backend, int(trainer.processing_class.pad_token_id))
         was_training = unwrapped.training
@@ -74,11 +75,14 @@ class TRLVLLMBackend:
             processes every call is padded to the same prompt count where vLLM gathers prompts,
             and a failing call returns error samples instead of raising (no per-prompt retries on
             one process alone).
+        chat_template_kwargs: further variables of the chat template (TRL's ``chat_template_kwargs``,
+            e.g. ``{"enable_thinking": false}``).
     """
 
     supports_token_prompts = True
 
-    def __init__(self, vllm_generation: Any, tokenizer: Any, eos_token_ids: Sequence[int], sync: Any = None) -> None:
+    def __init__(self, vllm_generation: Any, tokenizer: Any, eos_token_ids: Sequence[int], sync: Any = None,
+                 chat_template_kwargs: dict[str, Any] | None = None) -> None:
         self.vllm_generation = vllm_generation
         self.tokenizer = tokenizer
         self.eos_token_ids = set(int(t) for t in eos_token_ids)
@@ -90,12 +94,14 @@ class TRLVLLMBackend:
             vllm_generation.mode == "server" or int(getattr(vllm_generation, "tensor_parallel_size", 1) or 1) > 1)
         self.errors_as_samples = distributed
         self.calls = 0
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
 
     def render_prompt(self, prompt: Any, tools: Any = None, *, add_generation_prompt: bool = True) -> str:
         """Strings as-is; message lists through the tokenizer's chat template."""
         if isinstance(prompt, str):
             return prompt
-        kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": add_generation_prompt}
+        kwargs: dict[str, Any] = {**self.chat_template_kwargs, "tokenize": False,
+                                  "add_generation_prompt": add_generation_prompt}
         if tools:
             kwargs["tools"] = tools
         return self.tokenizer.apply_chat_template(prompt, **kwargs)
