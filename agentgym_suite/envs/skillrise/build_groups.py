@@ -5,7 +5,8 @@
 The released SkillRise groups carry each task's plan length from ALFRED's trajectory files
 (``traj_data.json``), which the suite's ALFWorld data does not hold; the plan length here is
 the length of the expert walkthrough each ``game.tw-pddl`` ships, the other expert plan of the
-same task. Reads only the game files (no ALFWorld backend needed).
+same task. Reads only the game files (no ALFWorld backend needed). The env is made through the
+registry (``ALFWorld-v0``): benchmark packages do not import each other.
 """
 
 from __future__ import annotations
@@ -13,13 +14,20 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
-from agentgym_suite.envs.alfworld.env import ALFWorldEnv, task_type_of
+import gymnasium as gym
+
 from agentgym_suite.envs.skillrise.groups import DATA_DIR, build_groups, write_groups
 
 
-def walkthrough_length(env: ALFWorldEnv, task_id: str) -> int:
-    """Commands in the expert walkthrough of ``task_id``'s game file."""
+def task_type(task_id: str) -> str:
+    """An ALFWorld task's type: the prefix of its task folder (``<type>-<object>-...``)."""
+    return task_id.split("-", 1)[0]
+
+
+def walkthrough_length(env: Any, task_id: str) -> int:
+    """Commands in the expert walkthrough of ``task_id``'s game file (``env``: an ALFWorld env)."""
     return len(json.loads(env.game_file(task_id).read_text(encoding="utf-8")).get("walkthrough") or [])
 
 
@@ -31,9 +39,11 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    env = ALFWorldEnv(split=args.split)
+    import agentgym_suite  # noqa: F401  (registers ALFWorld-v0)
+
+    env = gym.make("ALFWorld-v0", split=args.split).unwrapped
     ids = env.task_ids()
-    groups = build_groups({t: task_type_of(t) for t in ids}, lambda t: walkthrough_length(env, t), k=args.k,
+    groups = build_groups({t: task_type(t) for t in ids}, lambda t: walkthrough_length(env, t), k=args.k,
                           seed=args.seed)
     out = args.out or DATA_DIR / f"alfworld_{args.split}_k{args.k}.json"
     write_groups(out, groups, env_id="ALFWorld-v0", split=args.split, tasks=len(ids), k=args.k, seed=args.seed,
