@@ -74,8 +74,10 @@ METHODS: dict[str, dict[str, Any]] = {
                   # holds. projection.py and group_loader.py are saved whole; env_manager.py, the rollout loop and
                   # core_gigpo.py as line-accurate excerpts (the cited lines, the others marked not reproduced).
                   "code_facts": [
-                      ("agent_system/environments/skillrise_alfworld/projection.py", 19, "action_format", "plain",
-                       '"<action>", "</action>"'),
+                      ("agent_system/environments/skillrise_alfworld/projection.py", 19, "action_format",
+                       "action_tag", '"<action>", "</action>"'),
+                      ("agent_system/environments/skillrise_alfworld/projection.py", 23, "env_kwargs.invalid_action",
+                       "forward_tail", "[-30:]"),
                       ("agent_system/environments/skillrise_alfworld/projection.py", 19, "credit_params.projection",
                        "action_tag", '"<action>", "</action>"'),
                       ("agent_system/environments/skillrise_alfworld/projection.py", 40, "credit_params.max_chars",

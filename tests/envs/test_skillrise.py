@@ -205,5 +205,27 @@ def test_action_tag_projection_reads_tags_only_and_sends_the_command():
     _, _, _, _, info = env.step("thinking...<ACTION>Say E</ACTION>")  # tags in any case; no <think> needed
     assert info["action_valid"] and info["role"] == "curate"
     assert "Action 1: i will say e now\nObservation 1:" in info["prompt_messages"][0]["content"]
-    with pytest.raises(ValueError, match="plain"):
+    with pytest.raises(ValueError, match="action_tag"):
         SkillRiseTrial(LetterEnv(action_format="think_action"), projection="action_tag")
+    tagged = SkillRiseTrial(LetterEnv(horizon=2, action_format="action_tag", invalid_action="forward_tail"), k=2,
+                            turns_per_task=2, projection="action_tag")
+    tagged.reset(seed=0, options={"task_id": "t1"})
+    _, reward, _, _, info = tagged.step("I will SAY E now")  # the env forwards the same tail
+    assert (info["action_valid"], info["projected_action"], reward) == (False, "i will say e now", 1.0)
+    _, _, _, _, info = tagged.step("<ACTION>Say E</ACTION>")
+    assert info["action_valid"] and info["role"] == "curate"
+
+
+def test_the_action_tag_format_reads_what_the_trial_reads():
+    from agentgym_suite.core.actions import get_action_format
+    from agentgym_suite.envs.skillrise.projection import project_solve_action
+
+    fmt = get_action_format("action_tag")
+    for text in ("why <ACTION>Go To Desk 1</ACTION>", "<action>look</action><action>x</action>", "no tags at all",
+                 "</action> then <action>open drawer 2</action>", "<think>a</think><action>inventory</action>"):
+        parsed, projected = fmt.parse(text), project_solve_action(text)
+        assert parsed.valid == projected.valid
+        if projected.valid and projected.command:
+            assert parsed.command == projected.command
+        elif not projected.valid:
+            assert parsed.command is None and parsed.fallback_command() == projected.command.strip()

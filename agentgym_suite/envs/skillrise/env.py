@@ -17,9 +17,10 @@ prompt longer than its limit instead of cutting its start, where the skill docum
 the released run stops on an over-long prompt (``data.truncation=error``).
 
 ``projection="action_tag"`` reads Solve answers by the released rule (``<action>`` tags
-only, the text lower-cased, the last 30 characters when the tags are missing) and sends the
-command to the base env, which must take plain commands (``action_format="plain"``); the
-trial's ``action_valid`` is then the tag rule's. ``projection="env"`` (the default) leaves the
+only, the text lower-cased, the last 30 characters when the tags are missing); the base env
+reads the same tags (``action_format="action_tag"``; with ``invalid_action="forward_tail"`` an
+answer without tags sends its last 30 characters, as released) or takes the command
+(``action_format="plain"``). The trial's ``action_valid`` is then the tag rule's. ``projection="env"`` (the default) leaves the
 answer to the base env's action format (any env, tool envs included).
 
 Which tasks a trial plays:
@@ -113,10 +114,11 @@ class SkillRiseTrial(gym.Env[str, str]):
             raise ValueError(f"order={order!r}; choose one of {ORDERS}.")
         if projection not in PROJECTIONS:
             raise ValueError(f"projection={projection!r}; choose one of {PROJECTIONS}.")
-        if projection == "action_tag" and getattr(getattr(env.unwrapped, "action_format", None), "name", "") != "plain":
-            raise ValueError("projection='action_tag' sends the base env the command the trial reads from the <action> "
-                             "tags; make the base env take plain commands (action_format='plain', or action_format: "
-                             "plain in a training config).")
+        self._base_format = getattr(getattr(env.unwrapped, "action_format", None), "name", "")
+        if projection == "action_tag" and self._base_format not in ("plain", "action_tag"):
+            raise ValueError("projection='action_tag' reads Solve answers by their <action> tags; give the base env "
+                             "action_format='action_tag' (it reads the same tags) or 'plain' (it gets the command), "
+                             f"not {self._base_format!r} (action_format: action_tag in a training config).")
         self.projection = projection
         self.groups = serving_order(list(groups), group_seed) if groups else []
         self._group_by_id = {g.group_id: g for g in self.groups}
@@ -228,7 +230,7 @@ class SkillRiseTrial(gym.Env[str, str]):
             return self._curate(action)
         if self.projection == "action_tag":
             command, valid = project_solve_action(action)
-            obs, reward, terminated, truncated, info = self.env.step(command)
+            obs, reward, terminated, truncated, info = self.env.step(command if self._base_format == "plain" else action)
             info = dict(info, projected_action=command)
             if valid:
                 info.pop("invalid_reason", None)
