@@ -20,8 +20,9 @@ the released run stops on an over-long prompt (``data.truncation=error``).
 only, the text lower-cased, the last 30 characters when the tags are missing); the base env
 reads the same tags (``action_format="action_tag"``; with ``invalid_action="forward_tail"`` an
 answer without tags sends its last 30 characters, as released) or takes the command
-(``action_format="plain"``). The trial's ``action_valid`` is then the tag rule's. ``projection="env"`` (the default) leaves the
-answer to the base env's action format (any env, tool envs included).
+(``action_format="plain"``). The trial's ``action_valid`` is then the tag rule's.
+``projection="env"`` (the default) leaves the answer to the base env's action format (any
+env, tool envs included).
 
 Which tasks a trial plays:
 
@@ -79,7 +80,7 @@ class SkillRiseTrial(gym.Env[str, str]):
         difficulty: a task id's difficulty; ``None``: the length of the base env's oracle
             from the task's start (computed once per task and kept).
         projection: ``env`` (the base env's action format reads Solve answers) or ``action_tag``
-            (the released rule; the base env must take plain commands).
+            (the released rule; the base env's action format must be ``action_tag`` or ``plain``).
         groups: curated task groups; the trial's task ids are then their group ids.
         group_seed: the seed of the one shuffle that fixes the order groups are served in.
 
