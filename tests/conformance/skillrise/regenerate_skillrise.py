@@ -1,8 +1,10 @@
 """Regenerate ``expected.json``: SkillRise's released pure-python pieces run on fixed inputs.
 
 Not run by pytest. Upstream is lyq1119/SkillRise-reproduction-and-refinement at
-``UPSTREAM_COMMIT`` (the release copy; its files were read from the public index and saved,
-unchanged, under ``$SKILLRISE_UPSTREAM``, default ``/work/scratch/skillrise/upstream``):
+``UPSTREAM_COMMIT`` (the release copy; no git snapshot could be fetched, so the functions below
+were read from the public index and saved unchanged under ``$SKILLRISE_UPSTREAM``, default
+``/work/scratch/skillrise/upstream``; parts of those files the pieces do not use, such as the
+LaMer reflect prompts and the GiGPO functions with their ``verl`` import, were left out):
 
 * ``agent_system/environments/skillrise_alfworld/projection.py`` (``skillrise_projection``),
 * ``agent_system/environments/skillrise_alfworld/prompt.py`` (``get_skillrise_prompt``, whose
