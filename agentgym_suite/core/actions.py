@@ -11,6 +11,9 @@ Formats:
   verl-agent, the action is invalid when the ``<action>`` tag or the ``<think>`` tag is
   missing, or when the text holds CJK characters; when ``<action>…</action>`` is present its
   content is still extracted (and executed by default), only the validity flag drops.
+* ``action_tag`` — only ``<action>…</action>`` counts (SkillRise's released rule, for models run
+  without a thinking block): the text is lower-cased, the command lies between the first
+  ``<action>`` and the first ``</action>``, and the action is valid exactly when both occur.
 * ``search`` — ``<search>query</search>`` or ``<answer>text</answer>`` (Search-R1), with the
   ``<think>`` block optional unless ``require_think=True``.
 """
@@ -193,6 +196,30 @@ class ThinkActionFormat:
 
 
 @dataclass(frozen=True)
+class ActionTagFormat:
+    """``<action>…</action>`` alone decides (SkillRise's released projection): lower-cased, first tags."""
+
+    name: str = "action_tag"
+    instructions: str = (
+        "First reason step by step about the current situation. Then choose one admissible action and "
+        "write it inside <action> </action> tags."
+    )
+
+    def parse(self, raw: str) -> ParsedAction:
+        unusable = unusable_action(raw, "action")
+        if unusable:
+            return unusable
+        lowered = raw.lower()
+        start, end = lowered.find("<action>"), lowered.find("</action>")
+        if start < 0 or end < 0:
+            return ParsedAction(None, False, "missing <action>…</action>", kind="action", raw=lowered)
+        command = lowered[start + len("<action>"):end].strip()
+        problem = _command_problem(command)
+        # the tags decide validity; a command the env cannot take is refused, not sent
+        return ParsedAction(None if problem else command, True, kind="action", raw=lowered)
+
+
+@dataclass(frozen=True)
 class SearchFormat:
     """Search-R1's ``<search>query</search>`` / ``<answer>text</answer>`` format."""
 
@@ -232,11 +259,12 @@ class SearchFormat:
         return ParsedAction(content, True, kind=kind, think=think, raw=raw)
 
 
-ACTION_FORMATS: dict[str, type] = {"plain": PlainFormat, "think_action": ThinkActionFormat, "search": SearchFormat}
+ACTION_FORMATS: dict[str, type] = {"plain": PlainFormat, "think_action": ThinkActionFormat, "action_tag": ActionTagFormat,
+                                   "search": SearchFormat}
 
 
 def get_action_format(spec: str | ActionFormat) -> ActionFormat:
-    """Return an action format by name (``plain``, ``think_action``, ``search``) or pass one through."""
+    """Return an action format by name (``plain``, ``think_action``, ``action_tag``, ``search``) or pass one through."""
     if not isinstance(spec, str):
         return spec
     try:

@@ -50,6 +50,8 @@ INFO_KEYS: dict[str, str] = {
                        "prompts (the anchor state of GiGPO).",
     "prompt_messages": "list[dict], optional: the whole prompt of the next turn when the env renders it itself; "
                        "sent to the model as it is.",
+    "prompt_truncation": "str, optional, with prompt_messages: 'error' when the prompt must not be cut to fit the "
+                         "model's prompt limit (a longer prompt is an error, not a left-truncation).",
     "role": "str, optional: the role the next prompt asks the model to play (a multi-task trial: solve | curate).",
     "position": "int, optional: index of the current task inside a multi-task trial.",
     "position_rewards": "dict[int, float], optional: reward of the task at each position of a multi-task trial.",

@@ -57,6 +57,7 @@ class TransformersBackend(TokenizerMixin):
             ``no_repeat_ngram_size``, ``suppress_tokens``); sampling settings belong in
             :class:`~agentgym_suite.llm.base.SamplingParams`. Processors they add act before the
             log-probs are recorded.
+        chat_template_kwargs: further variables of the chat template (e.g. ``{"enable_thinking": False}``).
     """
 
     supports_token_prompts = True

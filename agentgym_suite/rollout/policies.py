@@ -164,7 +164,8 @@ class BackendPolicy:
         system_prompt: system message for ``chat`` mode on command envs.
         observation_role: role of env replies in ``chat`` mode on command envs.
         max_prompt_tokens: with a token backend, prompts longer than this lose their oldest
-            tokens before generation (None: no limit).
+            tokens before generation (None: no limit); a prompt the env marks
+            ``info["prompt_truncation"] = "error"`` fails its episode instead.
     """
 
     max_episodes: int | None = None
@@ -304,6 +305,10 @@ class BackendPolicy:
         else:
             conversation.rendered = _render(self.backend, conversation.prompt.prompt(), conversation.prompt.tools)
             ids = self.backend.encode(conversation.rendered)  # type: ignore[attr-defined]
+        if self.max_prompt_tokens and len(ids) > self.max_prompt_tokens and conversation.prompt.truncation == "error":
+            raise ValueError(f"the prompt is {len(ids)} tokens long and the env forbids cutting it to max_prompt_tokens="
+                             f"{self.max_prompt_tokens} (its start would go); raise max_prompt_tokens or shorten the "
+                             "prompt (e.g. a smaller skill document max_chars or history)")
         return list(ids[-self.max_prompt_tokens :]) if self.max_prompt_tokens else list(ids)
 
 

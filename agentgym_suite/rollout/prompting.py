@@ -76,6 +76,8 @@ class EpisodePrompt:
         self.admissible: list[str] | None = None
         self._env_messages = 0
         self.rendered: list[dict[str, Any]] | None = None
+        self.truncation: str | None = None
+        """``error`` when the env says its prompt must not be cut to fit (``info["prompt_truncation"]``)."""
 
     @property
     def env_rendered(self) -> bool:
@@ -90,6 +92,7 @@ class EpisodePrompt:
         self.tools = info.get("tools") or None
         self.admissible = info.get("admissible_actions")
         self.rendered = _rendered(info)
+        self.truncation = info.get("prompt_truncation")
         env_messages = info.get("messages")
         if isinstance(env_messages, list) and env_messages:
             self.messages = [dict(m) for m in env_messages]
@@ -135,6 +138,7 @@ class EpisodePrompt:
         if info.get("tools"):
             self.tools = info["tools"]
         self.rendered = _rendered(info)
+        self.truncation = info.get("prompt_truncation")
         self.messages.append(dict(assistant) if assistant is not None else {"role": "assistant", "content": action})
         env_messages = info.get("messages")
         if isinstance(env_messages, list) and self._env_messages:

@@ -93,6 +93,8 @@ class TRLVLLMBackend:
             processes every call is padded to the same prompt count where vLLM gathers prompts,
             and a failing call returns error samples instead of raising (no per-prompt retries on
             one process alone).
+        chat_template_kwargs: further variables of the chat template (TRL's ``chat_template_kwargs``,
+            e.g. ``{"enable_thinking": false}``).
     """
 
     supports_token_prompts = True

@@ -20,6 +20,7 @@ for every value of its script. Hand-written parts of an existing card (``departu
 from __future__ import annotations
 
 import argparse
+import copy
 import re
 import subprocess
 from pathlib import Path
@@ -62,7 +63,36 @@ METHODS: dict[str, dict[str, Any]] = {
                   "scripts": {"alfworld_4b": "examples/skillrise_alfworld/skillrise_alfworld_qwen3_4b.sh"},
                   "snapshot": {"examples/skillrise_alfworld/skillrise_alfworld_qwen3_4b.sh":
                                "57116f7e451aa208cb0b3ecd10e0a7733bc9e164",
-                               DEFAULTS_FILE: "79bbd911cf5a477e13679bd7eb0728dfd871c632"}},
+                               DEFAULTS_FILE: "79bbd911cf5a477e13679bd7eb0728dfd871c632",
+                               **{path: "79bbd911cf5a477e13679bd7eb0728dfd871c632" for path in (
+                                   "agent_system/environments/skillrise_alfworld/projection.py",
+                                   "agent_system/environments/skillrise_alfworld/group_loader.py",
+                                   "agent_system/environments/skillrise_alfworld/env_manager.py",
+                                   "agent_system/multi_turn_rollout/skillrise_rollout_loop.py",
+                                   "verl/trainer/ppo/core_gigpo.py")}},
+                  # what SkillRise's code fixes (not a script value): file, line, our field, value, text the line
+                  # holds. projection.py and group_loader.py are saved whole; env_manager.py, the rollout loop and
+                  # core_gigpo.py as line-accurate excerpts (the cited lines, the others marked not reproduced).
+                  "code_facts": [
+                      ("agent_system/environments/skillrise_alfworld/projection.py", 19, "action_format",
+                       "action_tag", '"<action>", "</action>"'),
+                      ("agent_system/environments/skillrise_alfworld/projection.py", 23, "env_kwargs.invalid_action",
+                       "forward_tail", "[-30:]"),
+                      ("agent_system/environments/skillrise_alfworld/projection.py", 19, "credit_params.projection",
+                       "action_tag", '"<action>", "</action>"'),
+                      ("agent_system/environments/skillrise_alfworld/projection.py", 40, "credit_params.max_chars",
+                       4000, "[:4000]"),
+                      ("agent_system/multi_turn_rollout/skillrise_rollout_loop.py", 52, "chat_template_kwargs",
+                       {"enable_thinking": False}, "get('enable_thinking', False)"),
+                      ("agent_system/environments/skillrise_alfworld/group_loader.py", 48, "shuffle_dataset", False,
+                       "random.Random(seed).shuffle(self.groups)"),
+                  ],
+                  "not_mapped": {
+                      "data.truncation": "error, as ours: SkillRise trials mark every prompt prompt_truncation=error, "
+                                         "so a prompt longer than max_prompt_tokens fails its episode instead of "
+                                         "losing its start (the skill document)",
+                      "env.meta_mode": "skillrise: the skillrise credit plug-in plays SkillRise trials",
+                  }},
 }
 
 QWEN3_SCRIPTS: dict[str, tuple[str, dict[str, str]]] = {
@@ -313,6 +343,9 @@ def map_method(method: str, get: Lookup) -> dict[str, tuple[Any, list[str]]]:
         param("invalid_penalty", "actor_rollout_ref.actor.invalid_action_penalty_coef")
         param("tasks", "env.num_attempts", int)
         param("turns_per_task", "env.max_turns", int)
+        param("curate_loss_weight", "algorithm.curate_loss_weight")
+        param("group_seed", "env.seed", int)
+        param("groups", "env.group_file", str)
     elif method == "agentopsd":
         param("lambda_", "algorithm.opsd.mult_lambda")
         param("granularity", "algorithm.opsd.granularity", str)
@@ -338,17 +371,19 @@ def build_entry(method: str, env: str, script: str, text: str, defaults: dict[st
     ours = {**map_common(get), **map_method(method, get), **map_chat_template(get)}
     env_id = ours["env_id"][0]
     facts = ENV_FACTS.get(env_id, []) if METHODS[method].get("env_facts", True) else []
+    facts = [*facts, *METHODS[method].get("code_facts", [])]
     for path, line, field, value, needle in facts:
         if needle not in commit_files(path).splitlines()[line - 1]:
             raise SystemExit(f"{path}:{line} no longer holds {needle!r} ({field}); update ENV_FACTS.")
         ours[field] = (value, [f"{path}:{line}"])
-        get.read[f"{path}:{line}"] = {"value": value, "source": f"{path}:{line}"}
+        get.read[f"{path}:{line}"] = {"value": copy.deepcopy(value), "source": f"{path}:{line}"}
     used = {key for _, keys in ours.values() for key in keys} | set(get.read)
     not_mapped: dict[str, str] = {}
     for key in values:
         if key in used:
             continue
-        reason = next((why for pattern, why in NOT_MAPPED if re.match(pattern, key)), None)
+        reason = METHODS[method].get("not_mapped", {}).get(key) or next(
+            (why for pattern, why in NOT_MAPPED if re.match(pattern, key)), None)
         if reason is None:
             raise SystemExit(f"{script}: {key}={values[key][0]} is neither mapped nor explained; extend the mapping.")
         not_mapped[key] = reason

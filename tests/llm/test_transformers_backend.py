@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from agentgym_suite.llm import SamplingParams, load_backend
@@ -128,3 +130,17 @@ def test_bad_prompts_raise_clear_errors(backend):
         backend.generate(PROMPTS, GREEDY, tools=[None])
     with pytest.raises(ValueError, match="temperature"):
         SamplingParams(temperature=-1)
+
+
+def test_chat_template_kwargs_reach_the_template(backend):
+    """``chat_template_kwargs`` (e.g. Qwen3's ``enable_thinking: false``) are variables of every rendering."""
+    from agentgym_suite.llm.transformers_backend import TransformersBackend
+
+    tokenizer = copy.deepcopy(backend.tokenizer)
+    tokenizer.chat_template = ("{% for m in messages %}{{ m['content'] }}{% endfor %}"
+                               "{% if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>{% endif %}")
+    quiet = TransformersBackend(backend.model, tokenizer, chat_template_kwargs={"enable_thinking": False})
+    default = TransformersBackend(backend.model, tokenizer)
+    messages = [{"role": "user", "content": "hi"}]
+    assert quiet.render_prompt(messages) == "hi<think>\n\n</think>"
+    assert default.render_prompt(messages) == "hi"

@@ -80,3 +80,23 @@ def test_max_prompt_tokens_keeps_the_newest_tokens(tiny):
     assert len(full) > 12 and traj.turns[0].prompt_ids == full[-12:]
     with pytest.raises(ValueError, match="max_prompt_tokens"):
         RolloutEngine(backend, max_prompt_tokens=0)
+
+
+class UncuttablePrompts(gym.Wrapper):
+    """Renders a long prompt of its own and forbids cutting it (as SkillRise trials do)."""
+
+    def reset(self, **kwargs: Any):
+        obs, info = self.env.reset(**kwargs)
+        return obs, dict(info, prompt_messages=[{"role": "user", "content": "skill document " * 40}],
+                         prompt_truncation="error")
+
+
+def test_a_prompt_the_env_forbids_cutting_fails_its_episode_instead(tiny):
+    engine = RolloutEngine(ScriptedBackend(tiny, ["next"]), mode="single", sampling=GREEDY, max_turns=1,
+                           max_prompt_tokens=12)
+    [traj] = engine.run([UncuttablePrompts(CounterEnv())], [EpisodeSpec("c1", 0, "g")])
+    assert not traj.turns and "forbids cutting it" in (traj.error or ""), traj.error
+    roomy = RolloutEngine(ScriptedBackend(tiny, ["next"]), mode="single", sampling=GREEDY, max_turns=1,
+                          max_prompt_tokens=4096)
+    [ok] = roomy.run([UncuttablePrompts(CounterEnv())], [EpisodeSpec("c1", 0, "g")])
+    assert ok.turns and ok.error is None

@@ -27,10 +27,13 @@ def scaled_down(config: str, output_dir: str):
     full = parse_config(str(ROOT / "configs" / config), ["--bf16", "false"])
     rows_per_update = max(1, full.rows_per_update * EPISODES // full.generation_batch_size)
     steps = 2 if full.warmup_steps else 1  # a warm-up's first step has learning rate 0
+    # SkillRise trials forbid cutting a prompt (prompt_truncation=error: the skill document would go first),
+    # so their runs keep the recipe's prompt limit; the others' prompts are cut to 512 tokens to run fast
+    prompt_tokens = full.max_prompt_tokens if full.credit == "skillrise" else 512
     overrides = {
         "model_name_or_path": "tiny", "group_size": 2, "generation_batch_size": EPISODES,
         "per_device_train_batch_size": 2, "rows_per_update": rows_per_update, "max_steps": steps,
-        "max_completion_length": 16, "max_prompt_tokens": 512, "max_turns": 3, "max_rows_per_pass": 16, "num_tasks": 4,
+        "max_completion_length": 16, "max_prompt_tokens": prompt_tokens, "max_turns": 3, "max_rows_per_pass": 16, "num_tasks": 4,
         "eval_strategy": "no", "gradient_checkpointing": False, "report_to": "none", "save_strategy": "no",
         "use_cpu": True, "output_dir": output_dir, "disable_tqdm": True, "env_workers": "1",
     }

@@ -6,7 +6,8 @@ credit plug-in builds these trials around the env a trainer trains on. ``SkillRi
 (:class:`SkillRiseEnv`) makes the same trials from a base env id, for evaluation.
 """
 
-from agentgym_suite.envs.skillrise.env import SkillRiseTrial, parse_skill
+from agentgym_suite.envs.skillrise.env import SkillRiseTrial
+from agentgym_suite.envs.skillrise.projection import parse_skill
 from agentgym_suite.envs.skillrise.trial_env import SkillRiseEnv, trial_turn_limit
 
 __all__ = ["SkillRiseEnv", "SkillRiseTrial", "parse_skill", "trial_turn_limit"]

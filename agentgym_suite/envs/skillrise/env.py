@@ -2,19 +2,40 @@
 curated in between, as one env episode.
 
 ``Solve(x0) → Curate → Solve(x1) → Curate → … → Solve(x_{K-1})``. The skill document starts
-empty in every trial and lives only in the prompts. A Curate turn must answer with the new
-document inside ``<skill>…</skill>`` (the last block is taken, cut to ``max_chars``); when no
-block parses, the old document is kept and the turn is marked invalid.
+empty in every trial and lives only in the prompts. A Curate turn answers with the new
+document inside ``<skill>…</skill>`` (the last block, cut to ``max_chars``, may be empty);
+when no block parses, the old document is kept and the turn is invalid
+(:mod:`~agentgym_suite.envs.skillrise.projection`).
 
-The tasks of a trial are ordered from easier to harder, as the paper orders them. The
-difficulty of a task is the length of the base env's oracle from the task's start (ALFWorld's
-expert plan, ScienceWorld's gold path, a tool env's gold calls): the number of actions the
-task needs at the least, which is what the agent must get right in a row, and success falls
-with that horizon. Ties keep the order the tasks were drawn in. ``difficulty=`` takes any
-other measure; ``order="drawn"`` keeps the drawn order.
+Prompts are laid out as the released SkillRise trials lay them out
+(:mod:`~agentgym_suite.envs.skillrise.prompts`): a Solve prompt shows the whole skill
+document, the task's first observation, the last 15 steps of the task as projected actions
+and observations, and the admissible actions; a Curate prompt shows the document and the
+whole attempt (up to 50 steps) with its outcome (:mod:`~agentgym_suite.envs.skillrise.history`).
+Every prompt says ``info["prompt_truncation"] = "error"``: the model's backend must refuse a
+prompt longer than its limit instead of cutting its start, where the skill document is, as
+the released run stops on an over-long prompt (``data.truncation=error``).
 
-``mode="repeat"`` makes a trial of the same task ``k`` times (the paper's evaluation of
-repeated attempts), curating in between.
+``projection="action_tag"`` reads Solve answers by the released rule (``<action>`` tags
+only, the text lower-cased, the last 30 characters when the tags are missing); the base env
+reads the same tags (``action_format="action_tag"``; with ``invalid_action="forward_tail"`` an
+answer without tags sends its last 30 characters, as released) or takes the command
+(``action_format="plain"``). The trial's ``action_valid`` is then the tag rule's.
+``projection="env"`` (the default) leaves the answer to the base env's action format (any
+env, tool envs included).
+
+Which tasks a trial plays:
+
+* ``groups=`` (curated groups, :mod:`~agentgym_suite.envs.skillrise.groups`): the trial's task
+  ids are the group ids, in the order a run serves them (shuffled once with ``group_seed``);
+  a trial plays its group's tasks in the group's order (shorter plans first). This is how the
+  released code trains.
+* otherwise the other tasks of a trial are drawn from the first task's family, and ordered
+  from easier to harder (``order="easy_first"``): by ``difficulty``, by default the length of
+  the base env's oracle from the task's start (ALFWorld's expert plan, ScienceWorld's gold
+  path, a tool env's gold calls); ties keep the drawn order. ``order="drawn"`` keeps the drawn
+  order. ``mode="repeat"`` makes a trial of the same task ``k`` times (the paper's evaluation of
+  repeated attempts), curating in between.
 
 The env reports, for the turn about to be prompted, ``info["role"]`` (``solve``/``curate``)
 and ``info["position"]`` (task index p), plus ``info["position_rewards"]`` (reward of each
@@ -26,31 +47,21 @@ ends, that step's info says which (``finished_position``, ``finished_task_id``,
 
 from __future__ import annotations
 
-import re
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Sequence
 
 import gymnasium as gym
 
 from agentgym_suite.core.actions import unusable_action
 from agentgym_suite.core.lifecycle import check_reset_options, deepcopy_env, refuse_if_closed
 from agentgym_suite.core.spaces import action_space, observation_space
+from agentgym_suite.envs.skillrise.groups import TaskGroup, serving_order
+from agentgym_suite.envs.skillrise.history import CURATE_HISTORY, SOLVE_HISTORY, Step, format_history
+from agentgym_suite.envs.skillrise.projection import parse_skill, project_solve_action
+from agentgym_suite.envs.skillrise.prompts import ACTION_INSTRUCTIONS, curate_slots, render, solve_slots
 
-SKILL_BLOCK = re.compile(r"<skill>(.*?)</skill>", re.DOTALL)
-SOLVE_HISTORY = 15
-CURATE_HISTORY = 50
 MODES = ("sequence", "repeat")
 ORDERS = ("easy_first", "drawn")
-
-
-def parse_skill(text: str, max_chars: int) -> str | None:
-    """Content of the last ``<skill>…</skill>`` block, cut to ``max_chars``; None when absent or empty
-    (or when ``text`` is not a string)."""
-    if not isinstance(text, str):
-        return None
-    blocks = SKILL_BLOCK.findall(text)
-    if not blocks or not blocks[-1].strip():
-        return None
-    return blocks[-1].strip()[:max_chars]
+PROJECTIONS = ("env", "action_tag")
 
 
 class SkillRiseTrial(gym.Env[str, str]):
@@ -68,6 +79,10 @@ class SkillRiseTrial(gym.Env[str, str]):
         order: ``easy_first`` (by ``difficulty``, the paper's order) or ``drawn``.
         difficulty: a task id's difficulty; ``None``: the length of the base env's oracle
             from the task's start (computed once per task and kept).
+        projection: ``env`` (the base env's action format reads Solve answers) or ``action_tag``
+            (the released rule; the base env's action format must be ``action_tag`` or ``plain``).
+        groups: curated task groups; the trial's task ids are then their group ids.
+        group_seed: the seed of the one shuffle that fixes the order groups are served in.
 
     Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
         ``skill_document``: str: the skill document the trial carries from task to task.
@@ -90,13 +105,27 @@ class SkillRiseTrial(gym.Env[str, str]):
 
     def __init__(self, env: gym.Env, *, family_of: Callable[[str], str] | None = None, k: int = 3,
                  turns_per_task: int = 10, max_chars: int = 4000, mode: str = "sequence", order: str = "easy_first",
-                 difficulty: Callable[[str], float] | None = None):
+                 difficulty: Callable[[str], float] | None = None, projection: str = "env",
+                 groups: Sequence[TaskGroup] | None = None, group_seed: int = 0):
         if k < 1 or turns_per_task < 1 or max_chars < 1:
             raise ValueError("SkillRiseTrial needs k, turns_per_task and max_chars >= 1.")
         if mode not in MODES:
             raise ValueError(f"mode={mode!r}; choose one of {MODES}.")
         if order not in ORDERS:
             raise ValueError(f"order={order!r}; choose one of {ORDERS}.")
+        if projection not in PROJECTIONS:
+            raise ValueError(f"projection={projection!r}; choose one of {PROJECTIONS}.")
+        self._base_format = getattr(getattr(env.unwrapped, "action_format", None), "name", "")
+        if projection == "action_tag" and self._base_format not in ("plain", "action_tag"):
+            raise ValueError("projection='action_tag' reads Solve answers by their <action> tags; give the base env "
+                             "action_format='action_tag' (it reads the same tags) or 'plain' (it gets the command), "
+                             f"not {self._base_format!r} (action_format: action_tag in a training config).")
+        self.projection = projection
+        self.groups = serving_order(list(groups), group_seed) if groups else []
+        self._group_by_id = {g.group_id: g for g in self.groups}
+        if self.groups and any(len(g.task_ids) != k for g in self.groups):
+            raise ValueError(f"the curated groups hold {len(self.groups[0].task_ids)} tasks each but k={k}; set k to "
+                             "the groups' size.")
         self.env = env
         self.mode = mode
         self.order = order
@@ -116,7 +145,10 @@ class SkillRiseTrial(gym.Env[str, str]):
         self.rewards: dict[int, float] = {}
         self._seed: int | None = None
         self._closed = False
-        self._history: list[tuple[str, str]] = []
+        self._steps: list[Step] = []
+        self._init_obs = ""
+        self.slots: dict[str, Any] = {}
+        """What filled the last prompt (see :mod:`~agentgym_suite.envs.skillrise.prompts`)."""
         self._obs = ""
         self._info: dict[str, Any] = {}
         self._task_turns = 0
@@ -129,7 +161,10 @@ class SkillRiseTrial(gym.Env[str, str]):
         return [self.env]
 
     def task_ids(self) -> list[str]:
-        """The base env's task ids (each is the first task of a trial)."""
+        """The curated group ids in serving order, or else the base env's task ids (each the first
+        task of a trial)."""
+        if self.groups:
+            return [g.group_id for g in self.groups]
         return list(self.env.unwrapped.task_ids())
 
     @property
@@ -174,7 +209,9 @@ class SkillRiseTrial(gym.Env[str, str]):
         ids = self.task_ids()
         if first is None:
             first = ids[int(self.np_random.integers(len(ids)))]
-        if self.mode == "repeat":
+        if self.groups:
+            self.tasks = self._group_tasks(str(first))
+        elif self.mode == "repeat":
             self.tasks = [str(first)] * self.k
         else:
             family = self.family_of(str(first))
@@ -192,13 +229,23 @@ class SkillRiseTrial(gym.Env[str, str]):
         refuse_if_closed(self, "step")
         if self.role == "curate":
             return self._curate(action)
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        self._history.append((self._obs, action))
+        if self.projection == "action_tag":
+            command, valid = project_solve_action(action)
+            obs, reward, terminated, truncated, info = self.env.step(command if self._base_format == "plain" else action)
+            info = dict(info, projected_action=command)
+            if valid:
+                info.pop("invalid_reason", None)
+            else:
+                info["invalid_reason"] = "no <action>...</action> tags; the last 30 characters were sent as the command"
+        else:
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            valid = bool(info.get("action_valid", True))
+            command = str(info.get("projected_action", action))
+        self._steps.append(Step(command, obs, bool(terminated or truncated)))
         self._obs, self._info = obs, info
         self._task_turns += 1
         self._task_reward += float(reward)
         self._task_won = bool(info.get("won", False))
-        valid = bool(info.get("action_valid", True))
         if not (terminated or truncated or self._task_turns >= self.turns_per_task):
             return self._prompt_info(obs, info, float(reward), valid)
         self.rewards[self.position] = self._task_reward
@@ -223,19 +270,32 @@ class SkillRiseTrial(gym.Env[str, str]):
         return deepcopy_env(self, memo)
 
     # ------------------------------------------------------------------ internals
+    def _group_tasks(self, group_id: str) -> list[str]:
+        group = self._group_by_id.get(group_id)
+        if group is None:
+            raise ValueError(f"{group_id!r} is not one of the trial's curated groups; its task ids are group ids "
+                             f"such as {self.groups[0].group_id!r}.")
+        known = set(self.env.unwrapped.task_ids())
+        missing = [t for t in group.task_ids if t not in known]
+        if missing:
+            raise ValueError(f"group {group_id!r} holds tasks the base env does not have ({missing[:2]}); the group "
+                             "file was made for another split or data folder (rebuild it with "
+                             "python -m agentgym_suite.envs.skillrise.build_groups).")
+        return list(group.task_ids)
+
     def _start_task(self) -> tuple[str, dict[str, Any]]:
         self.role = "solve"
-        self._history, self._task_turns, self._task_reward, self._task_won = [], 0, 0.0, False
+        self._steps, self._task_turns, self._task_reward, self._task_won = [], 0, 0.0, False
         obs, info = self.env.reset(seed=self._seed, options={"task_id": self.tasks[self.position]})
-        self._obs, self._info = obs, info
+        self._obs, self._info, self._init_obs = obs, info, obs
         return self._render("solve", obs, info)
 
     def _curate(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         unusable = unusable_action(action, noun="skill document")
-        new = None if unusable is not None else parse_skill(action, self.max_chars)
+        new = parse_skill(action, self.max_chars)
         valid = new is not None
-        if valid:
-            self.doc = new  # type: ignore[assignment]
+        if new is not None:
+            self.doc = new
         self.position += 1
         obs, info = self._start_task()
         info.update(action_valid=valid, position_rewards=dict(self.rewards))
@@ -250,42 +310,23 @@ class SkillRiseTrial(gym.Env[str, str]):
         return prompt, reward, False, False, out
 
     def _render(self, role: str, obs: str, info: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        text = self._solve_prompt(obs, info) if role == "solve" else self._curate_prompt()
+        if role == "solve":
+            history = format_history(self._steps, SOLVE_HISTORY) if self._task_turns else ""
+            self.slots = solve_slots(turn=self._task_turns, init_observation=self._init_obs, history=history,
+                                     admissible=info.get("admissible_actions"), skill=self.doc)
+        else:
+            self.slots = curate_slots(history=format_history(self._steps, CURATE_HISTORY), skill=self.doc,
+                                      won=self._task_won)
+        base = self.env.unwrapped
+        environment = getattr(base, "prompt_description", "") or f"the {type(base).__name__} environment"
+        instructions = ACTION_INSTRUCTIONS
+        if self.projection == "env":
+            instructions = getattr(getattr(base, "action_format", None), "instructions", "") or ACTION_INSTRUCTIONS
+        text = render(self.slots, environment, instructions)
         out = dict(info)
         out.update(role=role, position=self.position, raw_observation=obs if role == "solve" else "<curate>",
                    prompt_messages=[{"role": "user", "content": text}], skill_document=self.doc,
-                   trial_tasks=list(self.tasks))
+                   trial_tasks=list(self.tasks), prompt_truncation="error")
         if role == "curate":  # a Curate turn answers with a document: no commands or tools apply
             out.update(admissible_actions=None, tools=None)
         return text, out
-
-    def _solve_prompt(self, obs: str, info: dict[str, Any]) -> str:
-        fmt = getattr(self.env.unwrapped, "action_format", None)
-        lines = [
-            "You are an expert agent. A skill document distilled from earlier attempts is below; use it only "
-            "when you are confident it applies.",
-            f"<skill_document>\n{self.doc or '(empty)'}\n</skill_document>",
-            f"Your task is: {info.get('task', '')}",
-        ]
-        recent = self._history[-SOLVE_HISTORY:]
-        if recent:
-            lines.append("Recent trajectory:\n" + "\n".join(f"[Observation: {o!r}, Action: {a!r}]" for o, a in recent))
-        lines.append(f"Current observation: {obs}")
-        if info.get("admissible_actions"):
-            lines.append("Admissible actions: [" + ", ".join(repr(a) for a in info["admissible_actions"]) + "]")
-        lines.append(getattr(fmt, "instructions", "") or "Give your action inside <action> </action>.")
-        return "\n\n".join(lines)
-
-    def _curate_prompt(self) -> str:
-        attempt = "\n".join(f"Observation: {o}\nAction: {a}" for o, a in self._history[-CURATE_HISTORY:])
-        outcome = "SUCCESS" if self._task_won else "FAILURE"
-        return (
-            "You maintain a skill document that helps solve tasks of this kind.\n\n"
-            f"Current document:\n<skill_document>\n{self.doc or '(empty)'}\n</skill_document>\n\n"
-            f"Your last attempt:\n{attempt}\nOutcome: {outcome}\n\n"
-            "Rewrite the document. Rules: abstract away task-specific names and numbers; every statement must be "
-            "grounded in the attempt above; list pitfalls you hit; be concise. Suggested headings: "
-            "## When to use / ## Workflow / ## Pitfalls. "
-            f"Answer with the whole new document inside <skill> </skill> (at most {self.max_chars} characters)."
-        )
-

@@ -50,8 +50,27 @@ def test_gamma_is_configurable(make_batch) -> None:
 def test_groups_do_not_mix(make_batch) -> None:
     rows = trials() + [dict(group="h", traj="t3", turn=0, role="solve", pos=0, ret=1.0)]
     out = get_credit_assigner("skillrise").advantages(make_batch(rows))
-    assert out.advantages[11, 1].item() == 0.0  # alone in (h, 0, solve)
+    assert out.advantages[11, 1].item() == 1.0  # alone in (h, 0, solve): the raw score, as released
     assert out.advantages[0, 1].item() == pytest.approx(0.5)
+
+
+def test_the_baseline_counts_each_trial_by_its_first_row(make_batch) -> None:
+    """An invalid later row of a trial lowers its own advantage, not the cell's baseline."""
+    rows = trials()
+    rows[1]["invalid"] = True  # t1's second solve row at position 0
+    out = get_credit_assigner("skillrise").advantages(make_batch(rows))
+    # (p0, solve) baseline: t1's first row 1 and t2's 0 -> 0.5; the invalid row scores 1 - 0.5
+    assert out.advantages[:2, 1].tolist() == pytest.approx([0.5, 0.0], abs=1e-6)
+    assert out.advantages[6, 1].item() == pytest.approx(-0.5)
+
+
+def test_curate_loss_weight_scales_curate_rows_only(make_batch) -> None:
+    plain = get_credit_assigner("skillrise").advantages(make_batch(trials())).advantages[:, 1]
+    half = get_credit_assigner("skillrise", curate_loss_weight=0.5).advantages(make_batch(trials())).advantages[:, 1]
+    curate = [i for i, r in enumerate(trials()) if r["role"] == "curate"]
+    assert half[curate].tolist() == pytest.approx((plain[curate] * 0.5).tolist())
+    solve = [i for i in range(len(plain)) if i not in curate]
+    assert half[solve].tolist() == pytest.approx(plain[solve].tolist())
 
 
 def test_rejects_other_roles_and_missing_positions(make_batch) -> None:
