@@ -16,6 +16,8 @@ from typing import Any
 
 from trl import GRPOConfig
 
+from agentgym_suite.rollout.workers import EnvWorkers
+
 ENV_MODES = ("real", "synthetic", "rehearsal")
 ROW_LAYOUTS = ("turn", "trajectory")
 PROMPT_FORMATS = ("single", "chat")
@@ -356,6 +358,12 @@ class AgentGRPOConfig(GRPOConfig):
             self.gradient_accumulation_steps = self.steps_per_generation // updates
 
     @property
+    def parsed_env_workers(self) -> EnvWorkers | None:
+        """``env_workers`` as the value the env pool takes (parsed once, when the config is built;
+        None: the env's default)."""
+        return self._parsed_env_workers
+
+    @property
     def train_env_id(self) -> str:
         """The env id rollouts actually run on, after ``env_mode``."""
         if self.env_mode == "synthetic":
@@ -384,12 +392,14 @@ def _check_rows_per_update(config: AgentGRPOConfig) -> None:
 
 
 def _check_env_workers(config: AgentGRPOConfig) -> None:
-    """Validate ``env_workers`` (kept as its canonical text) and refuse workers for a rehearsal env
+    """Parse ``env_workers``, the one parse of it in a training run: the field keeps its canonical
+    text, :attr:`AgentGRPOConfig.parsed_env_workers` the value; refuse workers for a rehearsal env
     whose world model is the policy being trained: that env must live in the training process."""
     from agentgym_suite.rollout.workers import parse_env_workers
 
-    workers = parse_env_workers(config.env_workers)
+    workers: EnvWorkers | None = parse_env_workers(config.env_workers)
     config.env_workers = None if workers is None else str(workers)
+    config._parsed_env_workers = workers
     world_model = (config.env_kwargs or {}).get("world_model", "policy")  # type: ignore[union-attr]
     if workers is not None and workers.kind != "inline" and config.train_env_id == REHEARSAL_ENV_ID \
             and world_model in (None, "policy"):
