@@ -699,20 +699,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         ratio. ``row_index`` maps each trained row back to the credit batch (-1: padding)."""
         args: AgentGRPOConfig = self.args
         device = self.accelerator.device
-        rows, batch, n_pad = scored.rows, scored.batch, scored.n_pad
-        advantages, old_logps = scored.advantages, scored.old_logps
-        real = len(rows)
-        index = torch.arange(real)
-        if args.skip_uninformative_rows:
-            trained = self._rows_to_train(scored.credit_batch, advantages[:real], batch["loss_mask"][:real])
-            counts = self.sync.gather((real, len(trained)))  # every process calls it: the new padding is global
-            self._metrics[mode]["rows/skipped_zero_advantage"].append(float(sum(r - t for r, t in counts)))
-            index = torch.tensor(trained, dtype=torch.long)
-            n_pad = padding_rows(len(trained), max(t for _, t in counts), self._micro_batches(mode))
-            batch = self._padded_rows([rows[i] for i in trained], n_pad, int(self.processing_class.pad_token_id))
-            width = batch["completion_ids"].size(1)
-            advantages = _rows_of(advantages, index, n_pad, width)
-            old_logps = None if old_logps is None else _rows_of(old_logps, index, n_pad, width)
+        index, batch, n_pad, advantages, old_logps = self._trained_rows(scored, mode)
         loss_mask = batch["loss_mask"]
         width = batch["completion_ids"].size(1)
         bs = self._pass_rows(mode)
@@ -749,6 +736,26 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             output["importance_sampling_ratio"] = self._importance_sampling_ratio(mode, old_logps,
                                                                                   batch["sampling_logps"], loss_mask)
         return output
+
+    def _trained_rows(self, scored: ScoredBatch, mode: str
+                      ) -> tuple[torch.Tensor, dict[str, Any], int, torch.Tensor, torch.Tensor | None]:
+        """The rows that go through the passes (all, or with ``skip_uninformative_rows`` those
+        :meth:`_rows_to_train` keeps, padded again to the same count on every process): their index
+        in the credit batch, padded tensors, padding rows, advantages and old log-probs."""
+        rows, batch, n_pad = scored.rows, scored.batch, scored.n_pad
+        advantages, old_logps = scored.advantages, scored.old_logps
+        real = len(rows)
+        if not self.args.skip_uninformative_rows:
+            return torch.arange(real), batch, n_pad, advantages, old_logps
+        trained = self._rows_to_train(scored.credit_batch, advantages[:real], batch["loss_mask"][:real])
+        counts = self.sync.gather((real, len(trained)))  # every process calls it: the new padding is global
+        self._metrics[mode]["rows/skipped_zero_advantage"].append(float(sum(r - t for r, t in counts)))
+        index = torch.tensor(trained, dtype=torch.long)
+        n_pad = padding_rows(len(trained), max(t for _, t in counts), self._micro_batches(mode))
+        batch = self._padded_rows([rows[i] for i in trained], n_pad, int(self.processing_class.pad_token_id))
+        width = batch["completion_ids"].size(1)
+        old_logps = None if old_logps is None else _rows_of(old_logps, index, n_pad, width)
+        return index, batch, n_pad, _rows_of(advantages, index, n_pad, width), old_logps
 
     def _rows_to_train(self, batch: CreditBatch, advantages: torch.Tensor, loss_mask: torch.Tensor) -> list[int]:
         """Indices of the rows that go through the forward and backward passes: all of them, unless
