@@ -1019,6 +1019,8 @@ _TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")
 
 
 def build_credit(args: AgentGRPOConfig) -> CreditAssigner:
-    """The plug-in ``args`` names (``credit``, ``credit_params``, ``invalid_action_penalty``), built
-    by the registry (:func:`~agentgym_suite.trainers.credit.build_credit_assigner`)."""
-    return build_credit_assigner(args.credit, args.credit_params, invalid_action_penalty=args.invalid_action_penalty)
+    """The plug-in ``args`` names (``credit``, resolved when the config was built; ``credit_params``,
+    ``invalid_action_penalty``), built by the registry
+    (:func:`~agentgym_suite.trainers.credit.build_credit_assigner`)."""
+    return build_credit_assigner(args.credit_class, args.credit_params,
+                                 invalid_action_penalty=args.invalid_action_penalty)

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trl import GRPOConfig
 
 from agentgym_suite.rollout.workers import EnvWorkers
+
+if TYPE_CHECKING:
+    from agentgym_suite.trainers.credit import CreditAssigner
 
 ENV_MODES = ("real", "synthetic", "rehearsal")
 ROW_LAYOUTS = ("turn", "trajectory")
@@ -336,7 +339,8 @@ class AgentGRPOConfig(GRPOConfig):
         self.step_timeout = check_timeout(self.step_timeout)
         from agentgym_suite.trainers.credit import credit_assigner_class
 
-        credit_assigner_class(self.credit)  # an unknown name or a broken import path fails here, clearly
+        # the one lookup of the plug-in by name (an unknown name or a broken import path fails here, clearly)
+        self._credit_plugin = (self.credit, credit_assigner_class(self.credit))
         super().__post_init__()
         if self.num_iterations < 1:
             raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")
@@ -356,6 +360,18 @@ class AgentGRPOConfig(GRPOConfig):
                     "into that many micro-batches per process); change one of them, or generation_batch_size."
                 )
             self.gradient_accumulation_steps = self.steps_per_generation // updates
+
+    @property
+    def credit_class(self) -> type[CreditAssigner]:
+        """The plug-in class ``credit`` names, resolved by the registry when the config was built
+        (again only if ``credit`` was changed since)."""
+        name, cls = self._credit_plugin
+        if name == self.credit:
+            return cls
+        from agentgym_suite.trainers.credit import credit_assigner_class
+
+        self._credit_plugin = (self.credit, credit_assigner_class(self.credit))
+        return self._credit_plugin[1]
 
     @property
     def parsed_env_workers(self) -> EnvWorkers | None:

@@ -1,7 +1,8 @@
 """The trainer reads top to bottom: one generation batch runs through the phases rollout -> score ->
 loss -> log, in that order in ``agent_grpo.py`` and as ``docs/training.md`` tells it; helper modules
-take typed inputs, never the trainer; the plug-in is built by its registry; ``env_workers`` is
-parsed once and the trainer's pool is the one its rollout engines use."""
+take typed inputs, never the trainer; the plug-in is looked up by name once (by its registry, when
+the config is built) and built by the registry; ``env_workers`` is parsed once and the trainer's
+pool is the one its rollout engines use."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from agentgym_suite.trainers import agent_grpo
 from agentgym_suite.trainers.agent_grpo import AgentGRPOTrainer
+from agentgym_suite.trainers.credit import registry
 from trainers.fake_env import make_letter_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,10 +87,17 @@ def test_only_the_registry_completes_a_plug_in_from_a_config() -> None:
     assert not readers, readers
 
 
-def test_env_workers_is_parsed_once_and_the_engine_gets_the_trainers_pool(make_config, monkeypatch) -> None:
-    args = make_config(env_workers="1", max_steps=1, max_turns=1)
+def test_settings_are_resolved_once_and_the_engine_gets_the_trainers_pool(make_config, monkeypatch) -> None:
+    args = make_config(env_workers="1", max_steps=1, max_turns=1, credit="gigpo")
     assert args.env_workers == "1" and args.parsed_env_workers is not None
+    assert args.credit_class.name == "gigpo"
+
+    def second_lookup(name):
+        raise AssertionError(f"the plug-in {name!r} was looked up again after the config resolved it")
+
+    monkeypatch.setattr(registry, "credit_assigner_class", second_lookup)
     trainer = AgentGRPOTrainer(args=args, env_factory=make_letter_env)
+    assert trainer.credit.name == "gigpo"
     assert trainer._env_pool.workers is args.parsed_env_workers  # the config's value, not parsed again
     pools = []
     engine_class = agent_grpo.RolloutEngine

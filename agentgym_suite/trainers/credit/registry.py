@@ -103,13 +103,14 @@ def get_credit_assigner(
     return credit_assigner_class(name)(config, **params)
 
 
-def build_credit_assigner(name: str, params: Mapping[str, Any] | None = None, *,
+def build_credit_assigner(plugin: str | type[CreditAssigner], params: Mapping[str, Any] | None = None, *,
                           invalid_action_penalty: float | None = None) -> CreditAssigner:
-    """The plug-in ``name`` with ``params``, completed from the plug-in's declarations: its
+    """The plug-in ``plugin`` (a name or import path, or the class :func:`credit_assigner_class`
+    resolved it to) with ``params``, completed from the plug-in's declarations: its
     ``trainer_defaults``, and ``invalid_action_penalty`` (the trainer's setting) when the plug-in
     has an ``invalid_penalty`` parameter but not ``own_invalid_penalty``. What ``params`` sets
     always wins. Raises ``ValueError`` as :func:`get_credit_assigner` does."""
-    cls = credit_assigner_class(name)
+    cls = plugin if isinstance(plugin, type) else credit_assigner_class(plugin)
     values = {**cls.trainer_defaults, **(params or {})}
     names = {f.name for f in fields(cls.config_cls)}
     if invalid_action_penalty is not None and "invalid_penalty" in names and "invalid_penalty" not in values \
