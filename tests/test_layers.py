@@ -16,10 +16,10 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "agentgym_suite"
 FLOORS: dict[str, int] = {
     "core": 0,
-    "llm": 1, "registration": 1, "vector": 1,
+    "llm": 1, "registration": 1,
     "envs": 2, "serving": 2,
     "rollout": 3,
-    "agents": 4,
+    "agents": 4, "vector": 4,
     "evaluation": 5, "trainers": 5, "integrations": 5,
     "demo": 6,
     "comparisons": 7,

@@ -333,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
         if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
             raise ValueError(f"--step-timeout must be a positive number of seconds (e.g. 30), got {args.step_timeout}.")
         try:
-            parse_env_workers(args.env_workers)
+            workers = parse_env_workers(args.env_workers)  # parsed once here; the runner takes the value
         except ValueError as exc:
             raise ValueError(f"--env-workers: {exc}") from None
         options: dict[str, Any] = dict(
@@ -345,7 +345,7 @@ def run(args: argparse.Namespace) -> int:
             retry_failed=args.retry_failed,
             step_timeout=args.step_timeout,
             batch_size=args.batch_size,
-            env_workers=args.env_workers,
+            env_workers=workers,
             progress=not args.no_progress,
             agent_options={"temperature": settings.get("temperature"), "max_new_tokens": settings.get("max_new_tokens"),
                            "max_context_tokens": args.max_context_tokens},

@@ -242,8 +242,9 @@ def evaluate(
         config["agent_settings_sources"] = dict(settings_sources)
     _check_config(out, config)
     kwargs = env_kwargs_for(config["env_kwargs"], max_turns)
-    width = parallel_width(batch_size, env_workers)
-    pool = EnvPool(step_timeout, workers=env_workers, live_envs=width)
+    workers = parse_env_workers(env_workers)  # the one parse: what follows takes the parsed value
+    width = parallel_width(batch_size, workers)
+    pool = EnvPool(step_timeout, workers=workers, live_envs=width)
     try:
         env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
@@ -290,7 +291,7 @@ def evaluate(
                 advance(record)
                 crashes(record)
 
-            lanes = lane_agents(agents, env_workers)
+            lanes = lane_agents(agents, workers)
             if lanes:
                 play_in_lanes(env_id, lanes, [_spec(p) for p in todo], max_turns=turn_limit, env_kwargs=kwargs,
                               step_timeout=step_timeout, on_record=keep)
@@ -321,7 +322,7 @@ def evaluate(
                       skipped_crashed=skipped_crashed)
 
 
-def parallel_width(batch_size: int, env_workers: Any) -> int:
+def parallel_width(batch_size: int, env_workers: EnvWorkers | str | int | None) -> int:
     """Episodes an evaluation plays at once: ``batch_size``, or the number of env workers when more.
 
     ``--env-workers N`` (N processes, or ``ray:N`` actors) plays N episodes at once whatever the
@@ -332,7 +333,7 @@ def parallel_width(batch_size: int, env_workers: Any) -> int:
     return max(int(batch_size), int(count))
 
 
-def lane_agents(agents: Any, env_workers: Any) -> list[Any]:
+def lane_agents(agents: Any, env_workers: EnvWorkers | str | int | None) -> list[Any]:
     """The agent copies that play free-running lanes (:func:`play_in_lanes`): those of a one-at-a-time
     agent when the envs live in worker processes; empty otherwise (the lockstep engine plays)."""
     workers = parse_env_workers(env_workers)

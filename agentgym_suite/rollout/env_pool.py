@@ -45,13 +45,16 @@ class EnvPool:
     Args:
         step_timeout: seconds one ``env.step`` may take (each env is wrapped in
             :class:`~agentgym_suite.core.guards.StepTimeout`); None: no limit.
-        workers: the ``env_workers`` setting (see :func:`~agentgym_suite.rollout.workers.parse_env_workers`):
-            ``1``/``inline``, ``N`` processes, ``ray``; None: the env's default.
+        workers: the ``env_workers`` setting: the parsed value a config or command holds (used as
+            it is), or for direct library use a raw one (``1``/``inline``, ``N`` processes, ``ray``,
+            parsed here by :func:`~agentgym_suite.rollout.workers.parse_env_workers`); None: the
+            env's default.
         live_envs: how many envs will be played at once, when the first request asks for fewer
             (an evaluation that first makes one env to list its tasks); picks the env's default.
     """
 
-    def __init__(self, step_timeout: float | None = None, *, workers: Any = None, live_envs: int | None = None) -> None:
+    def __init__(self, step_timeout: float | None = None, *, workers: EnvWorkers | str | int | None = None,
+                 live_envs: int | None = None) -> None:
         self.step_timeout = check_timeout(step_timeout)
         self.workers: EnvWorkers | None = parse_env_workers(workers)
         self.live_envs = live_envs

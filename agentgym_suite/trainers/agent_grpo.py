@@ -1,22 +1,31 @@
 """``AgentGRPOTrainer``: TRL's ``GRPOTrainer`` trained on multi-turn episodes.
 
-What changes relative to TRL, and where:
+One generation batch, read top to bottom (the class's methods are in this order):
 
-* ``_generate_and_score_completions`` — each generation batch (``generation_batch_size``
-  dataset rows = tasks, each repeated G times by TRL's sampler) is produced by multi-turn
-  rollouts of G envs per task (played by the suite's ``RolloutEngine``, whose ``Trajectory``
-  records are the one record type), turned into rows (``row_layout``), and scored by the credit
-  plug-in, whose per-token advantages ``(R, T)`` replace TRL's per-sequence ones. TRL's
-  reference-model KL, old log-probs and PPO-clip loss are used unchanged.
-* ``_compute_loss`` — calls TRL's loss and adds the plug-in's auxiliary loss, computed from the
-  same per-token log-probs TRL computed (captured, not recomputed). Plug-ins that distil whole
-  distributions (``vad``) get the teacher's logits with the evidence and with it ablated (top-k,
-  once per generation batch, on the fixed teacher of ``trainers.fixed_teacher``) and the
-  student's logits from one extra forward pass per micro-batch (TRL's fused LM head returns
-  log-probs only).
-* Rehearsal envs (``EnvACE-Rehearsal-v0``) made with ``world_model: policy`` get the policy's
-  generation backend as world model before every rollout; with the ``envace`` plug-in the
-  world model's generations are trained as ``simulator`` rows.
+1. **rollout** (:meth:`AgentGRPOTrainer._rollout_phase`) — TRL hands ``_generate_and_score_completions``
+   this process's share of ``generation_batch_size`` dataset rows (tasks, each repeated G times by
+   TRL's sampler); the suite's ``RolloutEngine`` plays G episodes per task on the trainer's env
+   pool (``env_workers``) with a generation backend over the live policy, and with
+   ``dynamic_sampling`` (DAPO) groups whose returns are all equal are replaced by groups of new
+   tasks, within ``dynamic_sampling_max_rollouts`` (:mod:`~agentgym_suite.trainers.dynamic_sampling`).
+2. **score** (:meth:`AgentGRPOTrainer._score_phase`) — the episodes become rows (``row_layout``),
+   padded to the same count on every process; the no-gradient passes the credit plug-in declares
+   (old log-probs, teacher log-probs with privileged text, VAD's teacher logits on the fixed
+   teacher of :mod:`~agentgym_suite.trainers.fixed_teacher`) run, and the plug-in's per-token
+   advantages ``(R, T)`` over every process's rows replace TRL's per-sequence ones.
+3. **loss** (:meth:`AgentGRPOTrainer._loss_phase`) — the rows that teach something are kept
+   (``skip_uninformative_rows``) and the old-policy and reference log-probs TRL's loss reads are
+   computed on them; per micro-batch, TRL's loss (``compute_loss``/``_compute_loss``) then adds
+   the verl terms and the plug-in's auxiliary loss, computed from the same per-token log-probs TRL
+   computed (captured, not recomputed). Plug-ins that distil whole distributions (``vad``) get the
+   student's logits from one extra forward pass per micro-batch (TRL's fused LM head returns
+   log-probs only).
+4. **log** (:meth:`AgentGRPOTrainer._log_phase`) — episode metrics of every process's episodes,
+   the plug-in's metrics, the step's trajectory file and the completions table.
+
+Rehearsal envs (``EnvACE-Rehearsal-v0``) made with ``world_model: policy`` get the policy's
+generation backend as world model before every rollout; with the ``envace`` plug-in the
+world model's generations are trained as ``simulator`` rows.
 
 Broken episodes (``Trajectory.broken``: the env raised in reset or step, a generation failed or
 came back malformed, the env reported an error without terminating, e.g. a step timeout) are
@@ -32,9 +41,7 @@ advantage is zero on every trained token and whose loss has no other term (no KL
 no auxiliary loss, as the plug-in's ``rows_with_other_terms`` declares) has a loss of exactly 0, so
 it is left out of the forward and backward passes, while the loss is still normalised over every
 row (the update is unchanged). A step where every group won costs its rollouts and a forward pass
-over a few one-token padding rows. ``dynamic_sampling`` (DAPO) replaces groups whose returns are
-all equal by groups of new tasks, within ``dynamic_sampling_max_rollouts``
-(:mod:`~agentgym_suite.trainers.dynamic_sampling`).
+over a few one-token padding rows.
 
 The number of rows per generation batch varies with episode length. Every process pads its rows
 with all-masked rows to the same count, a multiple of ``steps_per_generation`` (so TRL can split
@@ -43,16 +50,21 @@ nothing for any ``loss_type`` (:mod:`~agentgym_suite.trainers.memory_bound`, whi
 the rows per pass with ``max_rows_per_pass``). Several processes share one global batch for
 credit and stay in lockstep (:mod:`~agentgym_suite.trainers.distributed`); ``use_vllm`` runs the
 rollouts on TRL's vLLM generator (:mod:`~agentgym_suite.trainers.vllm_rollout`); ``eval_strategy``
-plays held-out tasks during training (:mod:`~agentgym_suite.trainers.held_out_eval`).
+plays held-out tasks during training (:meth:`AgentGRPOTrainer.evaluate`,
+:mod:`~agentgym_suite.trainers.held_out_eval`).
+
+The modules beside this one are pure helpers with typed inputs; only this class reaches into
+TRL's trainer state.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from contextlib import nullcontext
-from dataclasses import replace
-from typing import Any, Callable
+from collections import deque
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator
 
 import gymnasium as gym
 import torch
@@ -66,11 +78,16 @@ from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
-from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch
-from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher
-from agentgym_suite.trainers.distributed import ProcessSync, credit_over_processes, world_model_lockstep_check
+from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, build_credit_assigner
+from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher, frozen_copy
+from agentgym_suite.trainers.distributed import (
+    LockstepBackend,
+    ProcessSync,
+    credit_over_processes,
+    world_model_lockstep_check,
+)
 from agentgym_suite.trainers.dynamic_sampling import fill_batch
-from agentgym_suite.trainers.generation import policy_backend, rollout_sampling
+from agentgym_suite.trainers.generation import TRLVLLMBackend, rollout_sampling, template_kwargs
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.memory_bound import (
     GLOBAL_ROWS,
@@ -82,7 +99,7 @@ from agentgym_suite.trainers.memory_bound import (
     policy_loss_scale,
     row_passes,
 )
-from agentgym_suite.trainers.episode_metrics import log_generation_batch
+from agentgym_suite.trainers.episode_metrics import batch_record, completion_records, episode_metrics_of
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
 from agentgym_suite.trainers.step_profile import StepTimer
 from agentgym_suite.trainers.training_tasks import (  # noqa: F401  (default_env_factory, resolve_model_path: public here too)
@@ -102,7 +119,7 @@ from agentgym_suite.trainers.teacher import (
     teacher_prompt_ids,
 )
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
-from agentgym_suite.trainers.vllm_rollout import importance_sampling_ratio
+from agentgym_suite.trainers.vllm_rollout import combine_sampling_stats, importance_sampling, vllm_rollout
 from agentgym_suite.trainers import verl_updates
 
 
@@ -119,6 +136,30 @@ include it trains them."""
 def episode_return(*_: Any, **__: Any) -> list[float]:
     """Placeholder reward function: the trainer scores episodes itself, so TRL never calls it."""
     raise RuntimeError("AgentGRPOTrainer scores episodes from the env; this reward function is never called.")
+
+
+@dataclass
+class ScoredBatch:
+    """This process's share of a generation batch after the score phase (every row, padded)."""
+
+    rows: list[Row]
+    """The rows of the trainable episodes (``row_layout``), in order."""
+    batch: dict[str, Any]
+    """The rows as padded tensors (:meth:`AgentGRPOTrainer._padded_rows`), then ``n_pad`` padding rows."""
+    n_pad: int
+    """All-masked padding rows after the real ones: the same row count on every process."""
+    credit_batch: CreditBatch
+    """What the plug-in scored (its auxiliary loss reads it again per micro-batch)."""
+    advantages: torch.Tensor
+    """``(rows + n_pad, T)`` per-token advantages, 0 off the loss mask and on padding rows."""
+    old_logps: torch.Tensor | None
+    """Old-policy log-probs when the plug-in read them (reused by the loss)."""
+    credit_metrics: dict[str, float]
+    """The plug-in's metrics over every process's rows."""
+    total_rows: int
+    """Real rows over every process."""
+    num_items: torch.Tensor
+    """Trained tokens over every process and every row (rows left out of the passes still count)."""
 
 
 class AgentGRPOTrainer(StepTimer, GRPOTrainer):
@@ -138,10 +179,14 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             ``eval_env_kwargs``/``eval_task_ids`` (see :mod:`~agentgym_suite.trainers.held_out_eval`).
         eval_env_factory: makes a held-out env; default: ``args.train_env_id`` with
             ``eval_env_kwargs``, or ``env_factory`` when one is given.
+
+    The methods are in the order one generation batch runs through them (see the module
+    docstring): construction, then the rollout, score, loss and log phases, then evaluation.
     """
 
     _tag_names = ["trl", "grpo", "agentgym-suite"]
 
+    # ================================================================== construction
     def __init__(
         self,
         model: Any = None,
@@ -178,8 +223,9 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             eval_dataset = held_out.default_dataset(args, self.eval_env_factory, custom_env=env_factory is not None)
         self._envs: list[Any] = []
         """The envs of the last rollout (``gymnasium.Env`` objects inline, handles when they live in workers)."""
-        self._env_pool = EnvPool(args.step_timeout, workers=args.env_workers)
-        """Where the training and held-out envs live (``env_workers``), reused from rollout to rollout."""
+        self._env_pool = EnvPool(args.step_timeout, workers=args.parsed_env_workers)
+        """Where the training and held-out envs live (``env_workers``), reused from rollout to rollout;
+        every rollout engine the trainer makes is given it."""
         self._credit_batch: CreditBatch | None = None
         self._captured_logps: torch.Tensor | None = None
         self._captured_entropies: torch.Tensor | None = None
@@ -215,84 +261,54 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             self.skill_texts = SkillTexts(skill_env_class(args.env_id, env_factory), args.skills_dir)
             args.skills_origin = self.skill_texts.origin
         self.fixed_teacher: FixedTeacher | None = (
-            build_fixed_teacher(self) if self.credit.needs_fixed_teacher else None
+            self._build_fixed_teacher() if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
         self._init_step_timer(print_lines=args.print_step_times)  # per-step time profile (trainers.step_profile)
 
-    def save_merged(self, path: str) -> str:
-        """Save the policy as a plain model at ``path`` (a LoRA adapter merged into a copy of the
-        weights; the trainer's own model is left as it is) with its tokenizer; returns ``path``."""
-        import copy
-
-        model = self.accelerator.unwrap_model(self.model)
-        if hasattr(model, "merge_and_unload"):
-            model = copy.deepcopy(model).merge_and_unload()
-        model.save_pretrained(path)
-        if self.processing_class is not None:
-            self.processing_class.save_pretrained(path)
-        return path
-
-    # ------------------------------------------------------------------ verl-agent's updates (verl_updates)
     def _take_over_loss_terms(self, args: AgentGRPOConfig) -> None:
         """With ``kl_estimator: low_var_kl`` the KL term, and with ``rows_per_update`` TRL's static
         entropy bonus, are computed here (:meth:`_own_loss_terms`) rather than inside TRL's loss:
-        verl clamps the KL, and both must be token means over each update, not each micro-batch."""
+        verl clamps the KL, and both must be token means over each update, not each micro-batch
+        (:mod:`~agentgym_suite.trainers.verl_updates`)."""
         self._kl_coef = 0.0
         self._entropy_coef = 0.0
         self._update_ends: set[int] = set()
         if args.kl_estimator == "low_var_kl" and self.beta != 0.0:
             self._kl_coef, self.beta = float(self.beta), 0.0  # TRL built the reference model already
         if args.rows_per_update is not None:
-            verl_updates.check_update_setup(self)
+            verl_updates.check_update_setup(deepspeed=self.is_deepspeed_enabled, fsdp=self.is_fsdp_enabled,
+                                            fp16_scaler=self.accelerator.scaler is not None)
             if self.entropy_coef and not self.use_adaptive_entropy:
                 self._entropy_coef, self.entropy_coef = float(self.entropy_coef), 0.0
                 self._entropy_bonus_enabled = False
+
+    def _build_fixed_teacher(self) -> FixedTeacher:
+        """The fixed weights teacher passes run on (:mod:`~agentgym_suite.trainers.fixed_teacher`)."""
+        policy = self.accelerator.unwrap_model(self.model)
+        return build_fixed_teacher(
+            policy, self.accelerator, ref_model=self.ref_model, ref_model_synced=bool(self.args.sync_ref_model),
+            frozen_copy=lambda: frozen_copy(policy, self.args, self.accelerator, temperature=self.temperature,
+                                            deepspeed=bool(self.is_deepspeed_enabled), fsdp=bool(self.is_fsdp_enabled)))
+
+    @property
+    def needs_privileged_text(self) -> bool:
+        """The plug-in runs a teacher prompt with privileged text (log-probs or VAD's logits)."""
+        return bool(self.credit.needs_teacher_logprobs or self.credit.needs_full_logits)
+
+    @property
+    def trains_simulator(self) -> bool:
+        """True when simulator generations of the policy become ``simulator`` rows (EnvACE).
+
+        That needs a rehearsal env whose world model is the policy and a plug-in whose ``roles``
+        include ``simulator`` (``envace``); with another plug-in the policy still answers the tool
+        calls, but its simulator generations are not trained on.
+        """
+        return bool(self._policy_world) and SIMULATOR_ROLE in self.credit.roles
 
     @property
     def _own_terms(self) -> bool:
         return bool(self._kl_coef or self._entropy_coef)
 
-    def _prepare_inputs(self, generation_batch: Any) -> Any:  # type: ignore[override]
-        buffered = self._buffered_inputs
-        inputs = super()._prepare_inputs(generation_batch)
-        args: AgentGRPOConfig = self.args
-        if self.model.training and args.rows_per_update is not None and self._buffered_inputs is not buffered:
-            self._update_ends = verl_updates.plan_updates(self._buffered_inputs, self._generation_rows,
-                                                          args.rows_per_update, self.sync)
-            self._metrics["train"]["updates_per_generation"].append(float(len(self._update_ends)))
-        return inputs
-
-    def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:  # type: ignore[override]
-        """TRL's step; with ``rows_per_update``, an optimizer update after every micro-batch that ends
-        an update but the generation batch's last (whose update the trainer takes as usual)."""
-        chunk = self._step % self.args.steps_per_generation
-        loss = super().training_step(model, inputs, num_items_in_batch)
-        if self.args.rows_per_update is not None and chunk in self._update_ends \
-                and chunk != self.args.steps_per_generation - 1:
-            verl_updates.step_optimizer(self)
-        return loss
-
-    def _own_loss_terms(self, inputs: dict[str, Any], logps: torch.Tensor, entropies: torch.Tensor | None,
-                        mode: str) -> torch.Tensor:
-        """``kl_coef * low_var_kl - entropy_coef * entropy``, summed over the pass's trained tokens and
-        divided by TRL's token-sum normaliser (so the terms are token means, as the policy loss)."""
-        mask = inputs["completion_mask"]
-        if "tool_mask" in inputs:
-            mask = mask * inputs["tool_mask"]
-        mask = mask.to(logps.dtype)
-        normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes
-        if mode == "train":
-            normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
-        total = logps.sum() * 0.0
-        if self._kl_coef:
-            kl = verl_updates.low_var_kl(logps, inputs["ref_per_token_logps"])
-            total = total + self._kl_coef * (kl * mask).sum() / normalizer
-            self._metrics[mode]["kl"].append(float(((kl * mask).sum() / mask.sum().clamp(min=1.0)).detach()))
-        if self._entropy_coef and entropies is not None:
-            total = total - self._entropy_coef * (entropies * mask).sum() / normalizer
-        return total
-
-    # ------------------------------------------------------------------ resume
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
         """Train; ``resume_from_checkpoint=True`` resumes from the last *complete* checkpoint.
 
@@ -311,12 +327,47 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         finally:
             self._env_pool.close()  # training and held-out envs and their workers; a later rollout makes new ones
 
-    # ------------------------------------------------------------------ data
+    def save_merged(self, path: str) -> str:
+        """Save the policy as a plain model at ``path`` (a LoRA adapter merged into a copy of the
+        weights; the trainer's own model is left as it is) with its tokenizer; returns ``path``."""
+        import copy
+
+        model = self.accelerator.unwrap_model(self.model)
+        if hasattr(model, "merge_and_unload"):
+            model = copy.deepcopy(model).merge_and_unload()
+        model.save_pretrained(path)
+        if self.processing_class is not None:
+            self.processing_class.save_pretrained(path)
+        return path
+
     def _set_signature_columns_if_needed(self) -> None:
         if self._signature_columns is None:
             self._signature_columns = ["prompt", "task_id", "env_seed"]
 
-    # ------------------------------------------------------------------ rollouts
+    # ================================================================== one generation batch (the TRL seam)
+    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        """One generation batch, in four phases: play the episodes (:meth:`_rollout_phase`), turn
+        them into rows and score them with the credit plug-in (:meth:`_score_phase`), prepare what
+        TRL's loss reads for the rows that are trained (:meth:`_loss_phase`), and log the batch
+        (:meth:`_log_phase`). TRL buffers the returned tensors and cuts them into micro-batches."""
+        mode = "train" if self.model.training else "eval"
+        episodes, played = self._rollout_phase(inputs, mode)
+        scored = self._score_phase(episodes, mode)
+        loss_inputs = self._loss_phase(scored, mode)
+        self._log_phase(mode, played, scored)
+        return loss_inputs
+
+    # ------------------------------------------------------------------ phase 1: rollout
+    def _rollout_phase(self, inputs: list[dict[str, Any]], mode: str) -> tuple[list[Trajectory], list[Trajectory]]:
+        """This process's share of the batch played: G episodes per task and, with
+        ``dynamic_sampling``, groups of new tasks in place of those that teach nothing. Returns the
+        episodes to train on and every episode played (the log counts them all)."""
+        num_generations = self.num_generations if mode == "train" else self.num_generations_eval
+        played = episodes = self._rollout(inputs, num_generations)
+        if mode == "train" and self.args.dynamic_sampling:
+            episodes, played = self._dynamic_sampling(inputs, episodes, num_generations)
+        return episodes, played
+
     def _rollout(self, inputs: list[dict[str, Any]], num_generations: int, round_: int = 0) -> list[Trajectory]:
         """Multi-turn rollouts for this process's share of a generation batch, played by the suite's
         :class:`~agentgym_suite.rollout.RolloutEngine` on the trainer's reused envs.
@@ -350,25 +401,62 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
 
     def _play(self, envs: list[gym.Env], specs: list[EpisodeSpec], temperature: float | None,
               seed: int) -> list[Trajectory]:
-        """One rollout with the current policy (training, or held-out evaluation at ``temperature``)."""
+        """One rollout with the current policy (training, or held-out evaluation at ``temperature``)
+        on envs of the trainer's pool, which the engine is given."""
         args: AgentGRPOConfig = self.args
         params, generation_kwargs = rollout_sampling(
             args, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, min_p=self.min_p,
             repetition_penalty=self.repetition_penalty, max_new_tokens=self.max_completion_length, seed=seed)
         if temperature is not None:  # held-out evaluation: its temperature wins over generation_kwargs
             params = replace(params, temperature=float(temperature))
-        with policy_backend(self, generation_kwargs, temperature) as backend:
+        with self._policy_backend(generation_kwargs, temperature) as backend:
             self._attach_world_model(envs, backend)
             engine = RolloutEngine(
                 backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
                 history_length=args.history_length, info_keys=TRAINER_INFO_KEYS,
                 record_oracle=self.needs_privileged_text and args.teacher_context == "oracle",
                 max_prompt_tokens=args.max_prompt_tokens, lockstep=self.sync.any if self.sync.distributed else None,
+                env_pool=self._env_pool,
             )
             try:
                 return engine.run(envs, specs, env_id=self.env_id)
             finally:
                 self._last_rollout_stats = engine.stats
+
+    @contextmanager
+    def _policy_backend(self, generation_kwargs: dict[str, Any], temperature: float | None) -> Iterator[Any]:
+        """The generation backend over the weights being trained, for one rollout
+        (:mod:`~agentgym_suite.trainers.generation`): TRL's vLLM generator (weights pushed once,
+        engine awake throughout; ``temperature`` overrides TRL's for this rollout), or the
+        transformers model unwrapped as TRL does (ZeRO-3 gathering, FSDP1 ``summon_full_params``),
+        in lockstep over processes."""
+        if self.use_vllm:
+            with vllm_rollout(self.vllm_generation, push_weights=self.state.global_step != self._last_loaded_step,
+                              temperature=temperature):
+                self._last_loaded_step = self.state.global_step
+                yield TRLVLLMBackend(self.vllm_generation, self.processing_class, self.eos_token_ids, sync=self.sync,
+                                     chat_template_kwargs=template_kwargs(self.args))
+            return
+        from trl.models import unwrap_model_for_generation
+
+        from agentgym_suite.llm.transformers_backend import TransformersBackend
+
+        args = self.args
+        with unwrap_model_for_generation(
+            self.model_wrapped, self.accelerator, gather_deepspeed3_params=args.ds3_gather_for_generation,
+            gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
+        ) as unwrapped, torch.no_grad(), self._dist.summon_full_params(self.model_wrapped, recurse=False):
+            backend: Any = TransformersBackend(unwrapped, self.processing_class, max_batch_size=1 << 20,
+                                               name="policy", generation_kwargs=generation_kwargs,
+                                               chat_template_kwargs=template_kwargs(args))
+            if self.sync.distributed:
+                backend = LockstepBackend(backend, int(self.processing_class.pad_token_id))
+            was_training = unwrapped.training
+            unwrapped.eval()
+            try:
+                yield backend
+            finally:
+                unwrapped.train(was_training)
 
     def _attach_world_model(self, envs: list[gym.Env], backend: Any) -> None:
         """Rehearsal envs made with ``world_model: policy`` get the policy's backend as world model.
@@ -392,154 +480,6 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
                 logger.warning("the policy answers the rehearsal env's tool calls, but credit=%s does not train the "
                                "simulator role; use credit: envace to train both roles.", self.credit.name)
             self._policy_world.add(id(inner))
-
-    @property
-    def needs_privileged_text(self) -> bool:
-        """The plug-in runs a teacher prompt with privileged text (log-probs or VAD's logits)."""
-        return bool(self.credit.needs_teacher_logprobs or self.credit.needs_full_logits)
-
-    @property
-    def trains_simulator(self) -> bool:
-        """True when simulator generations of the policy become ``simulator`` rows (EnvACE).
-
-        That needs a rehearsal env whose world model is the policy and a plug-in whose ``roles``
-        include ``simulator`` (``envace``); with another plug-in the policy still answers the tool
-        calls, but its simulator generations are not trained on.
-        """
-        return bool(self._policy_world) and SIMULATOR_ROLE in self.credit.roles
-
-    # ------------------------------------------------------------------ the TRL seam
-    def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
-        device = self.accelerator.device
-        mode = "train" if self.model.training else "eval"
-        args: AgentGRPOConfig = self.args
-        num_generations = self.num_generations if mode == "train" else self.num_generations_eval
-        played = episodes = self._rollout(inputs, num_generations)
-        if mode == "train" and args.dynamic_sampling:
-            episodes, played = self._dynamic_sampling(inputs, episodes, num_generations)
-        trainable = [t for t in episodes if not t.broken]  # broken episodes give no rows (module docstring)
-        families = [str(t.reset_info.get("task_family") or "") for t in trainable]
-        rows = build_rows(trainable, args.row_layout, simulator_rows=self.trains_simulator, families=families)
-        real = len(rows)
-        chunks = args.steps_per_generation if mode == "train" else 1
-        pad_id = int(self.processing_class.pad_token_id)
-        n_pad = padding_rows(real, self.sync.max(real), chunks)  # the same row count on every process
-        batch = self._padded_rows(rows, n_pad, pad_id)
-        loss_mask = batch["loss_mask"]
-        logits_to_keep = batch["completion_ids"].size(1)
-        batch_size = args.max_rows_per_pass or (
-            args.per_device_train_batch_size if mode == "train" else args.per_device_eval_batch_size)
-        generate_every = args.steps_per_generation * self.num_iterations
-        correct_vllm = self.use_vllm and self.vllm_importance_sampling_correction
-        need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs or correct_vllm \
-            or args.rows_per_update is not None  # later updates clip against the rollout policy
-        old_logps = teacher_logps = None
-        evidence: dict[str, torch.Tensor | None] = {}
-        with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what the plug-in reads, on every row
-            if self.credit.needs_old_logprobs:
-                old_logps = self._logps(self.model, batch["input_ids"], batch["attention_mask"], logits_to_keep,
-                                        batch_size)
-            if self.credit.needs_teacher_logprobs:
-                teacher_logps = self._teacher_logps(rows, batch["comp_ids"], n_pad, pad_id, logits_to_keep, batch_size)
-            if self.credit.needs_full_logits:
-                evidence = self._evidence_logits(rows, n_pad, pad_id, batch["completion_ids"], batch_size)
-
-        credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, **evidence)
-        credit = credit_over_processes(self.credit, credit_batch, self.sync)
-        self._generation_rows = int(credit.total_rows)
-        advantages = torch.zeros(loss_mask.shape, dtype=torch.float32, device=device)
-        advantages[:real] = credit.advantages.to(device)
-        advantages = torch.where(loss_mask.bool(), advantages, torch.zeros_like(advantages))
-        self._credit_batch = credit_batch
-        log_generation_batch(self, mode, played, rows, credit.metrics, advantages[:real], loss_mask[:real])
-        num_items = self.accelerator.gather(loss_mask.sum()).sum()  # of every row: skipped rows still count
-
-        index = torch.arange(real)
-        if args.skip_uninformative_rows:
-            trained = self._rows_to_train(credit_batch, advantages[:real], loss_mask[:real])
-            counts = self.sync.gather((real, len(trained)))  # every process calls it: the new padding is global
-            self._metrics[mode]["rows/skipped_zero_advantage"].append(float(sum(r - t for r, t in counts)))
-            index = torch.tensor(trained, dtype=torch.long)
-            n_pad = padding_rows(len(trained), max(t for _, t in counts), chunks)
-            batch = self._padded_rows([rows[i] for i in trained], n_pad, pad_id)
-            width = batch["completion_ids"].size(1)
-            advantages = _rows_of(advantages, index, n_pad, width)
-            old_logps = None if old_logps is None else _rows_of(old_logps, index, n_pad, width)
-        loss_mask = batch["loss_mask"]
-        logits_to_keep = batch["completion_ids"].size(1)
-        ref_logps = None
-        with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what TRL's loss reads, on trained rows
-            if need_old and old_logps is None:
-                old_logps = self._logps(self.model, batch["input_ids"], batch["attention_mask"], logits_to_keep,
-                                        batch_size)
-            if self.beta != 0.0 or self._kl_coef:
-                ref_logps = self._ref_logps(batch["input_ids"], batch["attention_mask"], logits_to_keep, batch_size)
-
-        output: dict[str, Any] = {
-            "prompt_ids": batch["prompt_ids"],
-            "prompt_mask": batch["prompt_mask"],
-            "completion_ids": batch["completion_ids"],
-            "completion_mask": batch["completion_mask"],
-            "advantages": advantages,
-            "num_items_in_batch": num_items,
-            GLOBAL_ROWS: torch.tensor(credit.total_rows, device=device),
-            # the row's index in the credit batch (aux losses read it); -1: padding
-            "row_index": torch.cat([index, torch.full((n_pad,), -1)]).to(device),
-        }
-        if args.row_layout == "trajectory":
-            output["tool_mask"] = batch["env_mask"]
-        if old_logps is not None:
-            output["old_per_token_logps"] = old_logps
-        if ref_logps is not None:
-            output["ref_per_token_logps"] = ref_logps
-        if self.use_vllm:
-            output["sampling_per_token_logps"] = batch["sampling_logps"]
-        if correct_vllm:
-            output["importance_sampling_ratio"] = importance_sampling_ratio(self, mode, old_logps,
-                                                                            batch["sampling_logps"], loss_mask)
-        return output
-
-    def _padded_rows(self, rows: list[Row], n_pad: int, pad_id: int) -> dict[str, Any]:
-        """The rows as left-padded prompts and right-padded completions on the device, followed by
-        ``n_pad`` all-masked padding rows; ``comp_ids`` keeps the completions as lists."""
-        args: AgentGRPOConfig = self.args
-        device = self.accelerator.device
-        rows_ids = [r.prompt_ids[-args.max_prompt_tokens:] for r in rows] + [[pad_id]] * n_pad
-        comp_ids = [r.completion_ids or [pad_id] for r in rows] + [[pad_id]] * n_pad
-        width_p = max(len(p) for p in rows_ids)
-        width_c = max(len(c) for c in comp_ids)
-        prompt_ids, prompt_mask = pad_left(rows_ids, pad_id, width_p)
-        keep = [self._keep_row(r) for r in rows] + [0] * n_pad
-        out = {
-            "comp_ids": comp_ids,
-            "prompt_ids": prompt_ids.to(device),
-            "prompt_mask": prompt_mask.to(device),
-            "completion_ids": pad_right(comp_ids, pad_id, width_c, torch.long).to(device),
-            "completion_mask": pad_right([[k] * len(c) for k, c in zip(keep, comp_ids)], 0, width_c,
-                                         torch.long).to(device),
-            "env_mask": pad_right([r.env_mask for r in rows] + [[0]] * n_pad, 0, width_c, torch.long).to(device),
-            "sampling_logps": pad_right([r.logprobs for r in rows] + [[0.0]] * n_pad, 0.0, width_c,
-                                        torch.float32).to(device),
-        }
-        out["loss_mask"] = out["completion_mask"] * out["env_mask"]
-        out["input_ids"] = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
-        out["attention_mask"] = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
-        return out
-
-    def _rows_to_train(self, batch: CreditBatch, advantages: torch.Tensor, loss_mask: torch.Tensor) -> list[int]:
-        """Indices of the rows that go through the forward and backward passes: all of them, unless
-        ``skip_uninformative_rows``; then those with a non-zero advantage on a trained token, or a
-        loss term besides the policy term (KL, entropy bonus, the plug-in's ``rows_with_other_terms``)."""
-        rows = int(loss_mask.shape[0])
-        # rows_per_update plans verl's update boundaries over every row of the generation batch
-        every_row = (not self.args.skip_uninformative_rows or self.beta != 0.0 or self._entropy_bonus_enabled
-                     or self._own_terms or self.args.rows_per_update is not None
-                     or self.aux_loss_enabled or self.loss_type in LOCAL_TOKEN_LOSSES)
-        if every_row:
-            return list(range(rows))
-        teaching = ((advantages != 0) & loss_mask.bool()).any(dim=1)
-        other = self.credit.rows_with_other_terms(batch).to(teaching.device)
-        return (teaching | other).nonzero(as_tuple=True)[0].tolist()
 
     def _dynamic_sampling(self, inputs: list[dict[str, Any]], episodes: list[Trajectory],
                           num_generations: int) -> tuple[list[Trajectory], list[Trajectory]]:
@@ -573,6 +513,81 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         drawn = self.sync.gather(drawn)[0]
         return [{"task_id": dataset[i]["task_id"], "env_seed": dataset[i]["env_seed"]} for i in drawn]
 
+    # ------------------------------------------------------------------ phase 2: score
+    def _score_phase(self, episodes: list[Trajectory], mode: str) -> ScoredBatch:
+        """The trainable episodes as rows (broken episodes give none, see the module docstring),
+        padded to the same row count on every process, and their per-token advantages from the
+        credit plug-in over every process's rows, after the no-gradient passes the plug-in declares
+        it reads (old log-probs, teacher log-probs, VAD's teacher logits)."""
+        args: AgentGRPOConfig = self.args
+        trainable = [t for t in episodes if not t.broken]
+        families = [str(t.reset_info.get("task_family") or "") for t in trainable]
+        rows = build_rows(trainable, args.row_layout, simulator_rows=self.trains_simulator, families=families)
+        real = len(rows)
+        pad_id = int(self.processing_class.pad_token_id)
+        n_pad = padding_rows(real, self.sync.max(real), self._micro_batches(mode))  # the same count on every process
+        batch = self._padded_rows(rows, n_pad, pad_id)
+        loss_mask = batch["loss_mask"]
+        width = batch["completion_ids"].size(1)
+        bs = self._pass_rows(mode)
+        old_logps = teacher_logps = None
+        evidence: dict[str, torch.Tensor | None] = {}
+        with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what the plug-in reads, on every row
+            if self.credit.needs_old_logprobs:
+                old_logps = self._logps(self.model, batch["input_ids"], batch["attention_mask"], width, bs)
+            if self.credit.needs_teacher_logprobs:
+                teacher_logps = self._teacher_logps(rows, batch["comp_ids"], n_pad, pad_id, width, bs)
+            if self.credit.needs_full_logits:
+                evidence = self._evidence_logits(rows, n_pad, pad_id, batch["completion_ids"], bs)
+        credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, **evidence)
+        credit = credit_over_processes(self.credit, credit_batch, self.sync)
+        self._generation_rows = int(credit.total_rows)
+        advantages = torch.zeros(loss_mask.shape, dtype=torch.float32, device=self.accelerator.device)
+        advantages[:real] = credit.advantages.to(advantages.device)
+        advantages = torch.where(loss_mask.bool(), advantages, torch.zeros_like(advantages))
+        self._credit_batch = credit_batch
+        num_items = self.accelerator.gather(loss_mask.sum()).sum()  # of every row: skipped rows still count
+        return ScoredBatch(rows=rows, batch=batch, n_pad=n_pad, credit_batch=credit_batch, advantages=advantages,
+                           old_logps=old_logps, credit_metrics=credit.metrics, total_rows=int(credit.total_rows),
+                           num_items=num_items)
+
+    def _micro_batches(self, mode: str) -> int:
+        """Micro-batches TRL cuts a generation batch into: padding makes the row count a multiple."""
+        return self.args.steps_per_generation if mode == "train" else 1
+
+    def _pass_rows(self, mode: str) -> int:
+        """Rows per no-gradient log-prob pass."""
+        args: AgentGRPOConfig = self.args
+        return args.max_rows_per_pass or (
+            args.per_device_train_batch_size if mode == "train" else args.per_device_eval_batch_size)
+
+    def _padded_rows(self, rows: list[Row], n_pad: int, pad_id: int) -> dict[str, Any]:
+        """The rows as left-padded prompts and right-padded completions on the device, followed by
+        ``n_pad`` all-masked padding rows; ``comp_ids`` keeps the completions as lists."""
+        args: AgentGRPOConfig = self.args
+        device = self.accelerator.device
+        rows_ids = [r.prompt_ids[-args.max_prompt_tokens:] for r in rows] + [[pad_id]] * n_pad
+        comp_ids = [r.completion_ids or [pad_id] for r in rows] + [[pad_id]] * n_pad
+        width_p = max(len(p) for p in rows_ids)
+        width_c = max(len(c) for c in comp_ids)
+        prompt_ids, prompt_mask = pad_left(rows_ids, pad_id, width_p)
+        keep = [self._keep_row(r) for r in rows] + [0] * n_pad
+        out = {
+            "comp_ids": comp_ids,
+            "prompt_ids": prompt_ids.to(device),
+            "prompt_mask": prompt_mask.to(device),
+            "completion_ids": pad_right(comp_ids, pad_id, width_c, torch.long).to(device),
+            "completion_mask": pad_right([[k] * len(c) for k, c in zip(keep, comp_ids)], 0, width_c,
+                                         torch.long).to(device),
+            "env_mask": pad_right([r.env_mask for r in rows] + [[0]] * n_pad, 0, width_c, torch.long).to(device),
+            "sampling_logps": pad_right([r.logprobs for r in rows] + [[0.0]] * n_pad, 0.0, width_c,
+                                        torch.float32).to(device),
+        }
+        out["loss_mask"] = out["completion_mask"] * out["env_mask"]
+        out["input_ids"] = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
+        out["attention_mask"] = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
+        return out
+
     def _keep_row(self, row: Row) -> int:
         """0 masks a row with no completion tokens (its one pad token is not an action) and a row
         whose generation was cut by the token budget (mask_truncated_completions)."""
@@ -596,15 +611,6 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         result = torch.empty_like(stacked)
         result[torch.cat(order)] = stacked
         return result
-
-    def _ref_logps(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int, bs: int) -> torch.Tensor:
-        if self.ref_model is not None:
-            return self._logps(self.ref_model, input_ids, attention_mask, keep, bs)
-        from trl.models.utils import use_adapter
-
-        model = self.accelerator.unwrap_model(self.model)
-        with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
-            return self._logps(self.model, input_ids, attention_mask, keep, bs)
 
     def _teacher_prompts(self, rows: list[Row], n_pad: int, pad_id: int) -> list[list[int]]:
         """Privileged prefix + each row's prompt (history dropped first when too long), padding rows last."""
@@ -659,15 +665,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
                 completion_ids, top_k=top_k, batch_size=bs)
         return {"teacher_logits": pos_logits, "teacher_logits_no_evidence": neg_logits, "vocab_index": index}
 
-    def _student_logits(self, model: Any, inputs: dict[str, Any], index: torch.Tensor | None) -> torch.Tensor:
-        """Current logits (with gradient) over the micro-batch's completion tokens, gathered at ``index``."""
-        ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
-        mask = torch.cat([inputs["prompt_mask"], torch.ones_like(inputs["completion_ids"])], dim=1)
-        with self.accelerator.autocast():
-            logits = completion_logits(model, ids, mask, inputs["completion_ids"].size(1))
-        return logits if index is None else logits.gather(-1, index.to(logits.device))
-
     def _privileged_text(self, row: Row) -> str:
+        """The teacher's privileged text for ``row`` (``teacher_context``)."""
         args: AgentGRPOConfig = self.args
         first = row.turns[0]
         if args.teacher_context == "oracle":
@@ -703,23 +702,170 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             **{k: cut(v) for k, v in logits.items()},
         )
 
+    # ------------------------------------------------------------------ phase 3: loss (inputs of TRL's loss)
+    def _loss_phase(self, scored: ScoredBatch, mode: str) -> dict[str, Any]:
+        """What TRL's loss reads, for the rows that go through the forward and backward passes
+        (:meth:`_rows_to_train`): their padded tensors, advantages, the old-policy and reference
+        log-probs the loss needs, and with vLLM the sampling log-probs and TRL's importance-sampling
+        ratio. ``row_index`` maps each trained row back to the credit batch (-1: padding)."""
+        args: AgentGRPOConfig = self.args
+        device = self.accelerator.device
+        index, batch, n_pad, advantages, old_logps = self._trained_rows(scored, mode)
+        loss_mask = batch["loss_mask"]
+        width = batch["completion_ids"].size(1)
+        bs = self._pass_rows(mode)
+        correct_vllm = self.use_vllm and self.vllm_importance_sampling_correction
+        generate_every = args.steps_per_generation * self.num_iterations
+        need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs \
+            or correct_vllm or args.rows_per_update is not None  # later updates clip against the rollout policy
+        ref_logps = None
+        with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what TRL's loss reads, on trained rows
+            if need_old and old_logps is None:
+                old_logps = self._logps(self.model, batch["input_ids"], batch["attention_mask"], width, bs)
+            if self.beta != 0.0 or self._kl_coef:
+                ref_logps = self._ref_logps(batch["input_ids"], batch["attention_mask"], width, bs)
+        output: dict[str, Any] = {
+            "prompt_ids": batch["prompt_ids"],
+            "prompt_mask": batch["prompt_mask"],
+            "completion_ids": batch["completion_ids"],
+            "completion_mask": batch["completion_mask"],
+            "advantages": advantages,
+            "num_items_in_batch": scored.num_items,
+            GLOBAL_ROWS: torch.tensor(scored.total_rows, device=device),
+            # the row's index in the credit batch (aux losses read it); -1: padding
+            "row_index": torch.cat([index, torch.full((n_pad,), -1)]).to(device),
+        }
+        if args.row_layout == "trajectory":
+            output["tool_mask"] = batch["env_mask"]
+        if old_logps is not None:
+            output["old_per_token_logps"] = old_logps
+        if ref_logps is not None:
+            output["ref_per_token_logps"] = ref_logps
+        if self.use_vllm:
+            output["sampling_per_token_logps"] = batch["sampling_logps"]
+        if correct_vllm:
+            output["importance_sampling_ratio"] = self._importance_sampling_ratio(mode, old_logps,
+                                                                                  batch["sampling_logps"], loss_mask)
+        return output
+
+    def _trained_rows(self, scored: ScoredBatch, mode: str
+                      ) -> tuple[torch.Tensor, dict[str, Any], int, torch.Tensor, torch.Tensor | None]:
+        """The rows that go through the passes (all, or with ``skip_uninformative_rows`` those
+        :meth:`_rows_to_train` keeps, padded again to the same count on every process): their index
+        in the credit batch, padded tensors, padding rows, advantages and old log-probs."""
+        rows, batch, n_pad = scored.rows, scored.batch, scored.n_pad
+        advantages, old_logps = scored.advantages, scored.old_logps
+        real = len(rows)
+        if not self.args.skip_uninformative_rows:
+            return torch.arange(real), batch, n_pad, advantages, old_logps
+        trained = self._rows_to_train(scored.credit_batch, advantages[:real], batch["loss_mask"][:real])
+        counts = self.sync.gather((real, len(trained)))  # every process calls it: the new padding is global
+        self._metrics[mode]["rows/skipped_zero_advantage"].append(float(sum(r - t for r, t in counts)))
+        index = torch.tensor(trained, dtype=torch.long)
+        n_pad = padding_rows(len(trained), max(t for _, t in counts), self._micro_batches(mode))
+        batch = self._padded_rows([rows[i] for i in trained], n_pad, int(self.processing_class.pad_token_id))
+        width = batch["completion_ids"].size(1)
+        old_logps = None if old_logps is None else _rows_of(old_logps, index, n_pad, width)
+        return index, batch, n_pad, _rows_of(advantages, index, n_pad, width), old_logps
+
+    def _rows_to_train(self, batch: CreditBatch, advantages: torch.Tensor, loss_mask: torch.Tensor) -> list[int]:
+        """Indices of the rows that go through the forward and backward passes: all of them, unless
+        ``skip_uninformative_rows``; then those with a non-zero advantage on a trained token, or a
+        loss term besides the policy term (KL, entropy bonus, the plug-in's ``rows_with_other_terms``)."""
+        rows = int(loss_mask.shape[0])
+        # rows_per_update plans verl's update boundaries over every row of the generation batch
+        every_row = (not self.args.skip_uninformative_rows or self.beta != 0.0 or self._entropy_bonus_enabled
+                     or self._own_terms or self.args.rows_per_update is not None
+                     or self.aux_loss_enabled or self.loss_type in LOCAL_TOKEN_LOSSES)
+        if every_row:
+            return list(range(rows))
+        teaching = ((advantages != 0) & loss_mask.bool()).any(dim=1)
+        other = self.credit.rows_with_other_terms(batch).to(teaching.device)
+        return (teaching | other).nonzero(as_tuple=True)[0].tolist()
+
+    def _ref_logps(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int, bs: int) -> torch.Tensor:
+        """Reference-model log-probs: TRL's reference model, or the policy with its adapter off (PEFT)."""
+        if self.ref_model is not None:
+            return self._logps(self.ref_model, input_ids, attention_mask, keep, bs)
+        from trl.models.utils import use_adapter
+
+        model = self.accelerator.unwrap_model(self.model)
+        with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
+            return self._logps(self.model, input_ids, attention_mask, keep, bs)
+
+    def _importance_sampling_ratio(self, mode: str, old: torch.Tensor, sampling: torch.Tensor,
+                                   mask: torch.Tensor) -> torch.Tensor:
+        """TRL's vLLM importance-sampling ratio with the trainer's settings
+        (:func:`~agentgym_suite.trainers.vllm_rollout.importance_sampling`); its statistics, reduced
+        over processes as TRL does, go to the metrics."""
+        ratio, stats = importance_sampling(
+            old, sampling, mask, mode=self.vllm_importance_sampling_mode,
+            clip_min=self.vllm_importance_sampling_clip_min, clip_max=self.vllm_importance_sampling_clip_max)
+        gathered = self.sync.gather({key: float(value) for key, value in stats.items()})
+        for key, value in combine_sampling_stats(gathered).items():
+            self._metrics[mode][key].append(value)
+        return ratio
+
+    # ------------------------------------------------------------------ phase 4: log
+    def _log_phase(self, mode: str, played: list[Trajectory], scored: ScoredBatch) -> None:
+        """Metrics of the whole generation batch (every process's episodes, every episode played)
+        and the plug-in's metrics into TRL's ``_metrics``, the step's trajectory file
+        (``save_trajectories``), and with ``log_completions`` the completions table TRL writes on
+        the main process (one line per row of every process)."""
+        real = len(scored.rows)
+        parts = self.sync.gather(batch_record(played, scored.rows))
+        returns = [e["return"] for part in parts for e in part["episodes"]]
+        for key, value in {**episode_metrics_of(parts), **scored.credit_metrics}.items():
+            self._metrics[mode][key].append(float(value))
+        self._metrics[mode]["reward"].append(sum(returns) / len(returns) if returns else 0.0)
+        if mode == "train" and self.args.save_trajectories:
+            self._trajectory_log().write_step(self.state.global_step + 1, played)
+        if not self.log_completions:
+            return
+        advantages, mask = scored.advantages[:real], scored.batch["loss_mask"][:real]
+        row_advantages = ((advantages * mask).sum(1) / mask.sum(1).clamp(min=1)).tolist()
+        table = [line for part in self.sync.gather(completion_records(scored.rows, row_advantages)) for line in part]
+        # one table per generation batch, as many lines as it has rows (TRL's columns hold one line per episode)
+        logs, reward_name = self._logs, self.reward_func_names[0]
+        logs["prompt"], logs["completion"], logs["advantages"] = deque(), deque(), deque()
+        logs["rewards"][reward_name] = deque()
+        for line in table:
+            logs["prompt"].append(line["prompt"])
+            logs["completion"].append(line["completion"])
+            logs["rewards"][reward_name].append(line["return"])
+            logs["advantages"].append(line["advantage"])
+
     def _trajectory_log(self) -> TrajectoryLog:
         if self._traj_log is None:
             self._traj_log = TrajectoryLog(os.path.join(self.args.output_dir, "trajectories"),
                                            rank=self.accelerator.process_index)
         return self._traj_log
 
-    # ------------------------------------------------------------------ loss
-    def _get_per_token_logps_and_entropies(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                                           logits_to_keep: int, *args: Any, **kwargs: Any):  # type: ignore[override]
-        if not args and all(v is None for k, v in kwargs.items() if k not in _TEXT_ONLY_KWARGS):
-            # text-only batch: the columns that are padding in every row cost compute and change nothing
-            input_ids, attention_mask = trim_left_padding(input_ids, attention_mask, logits_to_keep)
-        result = super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, *args,
-                                                            **kwargs)
-        if self._capture:
-            self._captured_logps, self._captured_entropies = result[0], result[1]
-        return result
+    # ================================================================== per micro-batch: TRL's training step
+    def _prepare_inputs(self, generation_batch: Any) -> Any:  # type: ignore[override]
+        """TRL's: a new generation batch every ``steps_per_generation`` micro-batches (the phases
+        above), then the next micro-batch of it; with ``rows_per_update``, a new generation batch's
+        micro-batches are grouped into optimizer updates (:mod:`~agentgym_suite.trainers.verl_updates`)."""
+        buffered = self._buffered_inputs
+        inputs = super()._prepare_inputs(generation_batch)
+        args: AgentGRPOConfig = self.args
+        if self.model.training and args.rows_per_update is not None and self._buffered_inputs is not buffered:
+            self._update_ends = verl_updates.plan_updates(self._buffered_inputs, self._generation_rows,
+                                                          args.rows_per_update, self.sync)
+            self._metrics["train"]["updates_per_generation"].append(float(len(self._update_ends)))
+        return inputs
+
+    def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:  # type: ignore[override]
+        """TRL's step; with ``rows_per_update``, an optimizer update after every micro-batch that ends
+        an update but the generation batch's last (whose update the trainer takes as usual)."""
+        chunk = self._step % self.args.steps_per_generation
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if self.args.rows_per_update is not None and chunk in self._update_ends \
+                and chunk != self.args.steps_per_generation - 1:
+            norm = verl_updates.step_optimizer(self)
+            if norm is not None:
+                self._metrics["train"]["update_grad_norm"].append(norm)
+        return loss
 
     def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
                      num_items_in_batch: Any = None) -> torch.Tensor:
@@ -730,6 +876,9 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             model, part, return_outputs, num_items_in_batch), self.accelerator, model)
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+        """One pass's loss: TRL's policy loss (scaled so padding rows change nothing), the verl terms
+        taken over from TRL (:meth:`_own_loss_terms`), and the plug-in's auxiliary loss
+        (:meth:`_aux_loss`) on the log-probs TRL computed, captured rather than recomputed."""
         mode = "train" if self.model.training else "eval"
         scale = policy_loss_scale(self.loss_type, inputs, processes=self.sync.world_size,
                                   steps_per_generation=self.args.steps_per_generation if mode == "train" else 1)
@@ -751,6 +900,39 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             return loss
         share = float(inputs[verl_updates.UPDATE_SHARE]) if verl_updates.UPDATE_SHARE in inputs else 1.0
         return loss + self._aux_loss(model, inputs, logps, mode).to(loss.device) * share
+
+    def _get_per_token_logps_and_entropies(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                                           logits_to_keep: int, *args: Any, **kwargs: Any):  # type: ignore[override]
+        """TRL's log-prob pass, on text-only batches cut to their non-padding columns; inside
+        :meth:`_compute_loss` its result is captured for the auxiliary loss and the verl terms."""
+        if not args and all(v is None for k, v in kwargs.items() if k not in _TEXT_ONLY_KWARGS):
+            # text-only batch: the columns that are padding in every row cost compute and change nothing
+            input_ids, attention_mask = trim_left_padding(input_ids, attention_mask, logits_to_keep)
+        result = super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, *args,
+                                                            **kwargs)
+        if self._capture:
+            self._captured_logps, self._captured_entropies = result[0], result[1]
+        return result
+
+    def _own_loss_terms(self, inputs: dict[str, Any], logps: torch.Tensor, entropies: torch.Tensor | None,
+                        mode: str) -> torch.Tensor:
+        """``kl_coef * low_var_kl - entropy_coef * entropy``, summed over the pass's trained tokens and
+        divided by TRL's token-sum normaliser (so the terms are token means, as the policy loss)."""
+        mask = inputs["completion_mask"]
+        if "tool_mask" in inputs:
+            mask = mask * inputs["tool_mask"]
+        mask = mask.to(logps.dtype)
+        normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes
+        if mode == "train":
+            normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
+        total = logps.sum() * 0.0
+        if self._kl_coef:
+            kl = verl_updates.low_var_kl(logps, inputs["ref_per_token_logps"])
+            total = total + self._kl_coef * (kl * mask).sum() / normalizer
+            self._metrics[mode]["kl"].append(float(((kl * mask).sum() / mask.sum().clamp(min=1.0)).detach()))
+        if self._entropy_coef and entropies is not None:
+            total = total - self._entropy_coef * (entropies * mask).sum() / normalizer
+        return total
 
     def _aux_loss(self, model: Any, inputs: dict[str, Any], logps: torch.Tensor, mode: str) -> torch.Tensor:
         """The plug-in's auxiliary loss on the pass's real rows, weighted by the pass's share of its
@@ -777,7 +959,15 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         self._metrics[mode][f"credit/{self.credit.name}/aux_loss"].append(float(aux.loss.detach()))
         return aux.loss * pass_token_share(inputs) / normalizer
 
-    # ------------------------------------------------------------------ logging and evaluation
+    def _student_logits(self, model: Any, inputs: dict[str, Any], index: torch.Tensor | None) -> torch.Tensor:
+        """Current logits (with gradient) over the micro-batch's completion tokens, gathered at ``index``."""
+        ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
+        mask = torch.cat([inputs["prompt_mask"], torch.ones_like(inputs["completion_ids"])], dim=1)
+        with self.accelerator.autocast():
+            logits = completion_logits(model, ids, mask, inputs["completion_ids"].size(1))
+        return logits if index is None else logits.gather(-1, index.to(logits.device))
+
+    # ================================================================== logging and evaluation
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:  # type: ignore[override]
         """TRL's logging, with every metric averaged over all processes (not rank 0's values only)."""
         mode = "train" if self.model.training else "eval"
@@ -789,14 +979,35 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
 
     def evaluate(self, eval_dataset: Any = None, ignore_keys: list[str] | None = None,
                  metric_key_prefix: str = "eval") -> dict[str, float]:
-        """Play the held-out tasks with the current policy and log their success as
-        ``<metric_key_prefix>_success_rate`` (see :mod:`~agentgym_suite.trainers.held_out_eval`).
-        The training batch, the stored credit batch and the training metrics are not touched."""
+        """Play the held-out tasks with the current policy, write their trajectories
+        (``<output_dir>/eval_trajectories/``), log their success as ``<metric_key_prefix>_success_rate``
+        as an eval record of the run's log and tell the callbacks (see
+        :mod:`~agentgym_suite.trainers.held_out_eval`). The training batch, the stored credit batch
+        and the training metrics are not touched."""
         dataset = eval_dataset if eval_dataset is not None else self.eval_dataset
         if isinstance(dataset, dict):
             return {k: v for name, part in dataset.items()
                     for k, v in self.evaluate(part, ignore_keys, f"{metric_key_prefix}_{name}").items()}
-        return held_out.evaluate(self, dataset, metric_key_prefix)
+        if dataset is None:
+            raise ValueError("evaluation needs held-out tasks: set eval_env_kwargs or eval_task_ids, or pass "
+                             "eval_dataset.")
+        args: AgentGRPOConfig = self.args
+        step = self.state.global_step
+        metrics, played = self.held_out.run(
+            dataset, episodes_per_task=int(self.num_generations_eval), per_call=args.per_device_eval_batch_size,
+            temperature=args.eval_temperature, seed=int(args.seed) * held_out.EVAL_SEED_OFFSET + step, step=step,
+            prefix=metric_key_prefix)
+        if args.save_trajectories:
+            TrajectoryLog(os.path.join(args.output_dir, "eval_trajectories"), rank=self.sync.rank).write_step(step,
+                                                                                                          played)
+        was_training = self.model.training
+        self.model.eval()  # TRL's log() takes the mode from the model: an eval record, training metrics kept
+        try:
+            self.log(dict(metrics))
+        finally:
+            self.model.train(was_training)
+        self.control = self.callback_handler.on_evaluate(args, self.state, self.control, metrics)
+        return metrics
 
 
 def _rows_of(values: torch.Tensor, index: torch.Tensor, n_pad: int, width: int) -> torch.Tensor:
@@ -819,17 +1030,8 @@ _TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")
 
 
 def build_credit(args: AgentGRPOConfig) -> CreditAssigner:
-    """The plug-in named by ``args.credit`` with ``args.credit_params``, completed from the plug-in's
-    declarations: its ``trainer_defaults``, and the trainer's ``invalid_action_penalty`` when the
-    plug-in has an ``invalid_penalty`` parameter but not ``own_invalid_penalty``. What the params
-    set always wins."""
-    from dataclasses import fields
-
-    from agentgym_suite.trainers.credit import credit_assigner_class
-
-    cls = credit_assigner_class(args.credit)
-    params = {**cls.trainer_defaults, **(args.credit_params or {})}
-    names = {f.name for f in fields(cls.config_cls)}
-    if "invalid_penalty" in names and "invalid_penalty" not in params and not cls.own_invalid_penalty:
-        params["invalid_penalty"] = args.invalid_action_penalty
-    return cls(**params)
+    """The plug-in ``args`` names (``credit``, resolved when the config was built; ``credit_params``,
+    ``invalid_action_penalty``), built by the registry
+    (:func:`~agentgym_suite.trainers.credit.build_credit_assigner`)."""
+    return build_credit_assigner(args.credit_class, args.credit_params,
+                                 invalid_action_penalty=args.invalid_action_penalty)

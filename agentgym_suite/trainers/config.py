@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trl import GRPOConfig
+
+from agentgym_suite.rollout.workers import EnvWorkers
+
+if TYPE_CHECKING:
+    from agentgym_suite.trainers.credit import CreditAssigner
 
 ENV_MODES = ("real", "synthetic", "rehearsal")
 ROW_LAYOUTS = ("turn", "trajectory")
@@ -341,7 +346,8 @@ class AgentGRPOConfig(GRPOConfig):
         self.step_timeout = check_timeout(self.step_timeout)
         from agentgym_suite.trainers.credit import credit_assigner_class
 
-        credit_assigner_class(self.credit)  # an unknown name or a broken import path fails here, clearly
+        # the one lookup of the plug-in by name (an unknown name or a broken import path fails here, clearly)
+        self._credit_plugin = (self.credit, credit_assigner_class(self.credit))
         super().__post_init__()
         if self.num_iterations < 1:
             raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")
@@ -361,6 +367,24 @@ class AgentGRPOConfig(GRPOConfig):
                     "into that many micro-batches per process); change one of them, or generation_batch_size."
                 )
             self.gradient_accumulation_steps = self.steps_per_generation // updates
+
+    @property
+    def credit_class(self) -> type[CreditAssigner]:
+        """The plug-in class ``credit`` names, resolved by the registry when the config was built
+        (again only if ``credit`` was changed since)."""
+        name, cls = self._credit_plugin
+        if name == self.credit:
+            return cls
+        from agentgym_suite.trainers.credit import credit_assigner_class
+
+        self._credit_plugin = (self.credit, credit_assigner_class(self.credit))
+        return self._credit_plugin[1]
+
+    @property
+    def parsed_env_workers(self) -> EnvWorkers | None:
+        """``env_workers`` as the value the env pool takes (parsed once, when the config is built;
+        None: the env's default)."""
+        return self._parsed_env_workers
 
     @property
     def train_env_id(self) -> str:
@@ -391,12 +415,14 @@ def _check_rows_per_update(config: AgentGRPOConfig) -> None:
 
 
 def _check_env_workers(config: AgentGRPOConfig) -> None:
-    """Validate ``env_workers`` (kept as its canonical text) and refuse workers for a rehearsal env
+    """Parse ``env_workers``, the one parse of it in a training run: the field keeps its canonical
+    text, :attr:`AgentGRPOConfig.parsed_env_workers` the value; refuse workers for a rehearsal env
     whose world model is the policy being trained: that env must live in the training process."""
     from agentgym_suite.rollout.workers import parse_env_workers
 
-    workers = parse_env_workers(config.env_workers)
+    workers: EnvWorkers | None = parse_env_workers(config.env_workers)
     config.env_workers = None if workers is None else str(workers)
+    config._parsed_env_workers = workers
     world_model = (config.env_kwargs or {}).get("world_model", "policy")  # type: ignore[union-attr]
     if workers is not None and workers.kind != "inline" and config.train_env_id == REHEARSAL_ENV_ID \
             and world_model in (None, "policy"):

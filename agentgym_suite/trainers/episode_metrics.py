@@ -1,13 +1,13 @@
 """Episode-level training metrics over every process's episodes, and the completions table.
 
-Metrics are logged through TRL's ``_metrics`` (``report_to``). With several processes each
-process's episodes are summarised into small records and gathered (one collective), so the
+Pure helpers of the trainer's log phase (``AgentGRPOTrainer._log_phase``), which logs through
+TRL's ``_metrics`` (``report_to``). With several processes each process's episodes are
+summarised into small records (:func:`batch_record`) and gathered (one collective), so the
 numbers describe the whole generation batch on every process, not rank 0's share.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any, Sequence
 
 from agentgym_suite.rollout.records import Trajectory
@@ -61,29 +61,3 @@ def completion_records(rows: Sequence[Row], advantages: Sequence[float]) -> list
         for r, a in zip(rows, advantages)
     ]
 
-
-def log_generation_batch(trainer: Any, mode: str, episodes: Sequence[Trajectory], rows: Sequence[Row],
-                         credit_metrics: dict[str, float], advantages: Any, mask: Any) -> None:
-    """Metrics of the whole generation batch (every process's episodes) into ``trainer._metrics``,
-    the step's trajectory file, and with ``log_completions`` the completions table TRL writes on
-    the main process (one line per trained row of every process)."""
-    parts = trainer.sync.gather(batch_record(episodes, rows))
-    returns = [e["return"] for part in parts for e in part["episodes"]]
-    for key, value in {**episode_metrics_of(parts), **credit_metrics}.items():
-        trainer._metrics[mode][key].append(float(value))
-    trainer._metrics[mode]["reward"].append(sum(returns) / len(returns) if returns else 0.0)
-    if mode == "train" and trainer.args.save_trajectories:
-        trainer._trajectory_log().write_step(trainer.state.global_step + 1, episodes)
-    if not trainer.log_completions:
-        return
-    row_advantages = ((advantages * mask).sum(1) / mask.sum(1).clamp(min=1)).tolist()
-    table = [line for part in trainer.sync.gather(completion_records(rows, row_advantages)) for line in part]
-    logs, reward_name = trainer._logs, trainer.reward_func_names[0]
-    # one table per generation batch, as many lines as it has rows (TRL's columns hold one line per episode)
-    logs["prompt"], logs["completion"], logs["advantages"] = deque(), deque(), deque()
-    logs["rewards"][reward_name] = deque()
-    for line in table:
-        logs["prompt"].append(line["prompt"])
-        logs["completion"].append(line["completion"])
-        logs["rewards"][reward_name].append(line["return"])
-        logs["advantages"].append(line["advantage"])

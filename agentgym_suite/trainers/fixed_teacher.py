@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from accelerate.utils import is_peft_model
 
@@ -61,27 +61,45 @@ class FixedTeacher:
             yield policy
 
 
-def build_fixed_teacher(trainer: Any) -> FixedTeacher:
-    """The fixed teacher of a TRL ``GRPOTrainer`` after its ``__init__`` (see the module docstring)."""
-    policy = trainer.accelerator.unwrap_model(trainer.model)
+def build_fixed_teacher(policy: Any, accelerator: Any, *, ref_model: Any | None, ref_model_synced: bool,
+                        frozen_copy: Callable[[], Any]) -> FixedTeacher:
+    """The fixed teacher (see the module docstring) of a policy after TRL's ``GRPOTrainer.__init__``.
+
+    Args:
+        policy: the policy, unwrapped from its accelerate/DDP wrapper.
+        accelerator: the trainer's accelerator.
+        ref_model: TRL's reference model (None when ``beta == 0``).
+        ref_model_synced: ``sync_ref_model``: the reference model moves towards the policy.
+        frozen_copy: makes the frozen copy of the initial weights (:func:`frozen_copy`), called
+            only when neither a PEFT base nor a fixed reference model can serve.
+    """
     if is_peft_model(policy):
-        teacher = FixedTeacher(PEFT_BASE, None, trainer.accelerator)
-    elif trainer.ref_model is not None and not trainer.args.sync_ref_model:
-        teacher = FixedTeacher(REFERENCE, trainer.ref_model, trainer.accelerator)
+        teacher = FixedTeacher(PEFT_BASE, None, accelerator)
+    elif ref_model is not None and not ref_model_synced:
+        teacher = FixedTeacher(REFERENCE, ref_model, accelerator)
     else:
-        teacher = FixedTeacher(FROZEN_COPY, _frozen_copy(trainer, policy), trainer.accelerator)
+        teacher = FixedTeacher(FROZEN_COPY, frozen_copy(), accelerator)
     logger.info("the teacher passes run on fixed weights: the %s.", teacher.kind)
     return teacher
 
 
-def _frozen_copy(trainer: Any, policy: Any) -> Any:
+def frozen_copy(policy: Any, args: Any, accelerator: Any, *, temperature: float, deepspeed: bool,
+                fsdp: bool) -> Any:
     """A copy of ``policy``'s initial weights in eval mode without gradients, patched and placed
-    as TRL patches and places its reference model."""
+    as TRL patches and places its reference model.
+
+    Args:
+        policy: the policy, unwrapped.
+        args: the trainer's config (TRL's ``model_init_kwargs``, ``trust_remote_code``,
+            ``cast_lm_head_to_fp32``, ``distributed_state``).
+        accelerator: the trainer's accelerator (places the copy).
+        temperature: TRL's sampling temperature (its fused LM head divides the logits by it).
+        deepspeed, fsdp: the run is sharded by DeepSpeed / FSDP (the copy is reloaded, not given
+            the policy's weights, and prepared as TRL prepares its reference model).
+    """
     from trl.models import prepare_deepspeed, prepare_fsdp
     from trl.trainer.utils import add_fused_lm_head, create_model_from_path, get_config_model_id
 
-    args = trainer.args
-    sharded = bool(trainer.is_deepspeed_enabled or trainer.is_fsdp_enabled)
     kwargs = dict(args.model_init_kwargs or {})
     if args.distributed_state.distributed_type in ("MULTI_GPU", "DEEPSPEED"):
         kwargs["device_map"] = None
@@ -96,14 +114,14 @@ def _frozen_copy(trainer: Any, policy: Any) -> Any:
             f"the fixed teacher is reloaded from the policy's model id {model_id!r}, as TRL reloads its reference "
             f"model, and that failed ({err}). Save the model with save_pretrained and pass its directory."
         ) from err
-    if not sharded:
+    if not (deepspeed or fsdp):
         frozen.load_state_dict(policy.state_dict())
     frozen.eval()
     frozen.requires_grad_(False)
     # TRL's log-prob pass asks every model it scores for the fused LM head it adds to its reference model
-    add_fused_lm_head(frozen, temperature=trainer.temperature, cast_lm_head_to_fp32=args.cast_lm_head_to_fp32)
-    if trainer.is_deepspeed_enabled:
-        return prepare_deepspeed(frozen, trainer.accelerator)
-    if trainer.is_fsdp_enabled:
-        return prepare_fsdp(frozen, trainer.accelerator)
-    return trainer.accelerator.prepare_model(frozen, evaluation_mode=True)
+    add_fused_lm_head(frozen, temperature=temperature, cast_lm_head_to_fp32=args.cast_lm_head_to_fp32)
+    if deepspeed:
+        return prepare_deepspeed(frozen, accelerator)
+    if fsdp:
+        return prepare_fsdp(frozen, accelerator)
+    return accelerator.prepare_model(frozen, evaluation_mode=True)

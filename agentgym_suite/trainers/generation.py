@@ -1,8 +1,9 @@
-"""Generation backends over the trainer's live policy (:func:`policy_backend` picks one per
-rollout) and the sampling settings of the transformers path (:func:`rollout_sampling`).
+"""The vLLM generation backend over the trainer's live policy and the sampling settings of the
+transformers path (:func:`rollout_sampling`).
 
 The rollout needs a token-level backend (``generate_from_ids``, ``render_prompt``,
-``encode``, ``decode``) that samples from the weights being trained:
+``encode``, ``decode``) that samples from the weights being trained; the trainer's
+``_policy_backend`` picks one per rollout:
 
 * :class:`~agentgym_suite.llm.transformers_backend.TransformersBackend` over the unwrapped
   model (default; also under DeepSpeed ZeRO-3 / FSDP via TRL's ``unwrap_model_for_generation``);
@@ -18,15 +19,10 @@ prompt ids that come back are the ones it sent.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
-
-import torch
+from typing import Any, Sequence
 
 from agentgym_suite.llm.base import BackendError, Sample, SamplingParams
 from agentgym_suite.rollout.episodes import describe_error
-from agentgym_suite.trainers.distributed import LockstepBackend
-from agentgym_suite.trainers.vllm_rollout import vllm_rollout
 
 
 def template_kwargs(args: Any) -> dict[str, Any]:
@@ -45,41 +41,6 @@ def template_kwargs(args: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"chat_template_kwargs must be a mapping such as {{enable_thinking: false}}, got {value!r}.")
     return dict(value)
-
-
-@contextmanager
-def policy_backend(trainer: Any, generation_kwargs: dict[str, Any], temperature: float | None) -> Iterator[Any]:
-    """The generation backend over the weights ``trainer`` (an ``AgentGRPOTrainer``) trains, for one
-    rollout: TRL's vLLM generator (weights pushed once, engine awake throughout; ``temperature``
-    overrides TRL's for this rollout), or the transformers model unwrapped as TRL does (ZeRO-3
-    gathering, FSDP1 ``summon_full_params``), in lockstep over processes."""
-    if trainer.use_vllm:
-        with vllm_rollout(trainer.vllm_generation, push_weights=trainer.state.global_step != trainer._last_loaded_step,
-                          temperature=temperature):
-            trainer._last_loaded_step = trainer.state.global_step
-            yield TRLVLLMBackend(trainer.vllm_generation, trainer.processing_class, trainer.eos_token_ids,
-                                 sync=trainer.sync, chat_template_kwargs=template_kwargs(trainer.args))
-        return
-    from trl.models import unwrap_model_for_generation
-
-    from agentgym_suite.llm.transformers_backend import TransformersBackend
-
-    args = trainer.args
-    with unwrap_model_for_generation(
-        trainer.model_wrapped, trainer.accelerator, gather_deepspeed3_params=args.ds3_gather_for_generation,
-        gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
-    ) as unwrapped, torch.no_grad(), trainer._dist.summon_full_params(trainer.model_wrapped, recurse=False):
-        backend: Any = TransformersBackend(unwrapped, trainer.processing_class, max_batch_size=1 << 20, name="policy",
-                                           generation_kwargs=generation_kwargs,
-                                           chat_template_kwargs=template_kwargs(args))
-        if trainer.sync.distributed:
-            backend = LockstepBackend(backend, int(trainer.processing_class.pad_token_id))
-        was_training = unwrapped.training
-        unwrapped.eval()
-        try:
-            yield backend
-        finally:
-            unwrapped.train(was_training)
 
 
 class TRLVLLMBackend:

@@ -1,8 +1,9 @@
 """Evaluation during training: held-out tasks played by the rollout engine, success logged.
 
 With ``eval_strategy`` (``steps``/``epoch``) and ``eval_steps``, the trainer's ``evaluate``
-plays every held-out task ``num_generations_eval`` times (default once) with the current
-policy at ``eval_temperature`` (0.4, as the papers), through the same rollout engine and
+(``AgentGRPOTrainer.evaluate``, which runs :class:`HeldOutEvaluation`) plays every held-out
+task ``num_generations_eval`` times (default once) with the current policy at
+``eval_temperature`` (0.4, as the papers), through the same rollout engine and
 generation backend as training, and logs the results into the run's own log
 (``trainer.state.log_history`` and every ``report_to`` backend):
 
@@ -22,14 +23,12 @@ come from ``eval_env_kwargs`` (a split of the same env, e.g. ``{split: valid_uns
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Callable, Sequence
 
 import gymnasium as gym
 from datasets import Dataset
 
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, Trajectory
-from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 
 METRICS = ("success_rate", "return_mean", "score_mean", "turns_mean", "error_rate", "episodes")
 """Metrics an evaluation logs, each as ``<prefix>_<name>`` (prefix ``eval``)."""
@@ -161,29 +160,6 @@ class HeldOutEvaluation:
     def close(self) -> None:
         """Close the pool's envs (the trainer's pool: its training envs too) and their workers."""
         self.pool.close()
-
-
-def evaluate(trainer: Any, dataset: Dataset, prefix: str = "eval") -> dict[str, float]:
-    """``trainer.evaluate``: play ``dataset``'s held-out tasks with the trainer's current policy, write
-    their trajectories (``<output_dir>/eval_trajectories/``), log the metrics as an eval record of
-    the run's log and tell the callbacks. Nothing of the training batch is touched."""
-    if dataset is None:
-        raise ValueError("evaluation needs held-out tasks: set eval_env_kwargs or eval_task_ids, or pass eval_dataset.")
-    args = trainer.args
-    step = trainer.state.global_step
-    metrics, played = trainer.held_out.run(
-        dataset, episodes_per_task=int(trainer.num_generations_eval), per_call=args.per_device_eval_batch_size,
-        temperature=args.eval_temperature, seed=int(args.seed) * EVAL_SEED_OFFSET + step, step=step, prefix=prefix)
-    if args.save_trajectories:
-        TrajectoryLog(os.path.join(args.output_dir, "eval_trajectories"), rank=trainer.sync.rank).write_step(step, played)
-    was_training = trainer.model.training
-    trainer.model.eval()  # TRL's log() takes the mode from the model: an eval record, training metrics kept
-    try:
-        trainer.log(dict(metrics))
-    finally:
-        trainer.model.train(was_training)
-    trainer.control = trainer.callback_handler.on_evaluate(args, trainer.state, trainer.control, metrics)
-    return metrics
 
 
 def held_out_curve(log_history: Sequence[dict[str, Any]], prefix: str = "eval") -> list[tuple[int, float]]:

@@ -17,7 +17,7 @@ scheduler still steps once per generation batch, as verl's does once per trainin
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch import Tensor
@@ -80,33 +80,44 @@ def _trained_tokens(chunk: dict[str, Any]) -> Tensor:
     return mask.sum()
 
 
-def step_optimizer(trainer: Any) -> None:
+class UpdateOwner(Protocol):
+    """What :func:`step_optimizer` needs of a trainer (public ``transformers.Trainer`` attributes)."""
+
+    model: Any
+    optimizer: Any
+    accelerator: Any
+    args: Any
+
+
+def step_optimizer(owner: UpdateOwner) -> float | None:
     """One optimizer update in the middle of TRL's accumulation window: gradients averaged over
     processes (they were accumulated without syncing), clipped to ``max_grad_norm``, stepped, zeroed.
-    The accelerate wrapper skips steps outside a sync step, so the wrapped optimizer is stepped."""
-    model = trainer.model
-    params = [p for p in model.parameters() if p.requires_grad]
-    accelerator = trainer.accelerator
+    The accelerate wrapper skips steps outside a sync step, so the wrapped optimizer is stepped.
+    Returns the gradient norm before clipping (None without ``max_grad_norm``)."""
+    params = [p for p in owner.model.parameters() if p.requires_grad]
+    accelerator = owner.accelerator
     if accelerator.num_processes > 1:
         for p in params:
             if p.grad is not None:
                 torch.distributed.all_reduce(p.grad)
                 p.grad.div_(accelerator.num_processes)
-    if trainer.args.max_grad_norm and trainer.args.max_grad_norm > 0:
-        norm = torch.nn.utils.clip_grad_norm_(params, trainer.args.max_grad_norm)
-        trainer._metrics["train"]["update_grad_norm"].append(float(norm))
-    optimizer = getattr(trainer.optimizer, "optimizer", trainer.optimizer)
+    norm = None
+    if owner.args.max_grad_norm and owner.args.max_grad_norm > 0:
+        norm = float(torch.nn.utils.clip_grad_norm_(params, owner.args.max_grad_norm))
+    optimizer = getattr(owner.optimizer, "optimizer", owner.optimizer)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
+    return norm
 
 
-def check_update_setup(trainer: Any) -> None:
-    """Refuse ``rows_per_update`` where the trainer cannot take optimizer steps between micro-batches."""
-    if getattr(trainer, "is_deepspeed_enabled", False) or getattr(trainer, "is_fsdp_enabled", False):
+def check_update_setup(*, deepspeed: bool, fsdp: bool, fp16_scaler: bool) -> None:
+    """Refuse ``rows_per_update`` where the trainer cannot take optimizer steps between micro-batches
+    (``deepspeed``/``fsdp``: the run is sharded by them; ``fp16_scaler``: fp16 loss scaling is on)."""
+    if deepspeed or fsdp:
         raise ValueError(
             "rows_per_update takes optimizer steps between micro-batches, which DeepSpeed and FSDP do not allow "
             "from outside their own step. Run on one process or DDP, or set rows_per_update: null and "
             "optimizer_steps_per_generation to the number of updates the rows of a generation batch give "
             "(rows / rows_per_update).")
-    if trainer.accelerator.scaler is not None:
+    if fp16_scaler:
         raise ValueError("rows_per_update does not support fp16 loss scaling; use bf16 (or fp32).")

@@ -103,14 +103,3 @@ def combine_sampling_stats(per_process: list[dict[str, float]]) -> dict[str, flo
             out[key] = sum(values) / len(values)
     return out
 
-
-def importance_sampling_ratio(trainer: Any, mode: str, old: Tensor, sampling: Tensor, mask: Tensor) -> Tensor:
-    """:func:`importance_sampling` with the trainer's TRL settings; its statistics, reduced over
-    processes as TRL does, go to the trainer's metrics."""
-    ratio, stats = importance_sampling(
-        old, sampling, mask, mode=trainer.vllm_importance_sampling_mode,
-        clip_min=trainer.vllm_importance_sampling_clip_min, clip_max=trainer.vllm_importance_sampling_clip_max)
-    gathered = trainer.sync.gather({key: float(value) for key, value in stats.items()})
-    for key, value in combine_sampling_stats(gathered).items():
-        trainer._metrics[mode][key].append(value)
-    return ratio

@@ -266,6 +266,14 @@ class RemoteWorkers(EnvExecutor):
             worker.keys.clear()
             worker.dead = worker.dead or "was closed"
 
+    def end_worker(self, index: int, reason: str = "was restarted") -> None:
+        """End worker ``index`` at once, its envs with it; the next :meth:`make` starts it afresh."""
+        worker = self.workers[index]
+        if worker.handle is not None and worker.dead is None:
+            worker.dead = reason
+            worker.keys.clear()
+            self._kill(worker)
+
     noun = "workers"
     """What :meth:`describe` calls the workers."""
 

@@ -47,6 +47,7 @@ from agentgym_suite.trainers.credit.base import (
 from agentgym_suite.trainers.credit.registry import (
     CREDIT_ASSIGNERS,
     available_credit_assigners,
+    build_credit_assigner,
     credit_assigner_class,
     get_credit_assigner,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "CreditConfig",
     "CreditOutput",
     "available_credit_assigners",
+    "build_credit_assigner",
     "credit_assigner_class",
     "get_credit_assigner",
 ]

@@ -1,5 +1,9 @@
 """Credit plug-ins by name: ``get_credit_assigner("sdar", beta=0)``.
 
+This module is the one place a plug-in is looked up by name: :func:`credit_assigner_class`
+resolves a name (or an import path), and :func:`build_credit_assigner` builds the plug-in a
+trainer runs from its config's ``credit``, ``credit_params`` and ``invalid_action_penalty``.
+
 A plug-in outside the suite is named by its import path instead of a registry name,
 ``"my_pkg.my_module:MyCredit"`` (or ``"my_pkg.my_module.MyCredit"``): the module is imported and
 the class must derive from :class:`~agentgym_suite.trainers.credit.base.CreditAssigner`.
@@ -8,7 +12,8 @@ the class must derive from :class:`~agentgym_suite.trainers.credit.base.CreditAs
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from dataclasses import fields
+from typing import Any, Mapping
 
 from agentgym_suite.trainers.credit.agentopsd import AgentOPSDCredit
 from agentgym_suite.trainers.credit.base import CreditAssigner, CreditConfig
@@ -96,3 +101,19 @@ def get_credit_assigner(
     invalid parameter (saying which values are accepted).
     """
     return credit_assigner_class(name)(config, **params)
+
+
+def build_credit_assigner(plugin: str | type[CreditAssigner], params: Mapping[str, Any] | None = None, *,
+                          invalid_action_penalty: float | None = None) -> CreditAssigner:
+    """The plug-in ``plugin`` (a name or import path, or the class :func:`credit_assigner_class`
+    resolved it to) with ``params``, completed from the plug-in's declarations: its
+    ``trainer_defaults``, and ``invalid_action_penalty`` (the trainer's setting) when the plug-in
+    has an ``invalid_penalty`` parameter but not ``own_invalid_penalty``. What ``params`` sets
+    always wins. Raises ``ValueError`` as :func:`get_credit_assigner` does."""
+    cls = plugin if isinstance(plugin, type) else credit_assigner_class(plugin)
+    values = {**cls.trainer_defaults, **(params or {})}
+    names = {f.name for f in fields(cls.config_cls)}
+    if invalid_action_penalty is not None and "invalid_penalty" in names and "invalid_penalty" not in values \
+            and not cls.own_invalid_penalty:
+        values["invalid_penalty"] = invalid_action_penalty
+    return cls(**values)
