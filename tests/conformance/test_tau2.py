@@ -25,12 +25,16 @@ import pytest
 
 from agentgym_suite.core.data import has_benchmark_data
 from agentgym_suite.envs.tau2 import Tau2Env
+from agentgym_suite.envs.tau2.banking.data import BANKING_FILES
 from agentgym_suite.envs.tau2.users import UserContext
 
 pytestmark = pytest.mark.skipif(not has_benchmark_data("tau2", "domains"), reason="tau2 data not found; set AGENTGYM_DATA")
 
 CASES = Path(__file__).parent / "tau2"
-DOMAINS = ("mock", "retail", "airline", "telecom")
+DOMAINS = ("mock", "retail", "airline", "telecom", "banking_knowledge")
+BANKING_MISSING = ("τ² banking_knowledge data not found: run `agentgym data fetch tau2` (it places "
+                   "domains/banking_knowledge/ and tools_source.py under $AGENTGYM_DATA/tau2), or copy them there from a "
+                   "checkout of the pinned commit")
 
 
 def _load(domain: str) -> dict[str, Any]:
@@ -43,7 +47,9 @@ def _params(fast: bool) -> list[Any]:
     for domain in DOMAINS:
         for index, case in enumerate(_load(domain)["cases"]):
             if case["fast"] == fast:
-                out.append(pytest.param(domain, index, id=f"{domain}-{case['task_id'][:40]}-{case['variant']}"))
+                marks = [pytest.mark.skipif(domain == "banking_knowledge" and not has_benchmark_data("tau2", *BANKING_FILES),
+                                            reason=BANKING_MISSING)]
+                out.append(pytest.param(domain, index, id=f"{domain}-{case['task_id'][:40]}-{case['variant']}", marks=marks))
     return out
 
 

@@ -345,7 +345,7 @@ class Tau2Env(ToolEnv):
             transferred=any(r.name == "transfer_to_human_agents" and r.ok for r in self.tool_log),
             user_turns=self._user_turns - 1,
             run_user_tool=self._run_user_tool,
-            user_tools=self.world.user.schemas() if self.world is not None and self.world.user is not None else [],
+            user_tools=self._user_tool_schemas(),
         )
         reply = self._ask_user(lambda: self.user.reply(context))
         if reply is None:
@@ -446,6 +446,16 @@ class Tau2Env(ToolEnv):
         if self._variant is not None and self.embedder is not None:
             reasons.append("banking_knowledge dense search uses the given embedder, not upstream's hosted embedding model")
         return reasons
+
+    def _user_tool_schemas(self) -> list[dict[str, Any]]:
+        """The customer's tools as the customer sees them: those the task lists (``user_tools``), else all."""
+        if self.world is None or self.world.user is None:
+            return []
+        schemas = self.world.user.schemas()
+        listed = self._task.get("user_tools")
+        if isinstance(listed, list):
+            schemas = [s for s in schemas if s["function"]["name"] in listed]
+        return schemas
 
     def _banking_setup(self) -> str:
         """Give the banking agent its retrieval tools; the policy of the chosen retrieval configuration."""

@@ -84,6 +84,49 @@ def _plain_key(action: dict[str, Any]) -> str | None:
     return None
 
 
+def _inner(action: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments a banking call passes on as a JSON string (``call_discoverable_*_tool``), when it has any."""
+    raw = (action.get("arguments") or {}).get("arguments")
+    if not isinstance(raw, str):
+        return None
+    try:
+        inner = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return inner if isinstance(inner, dict) and inner else None
+
+
+def _with_inner(action: dict[str, Any], key: str, change: Any) -> dict[str, Any]:
+    """``action`` with its passed-on argument ``key`` changed by ``change``."""
+    out = deepcopy(action)
+    inner = _inner(out) or {}
+    inner[key] = change(inner[key])
+    out["arguments"]["arguments"] = json.dumps(inner)
+    return out
+
+
+def banking_cases(actions: list[dict[str, Any]], closing: str) -> list[dict[str, Any]]:
+    """Perturbations inside the JSON arguments of the discoverable-tool calls, and a call made without unlocking."""
+    out = []
+    nested = [i for i, a in enumerate(actions) if _inner(a)]
+    plain = next((i for i in reversed(nested) if _plain_key({"arguments": _inner(actions[i])})), None)
+    if plain is not None:
+        key = str(_plain_key({"arguments": _inner(actions[plain])}))
+        changed = actions[:plain] + [_with_inner(actions[plain], key, _mutated)] + actions[plain + 1:]
+        out.append({"variant": "wrong_inner_arg", "script": script(changed, closing)})
+    with_id = next((i for i in nested if _id_key({"arguments": _inner(actions[i])})), None)
+    if with_id is not None:
+        key = str(_id_key({"arguments": _inner(actions[with_id])}))
+        failing = _with_inner(actions[with_id], key, _wrong_id)
+        out.append({"variant": "wrong_inner_id", "script": script(actions[:with_id] + [failing] + actions[with_id + 1:], closing)})
+        out.append({"variant": "inner_call_after_failure",
+                    "script": script(actions[:with_id] + [failing] + actions[with_id:], closing)})
+    unlock = next((i for i, a in enumerate(actions) if a["name"] == "unlock_discoverable_agent_tool"), None)
+    if unlock is not None:
+        out.append({"variant": "call_without_unlock", "script": script(actions[:unlock] + actions[unlock + 1:], closing)})
+    return out
+
+
 def _call(action: dict[str, Any]) -> dict[str, Any]:
     return {"name": action["name"], "arguments": deepcopy(action.get("arguments") or {}),
             "requestor": action.get("requestor", "assistant")}
@@ -150,7 +193,7 @@ def cases_for(task: dict[str, Any], tool_types: dict[str, str], limits: bool) ->
     reads = [i for i in agent_side if tool_types.get(actions[i]["name"]) == "read"]
     if limits and reads:
         out.append({"variant": "max_steps", "script": script([deepcopy(actions[reads[0]]) for _ in range(MAX_STEPS // 2 + 1)], closing)})
-    return out
+    return out + banking_cases(actions, closing)
 
 
 # ----------------------------------------------------------------------------- upstream run
@@ -164,6 +207,51 @@ def result_record(message: Any) -> dict[str, Any]:
     body: dict[str, Any] = {"content": text} if len(text) <= LONG_RESULT else {
         "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "chars": len(text)}
     return {**body, "error": bool(message.error), "requestor": message.requestor}
+
+
+BANKING_RETRIEVAL = "bm25_grep"
+"""The banking runs' retrieval configuration (``Tau2-v0``'s default; upstream's own default needs hosted embeddings)."""
+
+
+def _cache_banking_retrieval() -> None:
+    """Build upstream's knowledge base and its BM25/grep indexes once per process instead of once per environment
+    (each case makes several environments). They are read-only once built, so the outputs are unchanged."""
+    import functools
+
+    import tau2.domains.banking_knowledge.environment as environment
+    import tau2.domains.banking_knowledge.retrieval as retrieval
+
+    if getattr(environment.get_knowledge_base, "cache_info", None) is not None:
+        return
+    environment.get_knowledge_base = functools.lru_cache(maxsize=1)(environment.get_knowledge_base)
+    kb_pipelines: dict[Any, Any] = {}
+    grep_pipelines: dict[Any, Any] = {}
+    make_kb, make_grep = retrieval._create_kb_pipeline, retrieval._create_grep_pipeline
+
+    def kb_pipeline(spec: Any, knowledge_base: Any) -> Any:
+        key = (spec.type, spec.embedder_type, spec.embedder_model, spec.top_k, spec.reranker, spec.reranker_min_score)
+        if key not in kb_pipelines:
+            kb_pipelines[key] = make_kb(spec, knowledge_base)
+        return kb_pipelines[key]
+
+    def grep_pipeline(spec: Any, knowledge_base: Any) -> Any:
+        key = (spec.top_k, spec.case_sensitive)
+        if key not in grep_pipelines:
+            grep_pipelines[key] = make_grep(spec, knowledge_base)
+        return grep_pipelines[key]
+
+    retrieval._create_kb_pipeline, retrieval._create_grep_pipeline = kb_pipeline, grep_pipeline
+
+
+def env_kwargs_for(domain: str, task_obj: Any) -> dict[str, Any]:
+    """What upstream's runner passes the environment constructor for ``task_obj`` (banking: the retrieval
+    configuration, the task, and the reads its gold actions make, whose calls are logged)."""
+    if domain != "banking_knowledge":
+        return {}
+    from tau2.runner.build import _derive_read_log_allowlist
+
+    _cache_banking_retrieval()
+    return {"retrieval_variant": BANKING_RETRIEVAL, "task": task_obj, "read_log_allowlist": _derive_read_log_allowlist(task_obj)}
 
 
 def run_upstream(domain: str, task_obj: Any, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -217,21 +305,22 @@ def run_upstream(domain: str, task_obj: Any, items: list[dict[str, Any]]) -> dic
                 return UserMessage(role="user", content=None, tool_calls=tool_calls(item, "user")), state
             return UserMessage(role="user", content=item["content"]), state
 
-    environment = registry.get_env_constructor(domain)()
+    env_kwargs = env_kwargs_for(domain, task_obj)
+    environment = registry.get_env_constructor(domain)(**env_kwargs)
     orchestrator = Orchestrator(domain=domain, agent=ScriptAgent(tools=environment.get_tools(), domain_policy=environment.get_policy()),
                                 user=ScriptUser(), environment=environment, task=task_obj, max_steps=MAX_STEPS,
                                 max_errors=MAX_ERRORS, seed=0, simulation_id="conformance")
     simulation = orchestrator.run()
     try:
         reward_info = evaluate_simulation(simulation=simulation, task=task_obj, evaluation_type=EvaluationType.ALL,
-                                          solo_mode=False, domain=domain)
+                                          solo_mode=False, domain=domain, env_kwargs=env_kwargs)
     except Exception as exc:  # e.g. an env assertion whose function raises: upstream's evaluation stops there
         reward_info = None
         evaluation_error = f"{type(exc).__name__}: {exc}"
     else:
         evaluation_error = None
     tool_results = [result_record(m) for m in simulation.messages if isinstance(m, ToolMessage)]
-    gold_env = registry.get_env_constructor(domain)()
+    gold_env = registry.get_env_constructor(domain)(**env_kwargs)
     initial = task_obj.initial_state
     gold_env.set_state(initialization_data=initial.initialization_data if initial else None,
                        initialization_actions=initial.initialization_actions if initial else None,
@@ -318,14 +407,68 @@ def upstream_metrics() -> dict[str, Any]:
                         "max_steps": m.termination_max_steps, "error": m.termination_error}}}
 
 
-FULL_TASKS = {"retail": 30, "airline": 25, "telecom": 25, "mock": 10}
+RETRIEVAL_QUERIES = [
+    "credit card annual fee", "How do I dispute a debit card transaction?", "overdraft fee refund",
+    "transfer_to_human_agents reason", "unlock_discoverable_agent_tool", "Gold Rewards Card cash back",
+    "close savings account early closure fee", "ATM deposit not credited", "Rho-Bank+ subscription benefits",
+    "replacement card lost stolen", "PIN reset", "business checking account eligibility", "zzzz unknown words qqq",
+    "the", "   ",
+]
+"""Queries for the retrieval conformance: KB topics, tool names, a stop word, unknown words, a blank query."""
+
+GREP_PATTERNS = ["annual fee", "credit.*card", "fee|charge", "get_all_user_accounts_by_user_id_3847", "[unclosed",
+                 "nothing-matches-this-xyz", "Rho-Bank\\+"]
+
+
+def upstream_retrieval() -> dict[str, Any]:
+    """Upstream's BM25 and grep pipelines on the banking knowledge base: ids and scores per query."""
+    from tau2.domains.banking_knowledge.environment import get_knowledge_base
+    from tau2.domains.banking_knowledge.retrieval import create_bm25_retrieval_pipeline, create_grep_retrieval_pipeline
+
+    kb = get_knowledge_base()
+    bm25 = create_bm25_retrieval_pipeline(kb, top_k=10)
+    grep = create_grep_retrieval_pipeline(kb, top_k=10)
+    return {"kb_order": [doc.id for doc in kb.get_all_documents()],
+            "bm25": [{"query": q, "results": [[d, s] for d, s in bm25.retrieve(q)]} for q in RETRIEVAL_QUERIES],
+            "grep": [{"pattern": p, "results": [[d, s] for d, s in grep.retrieve(p)]} for p in GREP_PATTERNS]}
+
+
+POLICY_VARIANTS = ["bm25_grep", "bm25", "grep_only", "no_knowledge", "full_kb"]
+
+
+def upstream_policies() -> dict[str, Any]:
+    """SHA-256 and length of the policy upstream builds: banking per retrieval configuration (and, for
+    ``golden_retrieval``, for the first task), telecom-workflow's."""
+    from tau2.data_model.tasks import Task
+    from tau2.domains.banking_knowledge.environment import get_environment, get_tasks
+    from tau2.registry import registry
+
+    def digest(text: str) -> dict[str, Any]:
+        return {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "chars": len(text)}
+
+    task: Task = get_tasks()[0]
+    out = {f"banking_knowledge:{v}": digest(get_environment(retrieval_variant=v).get_policy()) for v in POLICY_VARIANTS}
+    out[f"banking_knowledge:golden_retrieval:{task.id}"] = digest(get_environment(retrieval_variant="golden_retrieval",
+                                                                                  task=task).get_policy())
+    out["telecom-workflow"] = digest(registry.get_env_constructor("telecom-workflow")().get_policy())
+    return out
+
+
+FULL_TASKS = {"retail": 30, "airline": 25, "telecom": 25, "mock": 10, "banking_knowledge": 60}
 """Tasks per domain (first ones of each domain's file) in the committed set; the slow test replays them all."""
+
+TASK_STRIDE = {"banking_knowledge": 2}
+"""Every n-th task of the domain's file is in the committed set (banking: spread over all 97 tasks, whose tools
+differ from one part of the file to the next)."""
 
 LIMIT_TASKS = 2
 """Tasks per domain that also get the ``too_many_errors`` and ``max_steps`` scripts."""
 
-FAST_TASKS = {"retail": 3, "airline": 3, "telecom": 3, "mock": 4}
+FAST_TASKS = {"retail": 3, "airline": 3, "telecom": 3, "mock": 4, "banking_knowledge": 4}
 """Tasks per domain (first ones of each domain's file, in order) marked ``fast`` for the default test run."""
+
+FAST_IDS = {"banking_knowledge": ("task_015", "task_021", "task_026")}
+"""Further tasks marked ``fast``: banking tasks that hand over, unlock and call discoverable tools."""
 
 
 def main() -> int:
@@ -334,6 +477,7 @@ def main() -> int:
     parser.add_argument("--domains", default="retail,airline,telecom,mock")
     parser.add_argument("--tasks-per-domain", type=int, default=None, help="the first N tasks of each domain (default: FULL_TASKS)")
     parser.add_argument("--metrics-only", action="store_true", help="only regenerate metrics.json")
+    parser.add_argument("--retrieval-only", action="store_true", help="only regenerate retrieval_and_policies.json")
     parser.add_argument("--first-task", type=int, default=0, help="skip the tasks before this index (spot checks)")
     parser.add_argument("--out-dir", default=str(HERE), help="where to write the files (default: next to this script)")
     args = parser.parse_args()
@@ -355,11 +499,20 @@ def main() -> int:
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
     if args.metrics_only:
         return 0
+    (out_dir / "retrieval_and_policies.json").write_text(json.dumps(
+        {"upstream": {"repo": UPSTREAM_REPO, "commit": commit,
+                      "pipelines": "tau2.domains.banking_knowledge.retrieval create_bm25_retrieval_pipeline / "
+                                   "create_grep_retrieval_pipeline (top_k 10)"},
+         **upstream_retrieval(), "policies": upstream_policies()}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.retrieval_only:
+        return 0
     for domain in args.domains.split(","):
         tasks_raw = json.loads((src / "data" / "tau2" / "domains" / domain / "tasks.json").read_text(encoding="utf-8"))
         tasks_raw = [t for t in tasks_raw if not (t.get("initial_state") or {}).get("message_history")]
+        stride = TASK_STRIDE.get(domain, 1)
+        tasks_raw = [t for i, t in enumerate(tasks_raw) if i % stride == 0 or str(t["id"]) in FAST_IDS.get(domain, ())]
         tasks_raw = tasks_raw[args.first_task:args.first_task + (args.tasks_per_domain or FULL_TASKS.get(domain, len(tasks_raw)))]
-        env = registry.get_env_constructor(domain)()
+        env = registry.get_env_constructor(domain)(**env_kwargs_for(domain, Task.model_validate(tasks_raw[0])))
         tool_types = {k: getattr(v, "value", str(v)) for k, v in get_tool_types(env.tools).items()}
         if env.user_tools is not None:
             tool_types.update({k: getattr(v, "value", str(v)) for k, v in get_tool_types(env.user_tools).items()})
@@ -368,7 +521,7 @@ def main() -> int:
             task_obj = Task.model_validate(raw)
             for case in cases_for(raw, tool_types, limits=index < LIMIT_TASKS):
                 expected = run_upstream(domain, task_obj, case["script"])
-                cases.append({"task_id": str(raw["id"]), "variant": case["variant"], "fast": index < FAST_TASKS.get(domain, 2),
+                cases.append({"task_id": str(raw["id"]), "variant": case["variant"], "fast": index < FAST_TASKS.get(domain, 2) or str(raw["id"]) in FAST_IDS.get(domain, ()),
                               "script": case["script"], "expected": expected})
             print(f"{domain}: task {raw['id']} done ({len(cases)} cases)", file=sys.stderr, flush=True)
         out = {"upstream": {"repo": UPSTREAM_REPO, "commit": commit, "nl_judge": "stub: every assertion met",
