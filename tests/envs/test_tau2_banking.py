@@ -50,7 +50,7 @@ def _names(env: Tau2Env) -> set[str]:
 
 @needs_banking
 def test_default_is_bm25_and_grep_and_its_departure_is_named() -> None:
-    env = Tau2Env(domain="banking_knowledge", user="llm:tiny")
+    env = Tau2Env(domain="banking_knowledge")
     env.reset(options={"task_id": "task_001"})
     assert {"KB_search", "grep", "unlock_discoverable_agent_tool"} <= _names(env)
     assert not {"KB_search_bm25", "KB_search_dense"} & _names(env)

@@ -65,9 +65,9 @@ def load_domain(domain: str) -> DomainData:
     if domain not in DOMAINS:
         raise ValueError(f"domain={domain!r}; choose one of {IMPLEMENTED_DOMAINS}.")
     if domain == "banking_knowledge":
-        from agentgym_suite.envs.tau2.banking.data import BANKING_FILES
+        from agentgym_suite.envs.tau2.banking.data import banking_root
 
-        return _load(str(benchmark_dir("tau2", *BANKING_FILES)), domain)
+        return _load(str(banking_root()), domain)
     folder, tech_support = POLICY_VARIANTS.get(domain, (domain, "tech_support_manual.md"))
     files = ((*TELECOM_FILES[:3], f"domains/telecom/{tech_support}") if folder == "telecom"
              else (f"domains/{folder}/db.json", f"domains/{folder}/policy.md"))

@@ -1,4 +1,4 @@
-"""``Tau2-v0``: tau2-bench customer-service tasks (retail, airline, telecom, mock) with a simulated user.
+"""``Tau2-v0``: tau2-bench customer-service tasks (retail, airline, telecom, banking_knowledge, mock) with a simulated user.
 
 The agent gets the domain policy as its system prompt and talks to a simulated customer;
 its tool calls run against this suite's own implementation of the domain's tools over a
@@ -82,7 +82,7 @@ class Tau2Env(ToolEnv):
     """tau2-bench customer service with a simulated user.
 
     Args:
-        domain: ``retail``, ``airline``, ``telecom`` or ``mock``.
+        domain: ``retail``, ``airline``, ``telecom``, ``telecom-workflow``, ``banking_knowledge`` or ``mock``.
         split: ``base`` (all tasks, default), ``train`` or ``test`` from ``split_tasks.json`` (telecom also
             has ``small``, the 20 tasks of ``tasks_small.json``).
         user: who plays the customer. ``"llm:<backend spec>"`` (e.g. ``llm:hf:Qwen/Qwen3-8B``,
@@ -99,6 +99,11 @@ class Tau2Env(ToolEnv):
             the other bases.
         nl_judge: older name of ``judge`` (a callable).
         max_user_turns: how many replies the scripted user gives before it stops.
+        retrieval: banking_knowledge's retrieval configuration (upstream's names): ``bm25_grep`` (default),
+            ``bm25``, ``grep_only``, ``no_knowledge``, ``full_kb``, ``golden_retrieval``, or an embedding one
+            (``openai_embeddings``, ``qwen_embeddings``, their ``_grep`` forms) with ``embedder``.
+        embedder: texts -> embedding vectors, for the embedding configurations (e.g. a local model; upstream's
+            hosted models do not run offline, so such a run names that departure).
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
 
     Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):

@@ -467,6 +467,36 @@ LIMIT_TASKS = 2
 FAST_TASKS = {"retail": 3, "airline": 3, "telecom": 3, "mock": 4, "banking_knowledge": 4}
 """Tasks per domain (first ones of each domain's file, in order) marked ``fast`` for the default test run."""
 
+COMPACT = ("banking_knowledge",)
+"""Domains whose case files do not store the scripts (a banking script repeats its long JSON arguments in each of
+~10 variants) and keep each distinct tool-result record once (``tool_results`` in the header; a case lists
+indices into it): the test rebuilds each with :func:`cases_for` from the task (the data is checked against upstream's
+blob ids), the upstream tool types recorded in the file and the case's ``limits``, and ``script_sha256`` proves it is
+the script upstream played."""
+
+
+def pool_results(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Move the cases' tool-result records into one table of distinct records (returned), leaving indices in place
+    (the same results recur across a task's variants)."""
+    table: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for case in cases:
+        indices = []
+        for record in case["expected"].get("tool_results") or []:
+            key = json.dumps(record, sort_keys=True)
+            if key not in seen:
+                seen[key] = len(table)
+                table.append(record)
+            indices.append(seen[key])
+        case["expected"]["tool_results"] = indices
+    return table
+
+
+def script_sha256(items: list[dict[str, Any]]) -> str:
+    """The SHA-256 of a script in canonical JSON."""
+    return hashlib.sha256(json.dumps(items, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()
+
+
 FAST_IDS = {"banking_knowledge": ("task_015", "task_021", "task_026")}
 """Further tasks marked ``fast``: banking tasks that hand over, unlock and call discoverable tools."""
 
@@ -521,13 +551,21 @@ def main() -> int:
             task_obj = Task.model_validate(raw)
             for case in cases_for(raw, tool_types, limits=index < LIMIT_TASKS):
                 expected = run_upstream(domain, task_obj, case["script"])
-                cases.append({"task_id": str(raw["id"]), "variant": case["variant"], "fast": index < FAST_TASKS.get(domain, 2) or str(raw["id"]) in FAST_IDS.get(domain, ()),
-                              "script": case["script"], "expected": expected})
+                entry = {"task_id": str(raw["id"]), "variant": case["variant"], "expected": expected,
+                         "fast": index < FAST_TASKS.get(domain, 2) or str(raw["id"]) in FAST_IDS.get(domain, ())}
+                if domain in COMPACT:
+                    entry.update(limits=index < LIMIT_TASKS, script_sha256=script_sha256(case["script"]))
+                else:
+                    entry["script"] = case["script"]
+                cases.append(entry)
             print(f"{domain}: task {raw['id']} done ({len(cases)} cases)", file=sys.stderr, flush=True)
         out = {"upstream": {"repo": UPSTREAM_REPO, "commit": commit, "nl_judge": "stub: every assertion met",
                             "max_steps": MAX_STEPS, "max_errors": MAX_ERRORS,
                             "generated_by": "tests/conformance/tau2/regenerate_tau2.py"},
                "domain": domain, "cases": cases}
+        if domain in COMPACT:
+            out["tool_types"] = tool_types
+            out["tool_results"] = pool_results(cases)
         lines = [json.dumps(case, ensure_ascii=False, sort_keys=True) for case in out.pop("cases")]
         head = json.dumps(out, ensure_ascii=False, sort_keys=True)
         (out_dir / f"cases_{domain}.json").write_text(head[:-1] + ', "cases": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")

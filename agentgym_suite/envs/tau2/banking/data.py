@@ -7,6 +7,8 @@ import pickle
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentgym_suite.core.data import benchmark_dir
+from agentgym_suite.core.errors import DataNotFoundError
 from agentgym_suite.envs.tau2.banking import records as R
 from agentgym_suite.envs.tau2.banking.tool_docs import SOURCE_NAME
 
@@ -17,6 +19,21 @@ FOLDER = "domains/banking_knowledge"
 BANKING_FILES = (f"{FOLDER}/db.json", f"{FOLDER}/tasks.json", f"{FOLDER}/documents", f"{FOLDER}/prompts/components",
                  f"{FOLDER}/{SOURCE_NAME}")
 """What the domain cannot run without (``agentgym data fetch tau2`` places all of it)."""
+
+
+UPSTREAM_ARCHIVE = "https://github.com/sierra-research/tau2-bench/archive/a2c024725189473d2d7cea3a5cfdbcc67478e41f.tar.gz"
+
+
+def banking_root() -> Path:
+    """``$AGENTGYM_DATA/tau2`` when it holds the banking domain; else an error that says what to fetch or place."""
+    try:
+        return benchmark_dir("tau2", *BANKING_FILES)
+    except DataNotFoundError as exc:
+        raise DataNotFoundError(
+            f"{exc} The banking_knowledge domain needs, from {UPSTREAM_ARCHIVE}: data/tau2/domains/banking_knowledge/ "
+            f"placed as $AGENTGYM_DATA/tau2/{FOLDER}/ (db.json, tasks.json, documents/, prompts/), and "
+            f"src/tau2/domains/banking_knowledge/tools.py placed as $AGENTGYM_DATA/tau2/{FOLDER}/{SOURCE_NAME}; "
+            "`agentgym data fetch tau2` does both and checks them (`agentgym data verify tau2`).") from None
 
 
 def load_banking(root: Path) -> DomainData:
