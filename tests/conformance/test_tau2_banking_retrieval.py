@@ -87,3 +87,29 @@ def test_the_expected_outputs_name_the_upstream_commit() -> None:
     assert EXPECTED["upstream"]["repo"] == "sierra-research/tau2-bench" and len(EXPECTED["upstream"]["commit"]) == 40
     assert len(EXPECTED["kb_order"]) == 698
     assert any(case["results"] for case in EXPECTED["bm25"]) and any(not case["results"] for case in EXPECTED["bm25"])
+
+
+def _table_sha256(table: Any) -> str:
+    return hashlib.sha256(json.dumps(table, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+@pytest.mark.parametrize("probe", EXPECTED["probes"], ids=lambda p: p["probe"])
+def test_each_tool_answers_and_changes_the_database_as_upstreams(probe: dict[str, Any]) -> None:
+    """Every banking tool, called directly on a fresh database (valid and refused calls): the same answers, and
+    the tables it changed equal to upstream's (their canonical JSON's SHA-256)."""
+    from agentgym_suite.envs.tau2.data import load_domain
+    from agentgym_suite.envs.tau2.world import build_world
+
+    data = load_domain("banking_knowledge")
+    world = build_world(data, {"id": "probe"})
+    answers = []
+    for call in probe["calls"]:
+        toolkit = world.user if call["side"] == "user" else world.agent
+        try:
+            answers.append(str(getattr(toolkit, call["name"])(**call["arguments"])))
+        except Exception as exc:  # noqa: BLE001 (compared with upstream's outcome)
+            answers.append(f"raised {type(exc).__name__}: {exc}")
+    assert answers == probe["results"]
+    pristine = data.pristine_db
+    changed = {t: _table_sha256(world.agent.db[t]) for t in sorted(world.agent.db) if world.agent.db[t] != pristine.get(t)}
+    assert changed == probe["changed_tables"]

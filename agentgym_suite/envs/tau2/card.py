@@ -20,7 +20,8 @@ CARD = EnvCard(
         "compute_metrics on the same trial outcomes",
         "banking_knowledge (retrieval bm25_grep): 427 scripted conversations over 51 of its 97 tasks (gold, the "
         "perturbations above, and inside the discoverable tools' JSON arguments a wrong argument or id, a call after "
-        "such a failure, a call without unlocking) score and answer as upstream's; its BM25 and grep rankings on fixed "
+        "such a failure, a call without unlocking) score and answer as upstream's; every banking tool called directly "
+        "(valid and refused calls) answers as upstream's and changes the same tables to the same content; its BM25 and grep rankings on fixed "
         "queries and its policies per retrieval configuration equal upstream's, as does telecom-workflow's policy",
     ),
     conformance_tests=("tests/conformance/test_tau2.py", "tests/conformance/test_tau2_metrics.py",

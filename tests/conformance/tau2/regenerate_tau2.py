@@ -433,6 +433,193 @@ def upstream_retrieval() -> dict[str, Any]:
             "grep": [{"pattern": p, "results": [[d, s] for d, s in grep.retrieve(p)]} for p in GREP_PATTERNS]}
 
 
+def _agent(name: str, /, **arguments: Any) -> list[dict[str, Any]]:
+    """Unlock agent tool ``name`` and call it with ``arguments``."""
+    return [{"side": "assistant", "name": "unlock_discoverable_agent_tool", "arguments": {"agent_tool_name": name}},
+            {"side": "assistant", "name": "call_discoverable_agent_tool",
+             "arguments": {"agent_tool_name": name, "arguments": json.dumps(arguments)}}]
+
+
+def _user(name: str, /, **arguments: Any) -> list[dict[str, Any]]:
+    """The agent hands customer tool ``name`` over, and the customer calls it with ``arguments``."""
+    return [{"side": "assistant", "name": "give_discoverable_user_tool", "arguments": {"discoverable_tool_name": name}},
+            {"side": "user", "name": "call_discoverable_user_tool",
+             "arguments": {"discoverable_tool_name": name, "arguments": json.dumps(arguments)}}]
+
+
+def _plain(side: str, name: str, /, **arguments: Any) -> list[dict[str, Any]]:
+    return [{"side": side, "name": name, "arguments": arguments}]
+
+
+def banking_probes(db: dict[str, Any]) -> list[dict[str, Any]]:
+    """Calls of every banking tool (valid and refused ones) on the pristine database, to compare result strings
+    and database effects tool by tool (the gold scripts use only some of the tools)."""
+    cards = db["debit_cards"]["data"]
+    pending = {c["issue_reason"]: c for c in cards.values() if c["status"] == "PENDING"}
+    dispute = {"transaction_id": "txn_8d1aa1219382", "card_action": "keep_active", "card_last_4_digits": "4821",
+               "full_name": "Kenji Tanaka", "user_id": "6680a37184", "phone": "206-555-0293", "email": "k@example.com",
+               "address": "1 Main St", "contacted_merchant": True, "purchase_date": "10/02/2025",
+               "issue_noticed_date": "10/20/2025", "dispute_reason": "incorrect_amount",
+               "resolution_requested": "partial_refund", "eligible_for_provisional_credit": True, "partial_refund_amount": 20}
+    debit = {"transaction_id": "btxn_bd30d42f67a2", "account_id": "chk_538bfb9cba", "card_id": "dbc_538bfb9cba",
+             "user_id": "lj82d4f1a9", "dispute_category": "card_not_present_fraud", "transaction_date": "11/01/2025",
+             "discovery_date": "11/05/2025", "disputed_amount": 600, "transaction_type": "online_purchase",
+             "card_in_possession": True, "pin_compromised": "yes_shared", "contacted_merchant": False,
+             "police_report_filed": False, "written_statement_provided": True, "provisional_credit_eligible": True,
+             "customer_max_liability_amount": 50, "card_action": "freeze_pending_investigation"}
+    activation = {"expiration_date": "11/29", "cvv": "123", "pin": "1357"}
+    probes: dict[str, list[dict[str, Any]]] = {
+        "example": _agent("example_agent_tool_0000"),
+        "rewards": _agent("update_transaction_rewards_3847", transaction_id="txn_8d1aa1219382", new_rewards_earned="500 points")
+        + _agent("update_transaction_rewards_3847", transaction_id="txn_nope", new_rewards_earned="1 points"),
+        "transfers": _agent("initial_transfer_to_human_agent_0218") + _agent("initial_transfer_to_human_agent_1822")
+        + _agent("emergency_credit_bureau_incident_transfer_1114")
+        + _plain("assistant", "transfer_to_human_agents", summary="s", reason="fraud_or_security_concern")
+        + _plain("assistant", "transfer_to_human_agents", summary="s", reason="bogus"),
+        "cc_dispute": _agent("file_credit_card_transaction_dispute_4829", **dispute)
+        + _agent("file_credit_card_transaction_dispute_4829", **dispute)
+        + _agent("file_credit_card_transaction_dispute_4829", **{**dispute, "dispute_reason": "nope"})
+        + _agent("get_user_dispute_history_7291", user_id="6680a37184"),
+        "debit_dispute": _agent("file_debit_card_transaction_dispute_6281", **debit)
+        + _agent("file_debit_card_transaction_dispute_6281", **{**debit, "disputed_amount": 0})
+        + _agent("get_debit_dispute_status_7483", user_id="lj82d4f1a9"),
+        "recurring": _agent("set_debit_card_recurring_block_7382", card_id="dbc_lj82d4f1a9_bluest", block_recurring=True)
+        + _agent("set_debit_card_recurring_block_7382", card_id=pending["new_account"]["card_id"], block_recurring=False),
+        "atm_images": _agent("get_atm_deposit_images_8473", transaction_id="btxn_nope")
+        + _agent("get_atm_deposit_images_8473", transaction_id="btxn_bd30d42f67a2"),
+        "replacement": _agent("order_replacement_credit_card_7291", credit_card_account_id="cc_lj82d4f1a9_silver",
+                              user_id="lj82d4f1a9", shipping_address="1 Main St", reason="damaged", expedited_shipping=True)
+        + _agent("order_replacement_credit_card_7291", credit_card_account_id="cc_lj82d4f1a9_silver",
+                 user_id="lj82d4f1a9", shipping_address="1 Main St", reason="bored")
+        + _agent("get_pending_replacement_orders_5765", credit_card_account_id="cc_lj82d4f1a9_silver"),
+        "closure": _agent("log_credit_card_closure_reason_4521", credit_card_account_id="cc_76ad9cc60e_gold",
+                          user_id="76ad9cc60e", closure_reason="annual_fee")
+        + _agent("get_closure_reason_history_8293", credit_card_account_id="cc_76ad9cc60e_gold")
+        + _agent("close_credit_card_account_7834", credit_card_account_id="cc_76ad9cc60e_gold", user_id="76ad9cc60e")
+        + _agent("close_credit_card_account_7834", credit_card_account_id="cc_nope", user_id="76ad9cc60e"),
+        "credits_and_flags": _agent("apply_statement_credit_8472", user_id="76ad9cc60e",
+                                    credit_card_account_id="cc_76ad9cc60e_gold", amount=25, reason="retention_offer")
+        + _agent("apply_statement_credit_8472", user_id="76ad9cc60e", credit_card_account_id="cc_76ad9cc60e_gold",
+                 amount=-5, reason="other")
+        + _agent("apply_credit_card_account_flag_6147", credit_card_account_id="cc_76ad9cc60e_gold", user_id="76ad9cc60e",
+                 flag_type="annual_fee_waived", expiration_date="11/14/2026", reason="retention_offer"),
+        "card_payment": _agent("pay_credit_card_from_checking_9182", user_id="lj82d4f1a9",
+                               checking_account_id="chk_lj82d4f1a9", credit_card_account_id="cc_lj82d4f1a9_silver", amount=100)
+        + _agent("pay_credit_card_from_checking_9182", user_id="lj82d4f1a9", checking_account_id="chk_lj82d4f1a9",
+                 credit_card_account_id="cc_lj82d4f1a9_silver", amount=99999),
+        "credit_limit": _agent("submit_credit_limit_increase_request_7392", credit_card_account_id="cc_584f9c5d00_gold",
+                               user_id="584f9c5d00", requested_increase_amount=2500)
+        + _agent("submit_credit_limit_increase_request_7392", credit_card_account_id="cc_584f9c5d00_gold",
+                 user_id="584f9c5d00", requested_increase_amount=2500.5)
+        + _agent("get_credit_limit_increase_history_4829", credit_card_account_id="cc_584f9c5d00_gold")
+        + _agent("get_payment_history_6183", credit_card_account_id="cc_584f9c5d00_gold", months=3)
+        + _agent("approve_credit_limit_increase_5847", credit_card_account_id="cc_584f9c5d00_gold", user_id="584f9c5d00",
+                 new_credit_limit=7500)
+        + _agent("deny_credit_limit_increase_5848", credit_card_account_id="cc_584f9c5d00_gold", user_id="584f9c5d00",
+                 denial_reason="high_utilization")
+        + _agent("deny_credit_limit_increase_5848", credit_card_account_id="cc_584f9c5d00_gold", user_id="584f9c5d00",
+                 denial_reason="nope"),
+        "bank_accounts": _agent("open_bank_account_4821", user_id="lj82d4f1a9", account_type="savings",
+                                account_class="Gold Account")
+        + _agent("open_bank_account_4821", user_id="lj82d4f1a9", account_type="business_savings", account_class="x")
+        + _agent("close_bank_account_7392", account_id="01")
+        + _agent("close_bank_account_7392", account_id="01", waive_early_closure_fee=True)
+        + _agent("get_all_user_accounts_by_user_id_3847", user_id="lj82d4f1a9")
+        + _agent("transfer_funds_between_bank_accounts_7291", source_account_id="03", destination_account_id="04", amount=100)
+        + _agent("apply_checking_account_credit_5829", account_id="03", amount=15, credit_type="fee_refund")
+        + _agent("apply_savings_account_credit_6831", account_id="04", amount=3.5, credit_type="interest_correction")
+        + _agent("submit_interest_discrepancy_report_7294", account_id="04", user_id="125", expected_apy=2.775,
+                 actual_apy=2.5, amount_difference=1.25)
+        + _agent("get_bank_account_transactions_9173", account_id="chk_538bfb9cba"),
+        "debit_order": _agent("order_debit_card_5739", account_id="01", user_id="123", delivery_option="standard",
+                              delivery_fee=0, card_design="classic", design_fee=0, shipping_address="1 Main St")
+        + _agent("order_debit_card_5739", account_id="05", user_id="224959b99e", delivery_option="expedited",
+                 delivery_fee=15, card_design="premium", design_fee=10, shipping_address="1 Main St")
+        + _agent("get_debit_cards_by_account_id_7823", account_id="05"),
+        "activation": _agent("activate_debit_card_8291", card_id=pending["stolen"]["card_id"],
+                             last_4_digits=pending["stolen"]["last_4_digits"], **activation)
+        + _agent("activate_debit_card_8292", card_id=pending["stolen"]["card_id"],
+                 last_4_digits=pending["stolen"]["last_4_digits"], **{**activation, "pin": "1234"})
+        + _agent("activate_debit_card_8292", card_id=pending["stolen"]["card_id"],
+                 last_4_digits=pending["stolen"]["last_4_digits"], **activation)
+        + _agent("activate_debit_card_8291", card_id=pending["new_account"]["card_id"],
+                 last_4_digits=pending["new_account"]["last_4_digits"], **activation)
+        + _agent("activate_debit_card_8293", card_id=pending["expired"]["card_id"],
+                 last_4_digits=pending["expired"]["last_4_digits"], **activation),
+        "debit_cards": _agent("close_debit_card_4721", card_id="dbc_kj93a7b2e1_blue", reason="fraud_suspected")
+        + _agent("freeze_debit_card_3892", card_id="dbc_kj93a7b2e1_green")
+        + _agent("unfreeze_debit_card_3893", card_id="dbc_kj93a7b2e1_green")
+        + _agent("clear_debit_card_fraud_alert_4892", card_id="dbc_lj82d4f1a9_bluest", reason="velocity_clear")
+        + _agent("reset_debit_card_pin_6284", card_id="dbc_lj82d4f1a9_bluest", last_4_digits="4821", new_pin="1234")
+        + _agent("reset_debit_card_pin_6284", card_id="dbc_lj82d4f1a9_bluest", last_4_digits="4821", new_pin="2580")
+        + _agent("change_debit_card_pin_6285", card_id="dbc_lj82d4f1a9_bluest", current_pin="1111", new_pin="2580")
+        + _agent("get_debit_cards_by_account_id_7823", account_id="chk_kj93a7b2e1_1")
+        + _agent("request_temporary_debit_card_limit_increase_8374", card_id="dbc_lj82d4f1a9_bluest", limit_type="atm",
+                 new_limit=2000)
+        + _agent("request_temporary_debit_card_limit_increase_8374", card_id="dbc_kj93a7b2e1_green", limit_type="atm",
+                 new_limit=700),
+        "customer_tools": _user("submit_cash_back_dispute_0589", user_id="01f21c9970", transaction_id="txn_8d1aa1219382")
+        + _user("get_referral_link", user_id="76ad9cc60e", card_name="Gold Rewards Card")
+        + _user("get_card_last_4_digits", credit_card_account_id="cc_76ad9cc60e_gold")
+        + _user("deposit_check_3847", account_id="03", check_amount=250)
+        + [{"side": "user", "name": "call_discoverable_user_tool",
+            "arguments": {"discoverable_tool_name": "deposit_check_3847", "arguments": "{\"account_id\": \"03\"}"}}]
+        + _plain("user", "apply_for_credit_card", card_type="Gold Rewards Card", customer_name="Sarah Bosch",
+                 annual_income=100000, rho_bank_subscription=True)
+        + _plain("user", "apply_for_credit_card", card_type="Tin Card", customer_name="Sarah Bosch", annual_income=1)
+        + _plain("user", "submit_referral", user_id="76ad9cc60e", account_type="Gold Rewards Card")
+        + _plain("user", "submit_transaction", user_id="76ad9cc60e", credit_card_type="Silver Rewards Card",
+                 merchant_name="Delta", amount=412.5, category="Travel")
+        + _plain("user", "request_human_agent_transfer") + _plain("user", "request_human_agent_transfer")
+        + _plain("user", "list_discoverable_user_tools"),
+        "agent_listed": _plain("assistant", "get_current_time")
+        + _plain("assistant", "get_user_information_by_name", customer_name="Kenji Tanaka")
+        + _plain("assistant", "get_user_information_by_name", customer_name='Ke"nji')
+        + _plain("assistant", "get_user_information_by_email", email="kenji.tanaka@outlook.com")
+        + _plain("assistant", "change_user_email", user_id="6680a37184", new_email="kt@example.com")
+        + _plain("assistant", "get_referrals_by_user", user_id="76ad9cc60e")
+        + _plain("assistant", "get_credit_card_accounts_by_user", user_id="76ad9cc60e")
+        + _plain("assistant", "log_verification", name="Kenji Tanaka", user_id="6680a37184", address="a", email="e",
+                 phone_number="p", date_of_birth="07/22/1985", time_verified="2025-11-14 03:40:00 EST")
+        + _plain("assistant", "log_verification", name="Kenji Tanaka", user_id="6680a37184", address="a", email="e",
+                 phone_number="p", date_of_birth="07/22/1985", time_verified="2025-11-14 03:40:00 EST")
+        + _plain("assistant", "list_discoverable_agent_tools")
+        + _plain("assistant", "unlock_discoverable_agent_tool", agent_tool_name="no_such_tool_0000")
+        + _plain("assistant", "call_discoverable_agent_tool", agent_tool_name="freeze_debit_card_3892", arguments="{}")
+        + _agent("freeze_debit_card_3892", card="x")
+        + _plain("assistant", "give_discoverable_user_tool", discoverable_tool_name="deposit_check_3847",
+                 arguments='{"amount": 1}'),
+    }
+    return [{"probe": name, "calls": calls} for name, calls in probes.items()]
+
+
+def upstream_probes() -> list[dict[str, Any]]:
+    """Upstream's answers to :func:`banking_probes` (fresh environment per probe) and the SHA-256 of each table the
+    probe changed."""
+    from tau2.domains.banking_knowledge.environment import get_db, get_environment
+
+    pristine = get_db().model_dump()
+    out = []
+    for probe in banking_probes(pristine):
+        env = get_environment(retrieval_variant="no_knowledge")
+        results = []
+        for call in probe["calls"]:
+            toolkit = env.user_tools if call["side"] == "user" else env.tools
+            try:
+                results.append(str(getattr(toolkit, call["name"])(**call["arguments"])))
+            except Exception as exc:  # noqa: BLE001 (recorded as the outcome)
+                results.append(f"raised {type(exc).__name__}: {exc}")
+        after = env.tools.db.model_dump()
+        changed = {t: table_sha256(after[t]) for t in sorted(after) if after[t] != pristine.get(t)}
+        out.append({**probe, "results": results, "changed_tables": changed})
+    return out
+
+
+def table_sha256(table: Any) -> str:
+    """The SHA-256 of a database table in canonical JSON."""
+    return hashlib.sha256(json.dumps(table, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
 POLICY_VARIANTS = ["bm25_grep", "bm25", "grep_only", "no_knowledge", "full_kb"]
 
 
@@ -533,7 +720,7 @@ def main() -> int:
         {"upstream": {"repo": UPSTREAM_REPO, "commit": commit,
                       "pipelines": "tau2.domains.banking_knowledge.retrieval create_bm25_retrieval_pipeline / "
                                    "create_grep_retrieval_pipeline (top_k 10)"},
-         **upstream_retrieval(), "policies": upstream_policies()}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+         **upstream_retrieval(), "policies": upstream_policies(), "probes": upstream_probes()}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.retrieval_only:
         return 0
     for domain in args.domains.split(","):
