@@ -113,3 +113,16 @@ def test_each_tool_answers_and_changes_the_database_as_upstreams(probe: dict[str
     pristine = data.pristine_db
     changed = {t: _table_sha256(world.agent.db[t]) for t in sorted(world.agent.db) if world.agent.db[t] != pristine.get(t)}
     assert changed == probe["changed_tables"]
+
+
+def test_search_tools_read_as_upstreams() -> None:
+    """``KB_search`` (its timing line aside: it measures the run) and ``grep`` answers, over upstream's document order."""
+    from agentgym_suite.envs.tau2.banking.knowledge import Retrieval
+
+    retrieval = Retrieval(_in_upstream_order(), kb_search="bm25", grep_tool=True)
+    for case in EXPECTED["tool_texts"]["KB_search"]:
+        text = retrieval.search("kb", case["query"])
+        assert text.split("\n\n[Timing:")[0] != text  # the timing line is there, as upstream's
+        assert _digest(text.split("\n\n[Timing:")[0]) == {"sha256": case["sha256"], "chars": case["chars"]}, case["query"]
+    for case in EXPECTED["tool_texts"]["grep"]:
+        assert _digest(retrieval.grep(case["pattern"])) == {"sha256": case["sha256"], "chars": case["chars"]}, case["pattern"]

@@ -420,6 +420,24 @@ GREP_PATTERNS = ["annual fee", "credit.*card", "fee|charge", "get_all_user_accou
                  "nothing-matches-this-xyz", "Rho-Bank\\+"]
 
 
+TOOL_TEXT_QUERIES = ["credit card annual fee", "PIN reset", "zzzz unknown words qqq"]
+TOOL_TEXT_PATTERNS = ["get_all_user_accounts_by_user_id_3847", "nothing-matches-this-xyz"]
+
+
+def _digest_text(text: str) -> dict[str, Any]:
+    return {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "chars": len(text)}
+
+
+def upstream_tool_texts() -> dict[str, Any]:
+    """What the agent reads from upstream's ``KB_search`` (its timing line cut off: it measures the run) and ``grep``
+    tools of the ``bm25_grep`` configuration."""
+    from tau2.domains.banking_knowledge.environment import get_environment
+
+    tools = get_environment(retrieval_variant="bm25_grep").tools
+    return {"KB_search": [{"query": q, **_digest_text(tools.KB_search(q).split("\n\n[Timing:")[0])} for q in TOOL_TEXT_QUERIES],
+            "grep": [{"pattern": p, **_digest_text(tools.grep(p))} for p in TOOL_TEXT_PATTERNS]}
+
+
 def upstream_retrieval() -> dict[str, Any]:
     """Upstream's BM25 and grep pipelines on the banking knowledge base: ids and scores per query."""
     from tau2.domains.banking_knowledge.environment import get_knowledge_base
@@ -720,7 +738,8 @@ def main() -> int:
         {"upstream": {"repo": UPSTREAM_REPO, "commit": commit,
                       "pipelines": "tau2.domains.banking_knowledge.retrieval create_bm25_retrieval_pipeline / "
                                    "create_grep_retrieval_pipeline (top_k 10)"},
-         **upstream_retrieval(), "policies": upstream_policies(), "probes": upstream_probes()}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+         **upstream_retrieval(), "policies": upstream_policies(), "probes": upstream_probes(),
+         "tool_texts": upstream_tool_texts()}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.retrieval_only:
         return 0
     for domain in args.domains.split(","):
