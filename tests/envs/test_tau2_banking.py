@@ -105,7 +105,7 @@ def test_a_discoverable_tool_must_be_unlocked_then_its_call_is_logged() -> None:
 
 
 @needs_banking
-@pytest.mark.parametrize("task_id", ["task_001", "task_005", "task_020"])
+@pytest.mark.parametrize("task_id", ["task_001", "task_005", "task_020", "task_102"])  # 102: its instructions name ###STOP###
 def test_the_oracle_solves_banking_tasks(task_id: str) -> None:
     reward, info = _play_oracle(Tau2Env(domain="banking_knowledge"), task_id)
     assert reward == 1.0 and info["termination_reason"] == "user_stop" and info["db_match"] is True
