@@ -77,7 +77,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              requires=("bfcl_eval",), data_source="agentgym_suite.envs.bfcl.data_source:SOURCE",
              card="agentgym_suite.envs.bfcl.card:CARD"),
     EnvEntry("Tau2-v0", "agentgym_suite.envs.tau2:Tau2Env", 200,
-             "tau2-bench customer service (retail, airline, telecom, mock) with a simulated user",
+             "tau2-bench customer service (retail, airline, telecom, banking_knowledge, mock) with a simulated user",
              data_source="agentgym_suite.envs.tau2.data_source:SOURCE", card="agentgym_suite.envs.tau2.card:CARD"),
     EnvEntry("VitaBench-v0", "agentgym_suite.envs.vitabench:VitaBenchEnv", 150,  # upstream: 300 orchestrator steps, about 150 agent messages
              "VitaBench life-service tasks (delivery, instore) with a simulated user",

@@ -1,4 +1,4 @@
-"""``Tau2-v0``: tau2-bench customer service (retail, airline, telecom, mock) over this suite's own domain tools."""
+"""``Tau2-v0``: tau2-bench customer service (retail, airline, telecom, banking_knowledge, mock) over this suite's own domain tools."""
 
 from agentgym_suite.envs.tau2.env import Tau2Env
 from agentgym_suite.envs.tau2.evaluation import RewardBreakdown, evaluate

@@ -18,13 +18,19 @@ CARD = EnvCard(
         "every tool result string (long ones by SHA-256) and its error flag equal to upstream's",
         "per-domain average reward, Pass^1..Pass^k, DB-match and termination counts equal to upstream's "
         "compute_metrics on the same trial outcomes",
+        "banking_knowledge (retrieval bm25_grep): 427 scripted conversations over 51 of its 97 tasks (gold, the "
+        "perturbations above, and inside the discoverable tools' JSON arguments a wrong argument or id, a call after "
+        "such a failure, a call without unlocking) score and answer as upstream's; every banking tool called directly "
+        "(valid and refused calls) answers as upstream's and changes the same tables to the same content; its BM25 and grep rankings on fixed "
+        "queries and its policies per retrieval configuration equal upstream's, as does telecom-workflow's policy",
     ),
-    conformance_tests=("tests/conformance/test_tau2.py", "tests/conformance/test_tau2_metrics.py"),
+    conformance_tests=("tests/conformance/test_tau2.py", "tests/conformance/test_tau2_metrics.py",
+                       "tests/conformance/test_tau2_banking_retrieval.py"),
     cost=EpisodeCost(225.3, "benchmarks/env_step_cost.py Tau2-v0 --steps 2000, oracle on the retail domain with the "
                             "scripted user (2026-12-02, load 3.9; a rerun at load 5.3 gave 138.0)"),
     notes="Leaderboard numbers need an LLM user simulator (--user llm:...) and, for tasks with NL assertions, a judge "
-          "(--judge); the scripted user and unjudged tasks are declared departures. The banking_knowledge domain of the "
-          "pinned commit is not implemented. No published scores are recorded here yet: per-domain Pass^k sits in "
+          "(--judge); the scripted user and unjudged tasks are declared departures, as is banking_knowledge's retrieval "
+          "(the leaderboard's alltools needs hosted embeddings and a shell; the default here is bm25_grep). No published scores are recorded here yet: per-domain Pass^k sits in "
           "upstream's leaderboard submissions (web/leaderboard/public/submissions), run on other task versions "
           "(airline/retail were fixed for v1.0.0) and mostly with closed models, and was not checked against this "
           "env's task set.",

@@ -16,17 +16,12 @@ from typing import Any
 
 from agentgym_suite.core.data import benchmark_dir
 
-DOMAINS = ("retail", "airline", "telecom", "telecom-workflow", "mock")
+DOMAINS = ("retail", "airline", "telecom", "telecom-workflow", "mock", "banking_knowledge")
 IMPLEMENTED_DOMAINS = DOMAINS
 POLICY_VARIANTS = {"telecom-workflow": ("telecom", "tech_support_workflow.md")}
 """Upstream's policy variants: domain name -> (data folder, tech-support part of the policy). ``telecom-workflow``
 plays telecom's tasks with the flowchart-style tech-support workflow instead of the manual."""
-NOT_IMPLEMENTED = {
-    "banking_knowledge": "τ²-bench's banking_knowledge domain (in the pinned commit a2c0247: 698 documents under "
-                         "data/tau2/domains/banking_knowledge/ searched with embedding/BM25 retrieval tools) is not "
-                         "implemented by this suite yet; `agentgym data fetch tau2` places its files under "
-                         "$AGENTGYM_DATA/tau2/domains/banking_knowledge/ but no env plays them.",
-}
+NOT_IMPLEMENTED: dict[str, str] = {}
 SPLITS = ("base", "train", "test")
 
 
@@ -41,6 +36,8 @@ class DomainData:
     guidelines: str
     db_blob: bytes
     user_db_blob: bytes
+    folder: Path | None = None
+    """The domain's data folder (the banking domain reads its knowledge base and prompt templates from it)."""
 
     @cached_property
     def pristine_db(self) -> dict[str, Any]:
@@ -67,6 +64,10 @@ def load_domain(domain: str) -> DomainData:
         raise ValueError(NOT_IMPLEMENTED[domain])
     if domain not in DOMAINS:
         raise ValueError(f"domain={domain!r}; choose one of {IMPLEMENTED_DOMAINS}.")
+    if domain == "banking_knowledge":
+        from agentgym_suite.envs.tau2.banking.data import banking_root
+
+        return _load(str(banking_root()), domain)
     folder, tech_support = POLICY_VARIANTS.get(domain, (domain, "tech_support_manual.md"))
     files = ((*TELECOM_FILES[:3], f"domains/telecom/{tech_support}") if folder == "telecom"
              else (f"domains/{folder}/db.json", f"domains/{folder}/policy.md"))
@@ -94,6 +95,10 @@ def _telecom_parts(folder: Path, tech_support: str = "tech_support_manual.md") -
 @lru_cache(maxsize=8)
 def _load(root_text: str, domain: str) -> DomainData:
     root = Path(root_text)
+    if domain == "banking_knowledge":
+        from agentgym_suite.envs.tau2.banking.data import load_banking
+
+        return load_banking(root)
     data_folder, tech_support = POLICY_VARIANTS.get(domain, (domain, "tech_support_manual.md"))
     folder = root / "domains" / data_folder
     tasks = {str(t["id"]): t for t in json.loads((folder / "tasks.json").read_text(encoding="utf-8"))}

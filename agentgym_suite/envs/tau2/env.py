@@ -1,4 +1,4 @@
-"""``Tau2-v0``: tau2-bench customer-service tasks (retail, airline, telecom, mock) with a simulated user.
+"""``Tau2-v0``: tau2-bench customer-service tasks (retail, airline, telecom, banking_knowledge, mock) with a simulated user.
 
 The agent gets the domain policy as its system prompt and talks to a simulated customer;
 its tool calls run against this suite's own implementation of the domain's tools over a
@@ -35,8 +35,13 @@ the scripted customer (not an LLM user), tasks whose NL assertions have no judge
 unscored), other limits. Always: a call to an unknown tool or with arguments of the wrong JSON type
 is an invalid action whose result names the problem (upstream passes it to the tool); an env
 assertion whose function refuses is not met (upstream's evaluator stops there); upstream sends the
-agent's requests with no token cap, ``eval_sampling_defaults`` allow 4096. The ``banking_knowledge``
-domain of the pinned commit is not implemented.
+agent's requests with no token cap, ``eval_sampling_defaults`` allow 4096.
+
+``domain="banking_knowledge"`` plays the banking domain (:mod:`~agentgym_suite.envs.tau2.banking`) under a
+retrieval configuration (``retrieval=``, default ``bm25_grep``: upstream's BM25 ``KB_search`` and ``grep``;
+also ``bm25``, ``grep_only``, ``no_knowledge``, ``full_kb``, ``golden_retrieval``, and the embedding ones with
+``embedder=``). Departure: the leaderboard's banking runs use ``alltools`` (hosted OpenAI embeddings and a
+sandboxed shell), which does not run here; :meth:`Tau2Env.leaderboard_departures` names it.
 """
 
 from __future__ import annotations
@@ -57,6 +62,9 @@ from agentgym_suite.core.tool_calls import (
 )
 from agentgym_suite.core.tool_env import Conversation, ToolEnv, ToolRecord
 from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat
+from agentgym_suite.envs.tau2.banking.knowledge import Embedder, Retrieval, load_documents
+from agentgym_suite.envs.tau2.banking.policy import DEFAULT_VARIANT, LEADERBOARD_VARIANT, build_policy
+from agentgym_suite.envs.tau2.banking.policy import variant as banking_variant
 from agentgym_suite.envs.tau2.data import SPLITS, DomainData, load_domain
 from agentgym_suite.envs.tau2.evaluation import GoldHashes, NLJudge, RewardBreakdown, action_matches, evaluate, premature_end
 from agentgym_suite.envs.tau2.limits import MAX_ERRORS, MAX_STEPS, ConversationOver, StepCounter
@@ -74,7 +82,7 @@ class Tau2Env(ToolEnv):
     """tau2-bench customer service with a simulated user.
 
     Args:
-        domain: ``retail``, ``airline``, ``telecom`` or ``mock``.
+        domain: ``retail``, ``airline``, ``telecom``, ``telecom-workflow``, ``banking_knowledge`` or ``mock``.
         split: ``base`` (all tasks, default), ``train`` or ``test`` from ``split_tasks.json`` (telecom also
             has ``small``, the 20 tasks of ``tasks_small.json``).
         user: who plays the customer. ``"llm:<backend spec>"`` (e.g. ``llm:hf:Qwen/Qwen3-8B``,
@@ -91,6 +99,11 @@ class Tau2Env(ToolEnv):
             the other bases.
         nl_judge: older name of ``judge`` (a callable).
         max_user_turns: how many replies the scripted user gives before it stops.
+        retrieval: banking_knowledge's retrieval configuration (upstream's names): ``bm25_grep`` (default),
+            ``bm25``, ``grep_only``, ``no_knowledge``, ``full_kb``, ``golden_retrieval``, or an embedding one
+            (``openai_embeddings``, ``qwen_embeddings``, their ``_grep`` forms) with ``embedder``.
+        embedder: texts -> embedding vectors, for the embedding configurations (e.g. a local model; upstream's
+            hosted models do not run offline, so such a run names that departure).
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
 
     Info keys (besides the shared ones of :mod:`agentgym_suite.core.info`):
@@ -141,6 +154,8 @@ class Tau2Env(ToolEnv):
         max_user_turns: int = 8,
         max_steps: int = MAX_STEPS,
         max_errors: int = MAX_ERRORS,
+        retrieval: str = DEFAULT_VARIANT,
+        embedder: Embedder | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -149,6 +164,11 @@ class Tau2Env(ToolEnv):
         self.max_steps, self.max_errors = int(max_steps), int(max_errors)
         self.domain = domain
         self.data: DomainData = load_domain(domain)
+        self.retrieval, self.embedder = retrieval, embedder
+        self._variant = banking_variant(retrieval) if self.data.domain == "banking_knowledge" else None
+        if self._variant is not None and self._variant.kb_search == "dense" and embedder is None:
+            raise ValueError(f"retrieval={retrieval!r} searches by embeddings: pass embedder=<texts -> vectors> (a local "
+                             f"embedding model), or use retrieval='bm25_grep'.")
         if split not in self.data.splits:
             raise ValueError(f"split={split!r}; the {domain} domain has splits {sorted(self.data.splits)} (suite default: {SPLITS}).")
         self.split = split
@@ -232,12 +252,15 @@ class Tau2Env(ToolEnv):
         if not (history and history[-1]["role"] == "user"):
             first = self._ask_user(lambda: self.user.first_message(self._task)) or ""
             self._counter.step()
+        policy = self.data.policy
+        if self._variant is not None:
+            policy = self._banking_setup()
         tools = self.world.agent.schemas()
         return Conversation(
             task=str(self._task.get("ticket") or first or "Help the customer under the policy."),
             tools=tools,
             handlers=self.world.agent.handlers(),
-            system_prompt=agent_system_prompt(self.data.policy),
+            system_prompt=agent_system_prompt(policy),
             first_user_message=first,
             extra={"domain": self.domain},
         )
@@ -327,7 +350,7 @@ class Tau2Env(ToolEnv):
             transferred=any(r.name == "transfer_to_human_agents" and r.ok for r in self.tool_log),
             user_turns=self._user_turns - 1,
             run_user_tool=self._run_user_tool,
-            user_tools=self.world.user.schemas() if self.world is not None and self.world.user is not None else [],
+            user_tools=self._user_tool_schemas(),
         )
         reply = self._ask_user(lambda: self.user.reply(context))
         if reply is None:
@@ -421,7 +444,31 @@ class Tau2Env(ToolEnv):
         if (self.max_steps, self.max_errors) != (MAX_STEPS, MAX_ERRORS):
             reasons.append(f"limits max_steps={self.max_steps}, max_errors={self.max_errors} differ from τ²-bench's "
                            f"{MAX_STEPS} and {MAX_ERRORS}")
+        if self._variant is not None and self.retrieval != LEADERBOARD_VARIANT:
+            reasons.append(f"banking_knowledge retrieval {self.retrieval!r}: the leaderboard's banking runs use "
+                           f"{LEADERBOARD_VARIANT!r} (BM25 + OpenAI text-embedding-3-large + a sandboxed shell), which "
+                           "needs hosted embeddings and a shell this suite does not run")
+        if self._variant is not None and self.embedder is not None:
+            reasons.append("banking_knowledge dense search uses the given embedder, not upstream's hosted embedding model")
         return reasons
+
+    def _user_tool_schemas(self) -> list[dict[str, Any]]:
+        """The customer's tools as the customer sees them: those the task lists (``user_tools``), else all."""
+        if self.world is None or self.world.user is None:
+            return []
+        schemas = self.world.user.schemas()
+        listed = self._task.get("user_tools")
+        if isinstance(listed, list):
+            schemas = [s for s in schemas if s["function"]["name"] in listed]
+        return schemas
+
+    def _banking_setup(self) -> str:
+        """Give the banking agent its retrieval tools; the policy of the chosen retrieval configuration."""
+        assert self.world is not None and self._variant is not None and self.data.folder is not None
+        documents = load_documents(str(self.data.folder / "documents"))
+        self.world.agent.retrieval = Retrieval(documents, kb_search=self._variant.kb_search,  # type: ignore[attr-defined]
+                                               grep_tool=self._variant.grep, embedder=self.embedder)
+        return build_policy(self.data.folder / "prompts", self._variant, documents, self._task)
 
     def nl_tasks(self) -> list[str]:
         """Ids of this split's tasks whose reward needs the NL-assertion judge."""

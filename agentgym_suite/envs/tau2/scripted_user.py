@@ -22,7 +22,7 @@ import re
 from typing import Any, Callable
 
 from agentgym_suite.envs.shared.text_overlap import content_words
-from agentgym_suite.envs.tau2.users import STOP, TRANSFER, UserContext, scenario_parts, tool_names
+from agentgym_suite.envs.tau2.users import END_TOKENS, STOP, TRANSFER, UserContext, scenario_parts, tool_names
 
 CONFIRM_REPLY = "Yes, please go ahead."
 NOTHING_LEFT_REPLY = "I don't have any other details."
@@ -128,7 +128,10 @@ class ScriptedUser:
         self.max_turns = max_turns
 
     def first_message(self, task: dict[str, Any]) -> str:
-        reason = scenario_parts(task)["reason"].strip()
+        reason = scenario_parts(task)["reason"]
+        for token in END_TOKENS:  # free-text instructions (banking) tell the simulator how to end: not an opening line
+            reason = reason.replace(token, "")
+        reason = reason.strip()
         return to_first_person(reason) if reason and reason != "." else "I need some help with my account."
 
     def reply(self, context: UserContext) -> str:

@@ -63,6 +63,12 @@ class DomainTools:
         self.db = db
 
     @classmethod
+    def for_task(cls, db: dict[str, Any], task: dict[str, Any], folder: Any = None) -> DomainTools:
+        """The toolkit of one episode of ``task`` (``folder``: the domain's data folder); domains whose tools
+        depend on the task or on files beside the database override this."""
+        return cls(db)
+
+    @classmethod
     def _tool_methods(cls) -> list[str]:
         return [name for name in sorted(dir(cls)) if hasattr(getattr(cls, name), "__tool_spec__")]
 

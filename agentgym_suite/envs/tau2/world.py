@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgym_suite.envs.tau2.airline import AirlineTools
+from agentgym_suite.envs.tau2.banking.agent_tools import BankingTools
+from agentgym_suite.envs.tau2.banking.user_tools import BankingUserTools
 from agentgym_suite.envs.tau2.data import DomainData
 from agentgym_suite.envs.tau2.mock import MockTools, MockUserTools
 from agentgym_suite.envs.tau2.retail import RetailTools
@@ -19,8 +21,10 @@ from agentgym_suite.envs.tau2.telecom import TelecomTools
 from agentgym_suite.envs.tau2.telecom_device import TelecomDeviceTools
 from agentgym_suite.envs.tau2.toolkit import DomainTools
 
-AGENT_TOOLKITS: dict[str, type[DomainTools]] = {"retail": RetailTools, "airline": AirlineTools, "telecom": TelecomTools, "mock": MockTools}
-USER_TOOLKITS: dict[str, type[DomainTools]] = {"telecom": TelecomDeviceTools, "mock": MockUserTools}
+AGENT_TOOLKITS: dict[str, type[DomainTools]] = {"retail": RetailTools, "airline": AirlineTools, "telecom": TelecomTools, "mock": MockTools,
+                                                "banking_knowledge": BankingTools}
+USER_TOOLKITS: dict[str, type[DomainTools]] = {"telecom": TelecomDeviceTools, "mock": MockUserTools,
+                                               "banking_knowledge": BankingUserTools}
 
 
 def deep_update(target: dict[str, Any], patch: dict[str, Any]) -> None:
@@ -92,8 +96,10 @@ def build_world(data: DomainData, task: dict[str, Any]) -> World:
     """A fresh world for ``task`` with its initial state applied."""
     agent_cls = AGENT_TOOLKITS[data.domain]
     user_cls = USER_TOOLKITS.get(data.domain)
-    world = World(agent_cls(data.fresh_db()), user_cls(data.fresh_user_db()) if user_cls else None, data.pristine_db)
+    agent = agent_cls.for_task(data.fresh_db(), task, data.folder)
+    world = World(agent, user_cls(data.fresh_user_db()) if user_cls else None, data.pristine_db)
     world.agent.attach(world.user)
+    world.user_hash_is_agent_hash = bool(getattr(agent, "shares_user_db", False)) and world.user is not None
     initial = task.get("initial_state") or {}
     init_data = initial.get("initialization_data") or {}
     if init_data.get("agent_data"):

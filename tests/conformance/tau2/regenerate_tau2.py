@@ -84,6 +84,49 @@ def _plain_key(action: dict[str, Any]) -> str | None:
     return None
 
 
+def _inner(action: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments a banking call passes on as a JSON string (``call_discoverable_*_tool``), when it has any."""
+    raw = (action.get("arguments") or {}).get("arguments")
+    if not isinstance(raw, str):
+        return None
+    try:
+        inner = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return inner if isinstance(inner, dict) and inner else None
+
+
+def _with_inner(action: dict[str, Any], key: str, change: Any) -> dict[str, Any]:
+    """``action`` with its passed-on argument ``key`` changed by ``change``."""
+    out = deepcopy(action)
+    inner = _inner(out) or {}
+    inner[key] = change(inner[key])
+    out["arguments"]["arguments"] = json.dumps(inner)
+    return out
+
+
+def banking_cases(actions: list[dict[str, Any]], closing: str) -> list[dict[str, Any]]:
+    """Perturbations inside the JSON arguments of the discoverable-tool calls, and a call made without unlocking."""
+    out = []
+    nested = [i for i, a in enumerate(actions) if _inner(a)]
+    plain = next((i for i in reversed(nested) if _plain_key({"arguments": _inner(actions[i])})), None)
+    if plain is not None:
+        key = str(_plain_key({"arguments": _inner(actions[plain])}))
+        changed = actions[:plain] + [_with_inner(actions[plain], key, _mutated)] + actions[plain + 1:]
+        out.append({"variant": "wrong_inner_arg", "script": script(changed, closing)})
+    with_id = next((i for i in nested if _id_key({"arguments": _inner(actions[i])})), None)
+    if with_id is not None:
+        key = str(_id_key({"arguments": _inner(actions[with_id])}))
+        failing = _with_inner(actions[with_id], key, _wrong_id)
+        out.append({"variant": "wrong_inner_id", "script": script(actions[:with_id] + [failing] + actions[with_id + 1:], closing)})
+        out.append({"variant": "inner_call_after_failure",
+                    "script": script(actions[:with_id] + [failing] + actions[with_id:], closing)})
+    unlock = next((i for i, a in enumerate(actions) if a["name"] == "unlock_discoverable_agent_tool"), None)
+    if unlock is not None:
+        out.append({"variant": "call_without_unlock", "script": script(actions[:unlock] + actions[unlock + 1:], closing)})
+    return out
+
+
 def _call(action: dict[str, Any]) -> dict[str, Any]:
     return {"name": action["name"], "arguments": deepcopy(action.get("arguments") or {}),
             "requestor": action.get("requestor", "assistant")}
@@ -150,7 +193,7 @@ def cases_for(task: dict[str, Any], tool_types: dict[str, str], limits: bool) ->
     reads = [i for i in agent_side if tool_types.get(actions[i]["name"]) == "read"]
     if limits and reads:
         out.append({"variant": "max_steps", "script": script([deepcopy(actions[reads[0]]) for _ in range(MAX_STEPS // 2 + 1)], closing)})
-    return out
+    return out + banking_cases(actions, closing)
 
 
 # ----------------------------------------------------------------------------- upstream run
@@ -164,6 +207,51 @@ def result_record(message: Any) -> dict[str, Any]:
     body: dict[str, Any] = {"content": text} if len(text) <= LONG_RESULT else {
         "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "chars": len(text)}
     return {**body, "error": bool(message.error), "requestor": message.requestor}
+
+
+BANKING_RETRIEVAL = "bm25_grep"
+"""The banking runs' retrieval configuration (``Tau2-v0``'s default; upstream's own default needs hosted embeddings)."""
+
+
+def _cache_banking_retrieval() -> None:
+    """Build upstream's knowledge base and its BM25/grep indexes once per process instead of once per environment
+    (each case makes several environments). They are read-only once built, so the outputs are unchanged."""
+    import functools
+
+    import tau2.domains.banking_knowledge.environment as environment
+    import tau2.domains.banking_knowledge.retrieval as retrieval
+
+    if getattr(environment.get_knowledge_base, "cache_info", None) is not None:
+        return
+    environment.get_knowledge_base = functools.lru_cache(maxsize=1)(environment.get_knowledge_base)
+    kb_pipelines: dict[Any, Any] = {}
+    grep_pipelines: dict[Any, Any] = {}
+    make_kb, make_grep = retrieval._create_kb_pipeline, retrieval._create_grep_pipeline
+
+    def kb_pipeline(spec: Any, knowledge_base: Any) -> Any:
+        key = (spec.type, spec.embedder_type, spec.embedder_model, spec.top_k, spec.reranker, spec.reranker_min_score)
+        if key not in kb_pipelines:
+            kb_pipelines[key] = make_kb(spec, knowledge_base)
+        return kb_pipelines[key]
+
+    def grep_pipeline(spec: Any, knowledge_base: Any) -> Any:
+        key = (spec.top_k, spec.case_sensitive)
+        if key not in grep_pipelines:
+            grep_pipelines[key] = make_grep(spec, knowledge_base)
+        return grep_pipelines[key]
+
+    retrieval._create_kb_pipeline, retrieval._create_grep_pipeline = kb_pipeline, grep_pipeline
+
+
+def env_kwargs_for(domain: str, task_obj: Any) -> dict[str, Any]:
+    """What upstream's runner passes the environment constructor for ``task_obj`` (banking: the retrieval
+    configuration, the task, and the reads its gold actions make, whose calls are logged)."""
+    if domain != "banking_knowledge":
+        return {}
+    from tau2.runner.build import _derive_read_log_allowlist
+
+    _cache_banking_retrieval()
+    return {"retrieval_variant": BANKING_RETRIEVAL, "task": task_obj, "read_log_allowlist": _derive_read_log_allowlist(task_obj)}
 
 
 def run_upstream(domain: str, task_obj: Any, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -217,21 +305,22 @@ def run_upstream(domain: str, task_obj: Any, items: list[dict[str, Any]]) -> dic
                 return UserMessage(role="user", content=None, tool_calls=tool_calls(item, "user")), state
             return UserMessage(role="user", content=item["content"]), state
 
-    environment = registry.get_env_constructor(domain)()
+    env_kwargs = env_kwargs_for(domain, task_obj)
+    environment = registry.get_env_constructor(domain)(**env_kwargs)
     orchestrator = Orchestrator(domain=domain, agent=ScriptAgent(tools=environment.get_tools(), domain_policy=environment.get_policy()),
                                 user=ScriptUser(), environment=environment, task=task_obj, max_steps=MAX_STEPS,
                                 max_errors=MAX_ERRORS, seed=0, simulation_id="conformance")
     simulation = orchestrator.run()
     try:
         reward_info = evaluate_simulation(simulation=simulation, task=task_obj, evaluation_type=EvaluationType.ALL,
-                                          solo_mode=False, domain=domain)
+                                          solo_mode=False, domain=domain, env_kwargs=env_kwargs)
     except Exception as exc:  # e.g. an env assertion whose function raises: upstream's evaluation stops there
         reward_info = None
         evaluation_error = f"{type(exc).__name__}: {exc}"
     else:
         evaluation_error = None
     tool_results = [result_record(m) for m in simulation.messages if isinstance(m, ToolMessage)]
-    gold_env = registry.get_env_constructor(domain)()
+    gold_env = registry.get_env_constructor(domain)(**env_kwargs)
     initial = task_obj.initial_state
     gold_env.set_state(initialization_data=initial.initialization_data if initial else None,
                        initialization_actions=initial.initialization_actions if initial else None,
@@ -318,14 +407,303 @@ def upstream_metrics() -> dict[str, Any]:
                         "max_steps": m.termination_max_steps, "error": m.termination_error}}}
 
 
-FULL_TASKS = {"retail": 30, "airline": 25, "telecom": 25, "mock": 10}
+RETRIEVAL_QUERIES = [
+    "credit card annual fee", "How do I dispute a debit card transaction?", "overdraft fee refund",
+    "transfer_to_human_agents reason", "unlock_discoverable_agent_tool", "Gold Rewards Card cash back",
+    "close savings account early closure fee", "ATM deposit not credited", "Rho-Bank+ subscription benefits",
+    "replacement card lost stolen", "PIN reset", "business checking account eligibility", "zzzz unknown words qqq",
+    "the", "   ",
+]
+"""Queries for the retrieval conformance: KB topics, tool names, a stop word, unknown words, a blank query."""
+
+GREP_PATTERNS = ["annual fee", "credit.*card", "fee|charge", "get_all_user_accounts_by_user_id_3847", "[unclosed",
+                 "nothing-matches-this-xyz", "Rho-Bank\\+"]
+
+
+TOOL_TEXT_QUERIES = ["credit card annual fee", "PIN reset", "zzzz unknown words qqq"]
+TOOL_TEXT_PATTERNS = ["get_all_user_accounts_by_user_id_3847", "nothing-matches-this-xyz"]
+
+
+def _digest_text(text: str) -> dict[str, Any]:
+    return {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "chars": len(text)}
+
+
+def upstream_tool_texts() -> dict[str, Any]:
+    """What the agent reads from upstream's ``KB_search`` (its timing line cut off: it measures the run) and ``grep``
+    tools of the ``bm25_grep`` configuration."""
+    from tau2.domains.banking_knowledge.environment import get_environment
+
+    tools = get_environment(retrieval_variant="bm25_grep").tools
+    return {"KB_search": [{"query": q, **_digest_text(tools.KB_search(q).split("\n\n[Timing:")[0])} for q in TOOL_TEXT_QUERIES],
+            "grep": [{"pattern": p, **_digest_text(tools.grep(p))} for p in TOOL_TEXT_PATTERNS]}
+
+
+def upstream_retrieval() -> dict[str, Any]:
+    """Upstream's BM25 and grep pipelines on the banking knowledge base: ids and scores per query."""
+    from tau2.domains.banking_knowledge.environment import get_knowledge_base
+    from tau2.domains.banking_knowledge.retrieval import create_bm25_retrieval_pipeline, create_grep_retrieval_pipeline
+
+    kb = get_knowledge_base()
+    bm25 = create_bm25_retrieval_pipeline(kb, top_k=10)
+    grep = create_grep_retrieval_pipeline(kb, top_k=10)
+    return {"kb_order": [doc.id for doc in kb.get_all_documents()],
+            "bm25": [{"query": q, "results": [[d, s] for d, s in bm25.retrieve(q)]} for q in RETRIEVAL_QUERIES],
+            "grep": [{"pattern": p, "results": [[d, s] for d, s in grep.retrieve(p)]} for p in GREP_PATTERNS]}
+
+
+def _agent(name: str, /, **arguments: Any) -> list[dict[str, Any]]:
+    """Unlock agent tool ``name`` and call it with ``arguments``."""
+    return [{"side": "assistant", "name": "unlock_discoverable_agent_tool", "arguments": {"agent_tool_name": name}},
+            {"side": "assistant", "name": "call_discoverable_agent_tool",
+             "arguments": {"agent_tool_name": name, "arguments": json.dumps(arguments)}}]
+
+
+def _user(name: str, /, **arguments: Any) -> list[dict[str, Any]]:
+    """The agent hands customer tool ``name`` over, and the customer calls it with ``arguments``."""
+    return [{"side": "assistant", "name": "give_discoverable_user_tool", "arguments": {"discoverable_tool_name": name}},
+            {"side": "user", "name": "call_discoverable_user_tool",
+             "arguments": {"discoverable_tool_name": name, "arguments": json.dumps(arguments)}}]
+
+
+def _plain(side: str, name: str, /, **arguments: Any) -> list[dict[str, Any]]:
+    return [{"side": side, "name": name, "arguments": arguments}]
+
+
+def banking_probes(db: dict[str, Any]) -> list[dict[str, Any]]:
+    """Calls of every banking tool (valid and refused ones) on the pristine database, to compare result strings
+    and database effects tool by tool (the gold scripts use only some of the tools)."""
+    cards = db["debit_cards"]["data"]
+    pending = {c["issue_reason"]: c for c in cards.values() if c["status"] == "PENDING"}
+    dispute = {"transaction_id": "txn_8d1aa1219382", "card_action": "keep_active", "card_last_4_digits": "4821",
+               "full_name": "Kenji Tanaka", "user_id": "6680a37184", "phone": "206-555-0293", "email": "k@example.com",
+               "address": "1 Main St", "contacted_merchant": True, "purchase_date": "10/02/2025",
+               "issue_noticed_date": "10/20/2025", "dispute_reason": "incorrect_amount",
+               "resolution_requested": "partial_refund", "eligible_for_provisional_credit": True, "partial_refund_amount": 20}
+    debit = {"transaction_id": "btxn_bd30d42f67a2", "account_id": "chk_538bfb9cba", "card_id": "dbc_538bfb9cba",
+             "user_id": "lj82d4f1a9", "dispute_category": "card_not_present_fraud", "transaction_date": "11/01/2025",
+             "discovery_date": "11/05/2025", "disputed_amount": 600, "transaction_type": "online_purchase",
+             "card_in_possession": True, "pin_compromised": "yes_shared", "contacted_merchant": False,
+             "police_report_filed": False, "written_statement_provided": True, "provisional_credit_eligible": True,
+             "customer_max_liability_amount": 50, "card_action": "freeze_pending_investigation"}
+    activation = {"expiration_date": "11/29", "cvv": "123", "pin": "1357"}
+    probes: dict[str, list[dict[str, Any]]] = {
+        "example": _agent("example_agent_tool_0000"),
+        "rewards": _agent("update_transaction_rewards_3847", transaction_id="txn_8d1aa1219382", new_rewards_earned="500 points")
+        + _agent("update_transaction_rewards_3847", transaction_id="txn_nope", new_rewards_earned="1 points"),
+        "transfers": _agent("initial_transfer_to_human_agent_0218") + _agent("initial_transfer_to_human_agent_1822")
+        + _agent("emergency_credit_bureau_incident_transfer_1114")
+        + _plain("assistant", "transfer_to_human_agents", summary="s", reason="fraud_or_security_concern")
+        + _plain("assistant", "transfer_to_human_agents", summary="s", reason="bogus"),
+        "cc_dispute": _agent("file_credit_card_transaction_dispute_4829", **dispute)
+        + _agent("file_credit_card_transaction_dispute_4829", **dispute)
+        + _agent("file_credit_card_transaction_dispute_4829", **{**dispute, "dispute_reason": "nope"})
+        + _agent("get_user_dispute_history_7291", user_id="6680a37184"),
+        "debit_dispute": _agent("file_debit_card_transaction_dispute_6281", **debit)
+        + _agent("file_debit_card_transaction_dispute_6281", **{**debit, "disputed_amount": 0})
+        + _agent("get_debit_dispute_status_7483", user_id="lj82d4f1a9"),
+        "recurring": _agent("set_debit_card_recurring_block_7382", card_id="dbc_lj82d4f1a9_bluest", block_recurring=True)
+        + _agent("set_debit_card_recurring_block_7382", card_id=pending["new_account"]["card_id"], block_recurring=False),
+        "atm_images": _agent("get_atm_deposit_images_8473", transaction_id="btxn_nope")
+        + _agent("get_atm_deposit_images_8473", transaction_id="btxn_bd30d42f67a2"),
+        "replacement": _agent("order_replacement_credit_card_7291", credit_card_account_id="cc_lj82d4f1a9_silver",
+                              user_id="lj82d4f1a9", shipping_address="1 Main St", reason="damaged", expedited_shipping=True)
+        + _agent("order_replacement_credit_card_7291", credit_card_account_id="cc_lj82d4f1a9_silver",
+                 user_id="lj82d4f1a9", shipping_address="1 Main St", reason="bored")
+        + _agent("get_pending_replacement_orders_5765", credit_card_account_id="cc_lj82d4f1a9_silver"),
+        "closure": _agent("log_credit_card_closure_reason_4521", credit_card_account_id="cc_76ad9cc60e_gold",
+                          user_id="76ad9cc60e", closure_reason="annual_fee")
+        + _agent("get_closure_reason_history_8293", credit_card_account_id="cc_76ad9cc60e_gold")
+        + _agent("close_credit_card_account_7834", credit_card_account_id="cc_76ad9cc60e_gold", user_id="76ad9cc60e")
+        + _agent("close_credit_card_account_7834", credit_card_account_id="cc_nope", user_id="76ad9cc60e"),
+        "credits_and_flags": _agent("apply_statement_credit_8472", user_id="76ad9cc60e",
+                                    credit_card_account_id="cc_76ad9cc60e_gold", amount=25, reason="retention_offer")
+        + _agent("apply_statement_credit_8472", user_id="76ad9cc60e", credit_card_account_id="cc_76ad9cc60e_gold",
+                 amount=-5, reason="other")
+        + _agent("apply_credit_card_account_flag_6147", credit_card_account_id="cc_76ad9cc60e_gold", user_id="76ad9cc60e",
+                 flag_type="annual_fee_waived", expiration_date="11/14/2026", reason="retention_offer"),
+        "card_payment": _agent("pay_credit_card_from_checking_9182", user_id="lj82d4f1a9",
+                               checking_account_id="chk_lj82d4f1a9", credit_card_account_id="cc_lj82d4f1a9_silver", amount=100)
+        + _agent("pay_credit_card_from_checking_9182", user_id="lj82d4f1a9", checking_account_id="chk_lj82d4f1a9",
+                 credit_card_account_id="cc_lj82d4f1a9_silver", amount=99999),
+        "credit_limit": _agent("submit_credit_limit_increase_request_7392", credit_card_account_id="cc_584f9c5d00_gold",
+                               user_id="584f9c5d00", requested_increase_amount=2500)
+        + _agent("submit_credit_limit_increase_request_7392", credit_card_account_id="cc_584f9c5d00_gold",
+                 user_id="584f9c5d00", requested_increase_amount=2500.5)
+        + _agent("get_credit_limit_increase_history_4829", credit_card_account_id="cc_584f9c5d00_gold")
+        + _agent("get_payment_history_6183", credit_card_account_id="cc_584f9c5d00_gold", months=3)
+        + _agent("approve_credit_limit_increase_5847", credit_card_account_id="cc_584f9c5d00_gold", user_id="584f9c5d00",
+                 new_credit_limit=7500)
+        + _agent("deny_credit_limit_increase_5848", credit_card_account_id="cc_584f9c5d00_gold", user_id="584f9c5d00",
+                 denial_reason="high_utilization")
+        + _agent("deny_credit_limit_increase_5848", credit_card_account_id="cc_584f9c5d00_gold", user_id="584f9c5d00",
+                 denial_reason="nope"),
+        "bank_accounts": _agent("open_bank_account_4821", user_id="lj82d4f1a9", account_type="savings",
+                                account_class="Gold Account")
+        + _agent("open_bank_account_4821", user_id="lj82d4f1a9", account_type="business_savings", account_class="x")
+        + _agent("close_bank_account_7392", account_id="01")
+        + _agent("close_bank_account_7392", account_id="01", waive_early_closure_fee=True)
+        + _agent("get_all_user_accounts_by_user_id_3847", user_id="lj82d4f1a9")
+        + _agent("transfer_funds_between_bank_accounts_7291", source_account_id="03", destination_account_id="04", amount=100)
+        + _agent("apply_checking_account_credit_5829", account_id="03", amount=15, credit_type="fee_refund")
+        + _agent("apply_savings_account_credit_6831", account_id="04", amount=3.5, credit_type="interest_correction")
+        + _agent("submit_interest_discrepancy_report_7294", account_id="04", user_id="125", expected_apy=2.775,
+                 actual_apy=2.5, amount_difference=1.25)
+        + _agent("get_bank_account_transactions_9173", account_id="chk_538bfb9cba"),
+        "debit_order": _agent("order_debit_card_5739", account_id="01", user_id="123", delivery_option="standard",
+                              delivery_fee=0, card_design="classic", design_fee=0, shipping_address="1 Main St")
+        + _agent("order_debit_card_5739", account_id="05", user_id="224959b99e", delivery_option="expedited",
+                 delivery_fee=15, card_design="premium", design_fee=10, shipping_address="1 Main St")
+        + _agent("get_debit_cards_by_account_id_7823", account_id="05"),
+        "activation": _agent("activate_debit_card_8291", card_id=pending["stolen"]["card_id"],
+                             last_4_digits=pending["stolen"]["last_4_digits"], **activation)
+        + _agent("activate_debit_card_8292", card_id=pending["stolen"]["card_id"],
+                 last_4_digits=pending["stolen"]["last_4_digits"], **{**activation, "pin": "1234"})
+        + _agent("activate_debit_card_8292", card_id=pending["stolen"]["card_id"],
+                 last_4_digits=pending["stolen"]["last_4_digits"], **activation)
+        + _agent("activate_debit_card_8291", card_id=pending["new_account"]["card_id"],
+                 last_4_digits=pending["new_account"]["last_4_digits"], **activation)
+        + _agent("activate_debit_card_8293", card_id=pending["expired"]["card_id"],
+                 last_4_digits=pending["expired"]["last_4_digits"], **activation),
+        "debit_cards": _agent("close_debit_card_4721", card_id="dbc_kj93a7b2e1_blue", reason="fraud_suspected")
+        + _agent("freeze_debit_card_3892", card_id="dbc_kj93a7b2e1_green")
+        + _agent("unfreeze_debit_card_3893", card_id="dbc_kj93a7b2e1_green")
+        + _agent("clear_debit_card_fraud_alert_4892", card_id="dbc_lj82d4f1a9_bluest", reason="velocity_clear")
+        + _agent("reset_debit_card_pin_6284", card_id="dbc_lj82d4f1a9_bluest", last_4_digits="4821", new_pin="1234")
+        + _agent("reset_debit_card_pin_6284", card_id="dbc_lj82d4f1a9_bluest", last_4_digits="4821", new_pin="2580")
+        + _agent("change_debit_card_pin_6285", card_id="dbc_lj82d4f1a9_bluest", current_pin="1111", new_pin="2580")
+        + _agent("get_debit_cards_by_account_id_7823", account_id="chk_kj93a7b2e1_1")
+        + _agent("request_temporary_debit_card_limit_increase_8374", card_id="dbc_lj82d4f1a9_bluest", limit_type="atm",
+                 new_limit=2000)
+        + _agent("request_temporary_debit_card_limit_increase_8374", card_id="dbc_kj93a7b2e1_green", limit_type="atm",
+                 new_limit=700),
+        "customer_tools": _user("submit_cash_back_dispute_0589", user_id="01f21c9970", transaction_id="txn_8d1aa1219382")
+        + _user("get_referral_link", user_id="76ad9cc60e", card_name="Gold Rewards Card")
+        + _user("get_card_last_4_digits", credit_card_account_id="cc_76ad9cc60e_gold")
+        + _user("deposit_check_3847", account_id="03", check_amount=250)
+        + [{"side": "user", "name": "call_discoverable_user_tool",
+            "arguments": {"discoverable_tool_name": "deposit_check_3847", "arguments": "{\"account_id\": \"03\"}"}}]
+        + _plain("user", "apply_for_credit_card", card_type="Gold Rewards Card", customer_name="Sarah Bosch",
+                 annual_income=100000, rho_bank_subscription=True)
+        + _plain("user", "apply_for_credit_card", card_type="Tin Card", customer_name="Sarah Bosch", annual_income=1)
+        + _plain("user", "submit_referral", user_id="76ad9cc60e", account_type="Gold Rewards Card")
+        + _plain("user", "submit_transaction", user_id="76ad9cc60e", credit_card_type="Silver Rewards Card",
+                 merchant_name="Delta", amount=412.5, category="Travel")
+        + _plain("user", "request_human_agent_transfer") + _plain("user", "request_human_agent_transfer")
+        + _plain("user", "list_discoverable_user_tools"),
+        "agent_listed": _plain("assistant", "get_current_time")
+        + _plain("assistant", "get_user_information_by_name", customer_name="Kenji Tanaka")
+        + _plain("assistant", "get_user_information_by_name", customer_name='Ke"nji')
+        + _plain("assistant", "get_user_information_by_email", email="kenji.tanaka@outlook.com")
+        + _plain("assistant", "change_user_email", user_id="6680a37184", new_email="kt@example.com")
+        + _plain("assistant", "get_referrals_by_user", user_id="76ad9cc60e")
+        + _plain("assistant", "get_credit_card_accounts_by_user", user_id="76ad9cc60e")
+        + _plain("assistant", "log_verification", name="Kenji Tanaka", user_id="6680a37184", address="a", email="e",
+                 phone_number="p", date_of_birth="07/22/1985", time_verified="2025-11-14 03:40:00 EST")
+        + _plain("assistant", "log_verification", name="Kenji Tanaka", user_id="6680a37184", address="a", email="e",
+                 phone_number="p", date_of_birth="07/22/1985", time_verified="2025-11-14 03:40:00 EST")
+        + _plain("assistant", "list_discoverable_agent_tools")
+        + _plain("assistant", "unlock_discoverable_agent_tool", agent_tool_name="no_such_tool_0000")
+        + _plain("assistant", "call_discoverable_agent_tool", agent_tool_name="freeze_debit_card_3892", arguments="{}")
+        + _agent("freeze_debit_card_3892", card="x")
+        + _plain("assistant", "give_discoverable_user_tool", discoverable_tool_name="deposit_check_3847",
+                 arguments='{"amount": 1}'),
+    }
+    return [{"probe": name, "calls": calls} for name, calls in probes.items()]
+
+
+def upstream_probes() -> list[dict[str, Any]]:
+    """Upstream's answers to :func:`banking_probes` (fresh environment per probe) and the SHA-256 of each table the
+    probe changed."""
+    from tau2.domains.banking_knowledge.environment import get_db, get_environment
+
+    pristine = get_db().model_dump()
+    out = []
+    for probe in banking_probes(pristine):
+        env = get_environment(retrieval_variant="no_knowledge")
+        results = []
+        for call in probe["calls"]:
+            toolkit = env.user_tools if call["side"] == "user" else env.tools
+            try:
+                results.append(str(getattr(toolkit, call["name"])(**call["arguments"])))
+            except Exception as exc:  # noqa: BLE001 (recorded as the outcome)
+                results.append(f"raised {type(exc).__name__}: {exc}")
+        after = env.tools.db.model_dump()
+        changed = {t: table_sha256(after[t]) for t in sorted(after) if after[t] != pristine.get(t)}
+        out.append({**probe, "results": results, "changed_tables": changed})
+    return out
+
+
+def table_sha256(table: Any) -> str:
+    """The SHA-256 of a database table in canonical JSON."""
+    return hashlib.sha256(json.dumps(table, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+POLICY_VARIANTS = ["bm25_grep", "bm25", "grep_only", "no_knowledge", "full_kb"]
+
+
+def upstream_policies() -> dict[str, Any]:
+    """SHA-256 and length of the policy upstream builds: banking per retrieval configuration (and, for
+    ``golden_retrieval``, for the first task), telecom-workflow's."""
+    from tau2.data_model.tasks import Task
+    from tau2.domains.banking_knowledge.environment import get_environment, get_tasks
+    from tau2.registry import registry
+
+    def digest(text: str) -> dict[str, Any]:
+        return {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "chars": len(text)}
+
+    task: Task = get_tasks()[0]
+    out = {f"banking_knowledge:{v}": digest(get_environment(retrieval_variant=v).get_policy()) for v in POLICY_VARIANTS}
+    out[f"banking_knowledge:golden_retrieval:{task.id}"] = digest(get_environment(retrieval_variant="golden_retrieval",
+                                                                                  task=task).get_policy())
+    out["telecom-workflow"] = digest(registry.get_env_constructor("telecom-workflow")().get_policy())
+    return out
+
+
+FULL_TASKS = {"retail": 30, "airline": 25, "telecom": 25, "mock": 10, "banking_knowledge": 60}
 """Tasks per domain (first ones of each domain's file) in the committed set; the slow test replays them all."""
+
+TASK_STRIDE = {"banking_knowledge": 2}
+"""Every n-th task of the domain's file is in the committed set (banking: spread over all 97 tasks, whose tools
+differ from one part of the file to the next)."""
 
 LIMIT_TASKS = 2
 """Tasks per domain that also get the ``too_many_errors`` and ``max_steps`` scripts."""
 
-FAST_TASKS = {"retail": 3, "airline": 3, "telecom": 3, "mock": 4}
+FAST_TASKS = {"retail": 3, "airline": 3, "telecom": 3, "mock": 4, "banking_knowledge": 4}
 """Tasks per domain (first ones of each domain's file, in order) marked ``fast`` for the default test run."""
+
+COMPACT = ("banking_knowledge",)
+"""Domains whose case files do not store the scripts (a banking script repeats its long JSON arguments in each of
+~10 variants) and keep each distinct tool-result record once (``tool_results`` in the header; a case lists
+indices into it): the test rebuilds each with :func:`cases_for` from the task (the data is checked against upstream's
+blob ids), the upstream tool types recorded in the file and the case's ``limits``, and ``script_sha256`` proves it is
+the script upstream played."""
+
+
+def pool_results(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Move the cases' tool-result records into one table of distinct records (returned), leaving indices in place
+    (the same results recur across a task's variants)."""
+    table: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for case in cases:
+        indices = []
+        for record in case["expected"].get("tool_results") or []:
+            key = json.dumps(record, sort_keys=True)
+            if key not in seen:
+                seen[key] = len(table)
+                table.append(record)
+            indices.append(seen[key])
+        case["expected"]["tool_results"] = indices
+    return table
+
+
+def script_sha256(items: list[dict[str, Any]]) -> str:
+    """The SHA-256 of a script in canonical JSON."""
+    return hashlib.sha256(json.dumps(items, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+FAST_IDS = {"banking_knowledge": ("task_015", "task_021", "task_026")}
+"""Further tasks marked ``fast``: banking tasks that hand over, unlock and call discoverable tools."""
 
 
 def main() -> int:
@@ -334,6 +712,7 @@ def main() -> int:
     parser.add_argument("--domains", default="retail,airline,telecom,mock")
     parser.add_argument("--tasks-per-domain", type=int, default=None, help="the first N tasks of each domain (default: FULL_TASKS)")
     parser.add_argument("--metrics-only", action="store_true", help="only regenerate metrics.json")
+    parser.add_argument("--retrieval-only", action="store_true", help="only regenerate retrieval_and_policies.json")
     parser.add_argument("--first-task", type=int, default=0, help="skip the tasks before this index (spot checks)")
     parser.add_argument("--out-dir", default=str(HERE), help="where to write the files (default: next to this script)")
     args = parser.parse_args()
@@ -355,11 +734,21 @@ def main() -> int:
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
     if args.metrics_only:
         return 0
+    (out_dir / "retrieval_and_policies.json").write_text(json.dumps(
+        {"upstream": {"repo": UPSTREAM_REPO, "commit": commit,
+                      "pipelines": "tau2.domains.banking_knowledge.retrieval create_bm25_retrieval_pipeline / "
+                                   "create_grep_retrieval_pipeline (top_k 10)"},
+         **upstream_retrieval(), "policies": upstream_policies(), "probes": upstream_probes(),
+         "tool_texts": upstream_tool_texts()}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.retrieval_only:
+        return 0
     for domain in args.domains.split(","):
         tasks_raw = json.loads((src / "data" / "tau2" / "domains" / domain / "tasks.json").read_text(encoding="utf-8"))
         tasks_raw = [t for t in tasks_raw if not (t.get("initial_state") or {}).get("message_history")]
+        stride = TASK_STRIDE.get(domain, 1)
+        tasks_raw = [t for i, t in enumerate(tasks_raw) if i % stride == 0 or str(t["id"]) in FAST_IDS.get(domain, ())]
         tasks_raw = tasks_raw[args.first_task:args.first_task + (args.tasks_per_domain or FULL_TASKS.get(domain, len(tasks_raw)))]
-        env = registry.get_env_constructor(domain)()
+        env = registry.get_env_constructor(domain)(**env_kwargs_for(domain, Task.model_validate(tasks_raw[0])))
         tool_types = {k: getattr(v, "value", str(v)) for k, v in get_tool_types(env.tools).items()}
         if env.user_tools is not None:
             tool_types.update({k: getattr(v, "value", str(v)) for k, v in get_tool_types(env.user_tools).items()})
@@ -368,13 +757,21 @@ def main() -> int:
             task_obj = Task.model_validate(raw)
             for case in cases_for(raw, tool_types, limits=index < LIMIT_TASKS):
                 expected = run_upstream(domain, task_obj, case["script"])
-                cases.append({"task_id": str(raw["id"]), "variant": case["variant"], "fast": index < FAST_TASKS.get(domain, 2),
-                              "script": case["script"], "expected": expected})
+                entry = {"task_id": str(raw["id"]), "variant": case["variant"], "expected": expected,
+                         "fast": index < FAST_TASKS.get(domain, 2) or str(raw["id"]) in FAST_IDS.get(domain, ())}
+                if domain in COMPACT:
+                    entry.update(limits=index < LIMIT_TASKS, script_sha256=script_sha256(case["script"]))
+                else:
+                    entry["script"] = case["script"]
+                cases.append(entry)
             print(f"{domain}: task {raw['id']} done ({len(cases)} cases)", file=sys.stderr, flush=True)
         out = {"upstream": {"repo": UPSTREAM_REPO, "commit": commit, "nl_judge": "stub: every assertion met",
                             "max_steps": MAX_STEPS, "max_errors": MAX_ERRORS,
                             "generated_by": "tests/conformance/tau2/regenerate_tau2.py"},
                "domain": domain, "cases": cases}
+        if domain in COMPACT:
+            out["tool_types"] = tool_types
+            out["tool_results"] = pool_results(cases)
         lines = [json.dumps(case, ensure_ascii=False, sort_keys=True) for case in out.pop("cases")]
         head = json.dumps(out, ensure_ascii=False, sort_keys=True)
         (out_dir / f"cases_{domain}.json").write_text(head[:-1] + ', "cases": [\n' + ",\n".join(lines) + "\n]}\n", encoding="utf-8")
