@@ -113,7 +113,7 @@ def test_parallel_calls_are_one_batched_generation_in_order() -> None:
     backend = ScriptedBackend(lambda name, args: format_execution_result({"echo": args}))
     env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
     env.reset(options={"task_id": "w0-t0"})
-    block = '<tool_call>{"name": "search_vehicles", "arguments": {"query": "%s"}}</tool_call>'
+    block = '\n<tool_call>\n{"name": "search_vehicles", "arguments": {"query": "%s"}}\n</tool_call>'
     obs, *_, info = env.step(block % "A" + block % "B" + block % "C")
     assert backend.batches == [3]
     assert [g.arguments["query"] for g in info["simulator_generations"]] == ["A", "B", "C"]
@@ -147,10 +147,10 @@ def test_simulator_error_or_bad_output_ends_episode_with_zero(reply: str) -> Non
     assert info["error"]
 
 
-def test_unparseable_call_reaches_the_simulator_and_still_ends_the_episode() -> None:
+def test_validation_variant_unparseable_call_reaches_the_simulator_and_still_ends_the_episode() -> None:
     backend = ScriptedBackend(lambda name, args: format_execution_result(
         {"error_tool_call": {"code": "INVALID_TOOL_CALL_FORMAT", "message": "unbalanced tags", "details": ""}}))
-    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0}, variant="validation")
     env.reset(options={"task_id": "w0-t0"})
     obs, reward, terminated, _, info = env.step('<tool_call>{"name": "search_vehicles", "arguments": {"query": "x"}')
     assert terminated and reward == 0.0 and not info["action_valid"]  # the released parser's rule
@@ -172,9 +172,9 @@ def _validating_world(name: str, arguments: dict[str, Any]) -> str:
     ('<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>', "TOOL_NOT_AVAILABLE"),
     ('<tool_call>{"name": "search_vehicles", "arguments": {"query": 5}}</tool_call>', "INVALID_PARAMETERS"),
 ])
-def test_invalid_calls_reach_the_simulator_which_rejects_them(action: str, code: str) -> None:
+def test_validation_variant_scores_the_simulator_rejecting_invalid_calls(action: str, code: str) -> None:
     backend = ScriptedBackend(_validating_world)
-    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0}, variant="validation")
     env.reset(options={"task_id": "w0-t0"})
     obs, reward, terminated, _, info = env.step(action)
     assert len(backend.calls) == 1  # the env did not filter the call
@@ -183,8 +183,8 @@ def test_invalid_calls_reach_the_simulator_which_rejects_them(action: str, code:
     assert terminated and reward == 0.0 and not info["action_valid"] and code in obs
 
 
-def test_a_simulator_accepting_an_invalid_call_gets_no_validation_reward() -> None:
-    env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0})
+def test_validation_variant_a_simulator_accepting_an_invalid_call_gets_no_validation_reward() -> None:
+    env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0}, variant="validation")
     env.reset(options={"task_id": "w0-t0"})
     _, _, terminated, _, info = env.step('<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>')
     [gen] = info["simulator_generations"]
