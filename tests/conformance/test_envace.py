@@ -127,3 +127,15 @@ def test_the_validation_variant_departs_where_it_says(task_data: str) -> None:
     got = _play(task_data, script, variant="validation")
     upstream = EXPECTED["episodes"]["malformed_json_in_turn_2"]
     assert got["simulator_calls"] == upstream["simulator_calls"] + 1 and got["score"] == pytest.approx(upstream["score"])
+
+
+# ---------------------------------------------------------------------- updates per iteration
+@pytest.mark.parametrize("config", ["configs/envace_checklist_qwen3_8b.yaml", "configs/envace_synthetic_qwen3_8b.yaml"])
+def test_one_optimizer_update_per_iteration_as_upstream(config: str) -> None:
+    from agentgym_suite.commands.train import parse_config
+
+    upstream = {u["updates"] for u in EXPECTED["updates_per_iteration"]}
+    args = parse_config(str(Path(__file__).resolve().parents[2] / config), ["--bf16", "false"])
+    # however many rows a generation batch has: rows_per_update unset, the micro-batches all accumulate into one step
+    assert args.rows_per_update is None and args.optimizer_steps_per_generation == 1
+    assert {args.steps_per_generation // args.gradient_accumulation_steps} == upstream == {1}

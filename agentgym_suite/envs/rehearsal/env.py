@@ -63,7 +63,17 @@ from agentgym_suite.core.tool_calls import (
     validate_call,
 )
 from agentgym_suite.core.tool_env import ToolEnv, ToolRecord
-from agentgym_suite.envs.shared.checklists import ChecklistJudge, TurnScore, episode_score, score_turn, validate_checklists
+from agentgym_suite.envs.shared.checklists import (
+    JUDGE_ATTEMPTS,
+    JUDGE_MAX_NEW_TOKENS,
+    JUDGE_TEMPERATURE,
+    JUDGE_TOP_P,
+    ChecklistJudge,
+    TurnScore,
+    episode_score,
+    score_turn,
+    validate_checklists,
+)
 from agentgym_suite.envs.rehearsal.contract import ends_episode, is_error_result
 from agentgym_suite.envs.rehearsal.grounding import ExampleBank, cached_bank, collect_examples
 from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, conversation_lines
@@ -153,6 +163,10 @@ class RehearsalEnv(ToolEnv):
         max_prompt_chars: longest simulator user prompt.
         prompt_style: the simulator prompt: ``full``, ``compact`` or ``auto`` (compact for the
             embedded models ``default`` and ``tiny``); see :mod:`agentgym_suite.envs.rehearsal.prompts`.
+        judge_temperature, judge_top_p, judge_max_new_tokens, judge_attempts: the checklist judge's
+            sampling and its requests per standard while a reply is not JSON (the released 0.6,
+            0.8, 6000 and 5; the verdict's JSON schema goes with every request, see
+            :class:`~agentgym_suite.envs.shared.checklists.ChecklistJudge`).
         variant: ``released`` (default): EnvACE's released rules - a message the released Caller
             parser cannot read (:mod:`.released_calls`) ends the episode with no simulator call,
             every simulator row is scored with the trajectory's score, and an action is invalid
@@ -200,6 +214,10 @@ class RehearsalEnv(ToolEnv):
         max_prompt_chars: int = 24_000,
         prompt_style: str = "auto",
         variant: str = "released",
+        judge_temperature: float = JUDGE_TEMPERATURE,
+        judge_top_p: float = JUDGE_TOP_P,
+        judge_max_new_tokens: int = JUDGE_MAX_NEW_TOKENS,
+        judge_attempts: int = JUDGE_ATTEMPTS,
         base_env_id: str | None = None,
         action_format: Any = None,
         **kwargs: Any,
@@ -237,6 +255,8 @@ class RehearsalEnv(ToolEnv):
             raise ValueError("reward_mode='judge' needs judge=<backend spec, backend or callable>: a fixed model, "
                              "never the policy being trained.")
         self._judge_spec = judge
+        self._judge_sampling = {"temperature": judge_temperature, "top_p": judge_top_p,
+                                "max_new_tokens": judge_max_new_tokens, "attempts": judge_attempts}
         self._judge: Any = None
         self.use_recorded_examples = use_recorded_examples
         if not use_recorded_examples:
@@ -563,7 +583,7 @@ class RehearsalEnv(ToolEnv):
                     "(a fixed judge model such as 'hf:Qwen/Qwen3-8B', never the policy being trained)."
                 )
             spec = self._judge_spec
-            self._checklist_judge = spec if isinstance(spec, ChecklistJudge) else ChecklistJudge(spec)
+            self._checklist_judge = spec if isinstance(spec, ChecklistJudge) else ChecklistJudge(spec, **self._judge_sampling)
 
     def _score_turn(self, turn: int) -> TurnScore:
         seed = int(self.np_random.integers(2**31 - 1))

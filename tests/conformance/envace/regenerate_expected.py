@@ -139,6 +139,43 @@ def advantages(src: Path) -> list[float]:
     return [float(adv[i, 0]) for i in range(len(rows))]
 
 
+# ---------------------------------------------------------------------- updates per iteration
+class Config(dict):
+    """An omegaconf-like mapping: keys read as attributes, ``get`` as a dict."""
+
+    def __getattr__(self, key: str) -> Any:
+        value = self[key]
+        return Config(value) if isinstance(value, dict) else value
+
+
+def updates_per_iteration(src: Path) -> list[dict[str, int]]:
+    """Optimizer steps per training step: ``adjust_batch`` (multi_turn_rollout/utils.py) sizes the
+    mini-batch from the rows with the launcher's ``ppo_mini_update_num=1``; ``DataParallelPPOActor.
+    update_policy`` (verl/workers/actor/dp_actor.py) takes one step per mini-batch of its rows."""
+    import math
+
+    import numpy as np
+
+    space: dict[str, Any] = {"np": np, "torch": __import__("torch")}
+    extract(src, "agent_system/multi_turn_rollout/utils.py", ["adjust_batch"], space)
+    out = []
+    for rows, nodes in ((128, 2), (256, 2), (384, 1), (1024, 2)):
+        config = Config({
+            "actor_rollout_ref": {"actor": {"use_adaptive_ppo_mini_batch_size": True, "ppo_mini_update_num": 1,
+                                            "ppo_micro_batch_size_per_gpu": 1, "use_kl_loss": False},
+                                  "rollout": {"log_prob_micro_batch_size_per_gpu": 8},
+                                  "ref": {"log_prob_micro_batch_size_per_gpu": 8}},
+            "trainer": {"n_gpus_per_node": 8, "nnodes": nodes}, "algorithm": {"use_kl_in_reward": False},
+            "critic": {}})
+        data = Batch({"input_ids": list(range(rows))}, {})
+        data.meta_info = {}
+        adjusted = space["adjust_batch"](config, data, "wg")
+        world = 8 * nodes
+        mini = adjusted.meta_info["wg/ppo_mini_batch_size"]
+        out.append({"rows": rows, "gpus": world, "updates": math.ceil(len(adjusted) // world / mini)})
+    return out
+
+
 # ---------------------------------------------------------------------- the Caller parser
 def caller_readings(package: types.ModuleType) -> dict[str, Any]:
     out = {}
@@ -268,6 +305,7 @@ def main() -> None:
             "upstream": {"repo": UPSTREAM_REPO, "commit": UPSTREAM_COMMIT,
                          "script": "tests/conformance/envace/regenerate_expected.py"},
             "advantages": advantages(src),
+            "updates_per_iteration": updates_per_iteration(src),
             "caller_readings": caller_readings(package),
             "judge_verdicts": verdicts,
             "judge_request": request,
