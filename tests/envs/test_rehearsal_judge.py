@@ -60,3 +60,14 @@ def test_an_unusable_verdict_is_reported_and_ends_the_episode_after_its_turn(tmp
     assert terminated and reward == 0.0 and not info["won"]  # as the released interaction terminates
     assert info["checklist_judge_invalid"] and "not a JSON verdict" in info["checklist_judge_invalid"][0]
     assert len(judge.params) == 5 * len(info["checklist_judge_invalid"])  # each standard asked 5 times
+
+
+def test_a_json_schema_that_is_not_a_json_object_is_refused() -> None:
+    import pytest
+
+    from agentgym_suite.llm.base import SamplingParams
+
+    for bad in ("not json", "[1, 2]"):
+        with pytest.raises(ValueError, match="json_schema"):
+            SamplingParams(json_schema=bad)
+    assert json.loads(SamplingParams(json_schema=json.dumps(VERDICT_SCHEMA)).json_schema) == VERDICT_SCHEMA
