@@ -108,7 +108,8 @@ def _play(task_data: str, script: dict[str, list[str]], **env_kwargs: Any) -> di
         if terminated:
             break
     return {"turn_rewards": info["checklist_turn_scores"], "score": total, "done": terminated, "caller_steps": steps,
-            "simulator_calls": len(backend.calls)}
+            "simulator_calls": len(backend.calls),
+            "validation_rewards": [g.validation_reward for g in env.episode_generations]}
 
 
 @pytest.mark.parametrize("name", sorted(cases.EPISODES))
@@ -119,6 +120,8 @@ def test_rehearsed_episode_matches_the_released_env(task_data: str, name: str) -
     assert got["score"] == pytest.approx(upstream["score"])
     assert (got["done"], got["caller_steps"], got["simulator_calls"]) == (
         upstream["done"], upstream["caller_steps"], upstream["simulator_calls"])
+    # every simulator row then carries the trajectory's score, as the released rollout gives it
+    assert got["validation_rewards"] == [None] * got["simulator_calls"]
 
 
 def test_the_validation_variant_departs_where_it_says(task_data: str) -> None:
