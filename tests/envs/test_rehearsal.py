@@ -287,3 +287,18 @@ def test_mixture_of_base_envs_and_policy_placeholder() -> None:
     assert info["reward_mode"] == "base"
     _, reward, terminated, _, info = env.step(env.unwrapped.oracle()[0])
     assert terminated and reward == 1.0 and info["won"]
+
+
+def test_released_variant_reads_messages_as_the_released_caller_parser() -> None:
+    backend = ScriptedBackend(lambda name, args: format_execution_result({"echo": args}))
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    listed = ('Both.\n<tool_call>\n[{"name": "search_vehicles", "arguments": {"query": "A"}}, '
+              '{"name": "search_vehicles", "parameters": {"query": "B"}}]\n</tool_call>')
+    _, _, terminated, _, info = env.step(listed)  # a list in one block: two calls, as released
+    assert [a["query"] for _, a in backend.calls] == ["A", "B"] and not terminated
+    env.reset(options={"task_id": "w0-t0"})
+    obs, reward, terminated, _, info = env.step('Now.<tool_call>{"name": "search_vehicles", "arguments": {}}</tool_call>')
+    assert len(backend.calls) == 2  # a malformed message reaches no simulator
+    assert terminated and reward == 0.0 and info["action_valid"] and "NO_TOOL_CALL_FOUND" in obs
+    assert info["simulator_generations"] == []
