@@ -36,7 +36,7 @@ def fahrenheit(celsius: float) -> float:
 
 def tool_call(name: str, **arguments: Any) -> str:
     """An assistant message that makes one tool call."""
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+    return "<tool_call>\n" + json.dumps({'name': name, 'arguments': arguments}) + "\n</tool_call>"
 
 
 class WeatherEnv(ToolEnv):

@@ -60,6 +60,10 @@ class SamplingParams:
             :mod:`agentgym_suite.llm.structured`). The ``transformers`` backends (``hf:``,
             ``default``, ``tiny``) enforce it; other backends generate freely and the parser
             judges the text.
+        json_schema: a JSON schema (as JSON text) the reply must satisfy ("" = none). The
+            OpenAI-compatible backend sends it as ``response_format`` (guided decoding on
+            vLLM/SGLang servers); other backends sample freely and the caller validates the reply.
+        json_schema_name: the schema's name in ``response_format``.
     """
 
     n: int = 1
@@ -73,6 +77,8 @@ class SamplingParams:
     min_p: float = 0.0
     repetition_penalty: float = 1.0
     structured: str = ""
+    json_schema: str = ""
+    json_schema_name: str = "reply"
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -91,6 +97,15 @@ class SamplingParams:
             raise ValueError(f"SamplingParams.repetition_penalty must be > 0 (1 = off), got {self.repetition_penalty}.")
         if self.structured not in STRUCTURES:
             raise ValueError(f"SamplingParams.structured must be one of {STRUCTURES}, got {self.structured!r}.")
+        if self.json_schema:
+            import json
+
+            try:
+                schema = json.loads(self.json_schema)
+            except ValueError as exc:
+                raise ValueError(f"SamplingParams.json_schema must be a JSON schema as JSON text: {exc}") from None
+            if not isinstance(schema, dict):
+                raise ValueError("SamplingParams.json_schema must be a JSON object (a JSON schema).")
         if isinstance(self.stop, str):
             object.__setattr__(self, "stop", (self.stop,))
         else:

@@ -271,6 +271,9 @@ class OpenAIBackend:
             body["stop"] = list(params.stop)
         if seed is not None and self.send_seed:
             body["seed"] = seed
+        if params.json_schema:  # guided decoding where the server supports it (vLLM, SGLang, OpenAI)
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": params.json_schema_name, "strict": True, "schema": json.loads(params.json_schema)}}
         if self.request_token_ids:
             body["return_token_ids"] = True
         body.update(self.extra_body)

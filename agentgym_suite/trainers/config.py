@@ -120,7 +120,7 @@ class AgentGRPOConfig(GRPOConfig):
         default=0.1,
         metadata={
             "help": "c in score_row = return - c*invalid (0.1 ALFWorld/WebShop, 0.01 Search). Passed to the credit "
-            "plug-in unless credit_params sets invalid_penalty or the plug-in fixes its own (skillrise 0.5, envace 0)."
+            "plug-in unless credit_params sets invalid_penalty or the plug-in fixes its own (skillrise 0.5, envace 0.1 on empty rows)."
         },
     )
     credit: str = field(

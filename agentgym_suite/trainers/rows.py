@@ -22,8 +22,9 @@ role ``simulator`` carrying the episode return (EnvACE gives the same score to e
 both roles). A simulator generation is a separate prompt to the same weights, not part of the
 Caller's conversation, so it is its own row in **both** layouts: the trajectory layout gives
 one Caller row per episode plus one row per simulator generation. Generations without token
-ids (remote APIs, a failed backend call) cannot be trained on and give no row; one that broke
-the output contract is marked ``invalid``.
+ids (remote APIs, a failed backend call) cannot be trained on and give no row; one whose text is
+empty is marked ``invalid``, as the released Simulator agent marks it (a broken output contract
+ends the episode instead).
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def simulator_rows_of(traj: Trajectory) -> list[Row]:
 def _simulator_row(traj: Trajectory, index: int, gen: SimulatorGeneration) -> Row:
     completion = list(gen.completion_ids)
     logprobs = [float(x) for x in gen.logprobs] if gen.logprobs else [0.0] * len(completion)
-    # a call the real env would refuse: the row is scored on the simulator's validation of it
+    # the trajectory's score, as the released trainer gives every row of the trajectory; the opt-in
+    # validation variant scores a call the real env would refuse on the simulator's validation of it
     ret = float(traj.episode_return) if gen.validation_reward is None else float(gen.validation_reward)
     turn = Turn(
         index=index, prompt_text=gen.prompt_text, completion_text=gen.completion_text, prompt_ids=list(gen.prompt_ids),
@@ -107,7 +109,7 @@ def _simulator_row(traj: Trajectory, index: int, gen: SimulatorGeneration) -> Ro
     return Row(
         prompt_ids=list(gen.prompt_ids), completion_ids=completion, env_mask=[1] * len(completion), logprobs=logprobs,
         group=traj.group_id, traj=traj.traj_id, turn_idx=index, role=SIMULATOR_ROLE, ret=ret,
-        invalid=not gen.contract_valid, step_reward=ret, anchor=gen.tool_name,
+        invalid=not gen.completion_text.strip(), step_reward=ret, anchor=gen.tool_name,
         position=gen.turn, episode=traj, turns=[turn],
     )
 

@@ -23,7 +23,7 @@ class EchoEnv(ToolEnv):
 
     def oracle(self) -> list[str]:
         echoed = any(record.ok for record in self.tool_log)
-        return ([] if echoed else ['<tool_call>{"name": "echo", "arguments": {"text": "hi"}}</tool_call>']) + ["Done."]
+        return ([] if echoed else ['<tool_call>\n{"name": "echo", "arguments": {"text": "hi"}}\n</tool_call>']) + ["Done."]
 
     def _start_conversation(self, task_id: str) -> Conversation:
         def echo(text: str) -> dict[str, str]:

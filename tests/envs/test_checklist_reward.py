@@ -39,12 +39,14 @@ def _rehearsal(**base: Any) -> RehearsalEnv:
 
 
 def _play(env: RehearsalEnv, actions: list[str]) -> tuple[float, bool, bool, dict[str, Any]]:
-    reward, terminated, info = 0.0, False, {}
+    """(episode return = sum of step rewards, terminated, won, last info)."""
+    total, terminated, info = 0.0, False, {}
     for action in actions:
         _, reward, terminated, _, info = env.step(action)
+        total += reward
         if terminated:
             break
-    return reward, terminated, bool(info.get("won")), info
+    return total, terminated, bool(info.get("won")), info
 
 
 def test_generated_checklists_have_the_published_layout_and_sum_to_one() -> None:

@@ -22,12 +22,14 @@ def data(tmp_path: Path) -> str:
 
 
 def _play(env: Any, actions: list[str]) -> tuple[float, bool, dict[str, Any]]:
-    reward, info = 0.0, {}
+    """(episode return = sum of step rewards, won, last info)."""
+    total, info = 0.0, {}
     for action in actions:
         _, reward, terminated, _, info = env.step(action)
+        total += reward
         if terminated:
             break
-    return reward, bool(info.get("won")), info
+    return total, bool(info.get("won")), info
 
 
 def test_published_items_load_with_tools_turns_checklists_and_recordings(data: str) -> None:

@@ -113,7 +113,7 @@ def test_parallel_calls_are_one_batched_generation_in_order() -> None:
     backend = ScriptedBackend(lambda name, args: format_execution_result({"echo": args}))
     env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
     env.reset(options={"task_id": "w0-t0"})
-    block = '<tool_call>{"name": "search_vehicles", "arguments": {"query": "%s"}}</tool_call>'
+    block = '\n<tool_call>\n{"name": "search_vehicles", "arguments": {"query": "%s"}}\n</tool_call>'
     obs, *_, info = env.step(block % "A" + block % "B" + block % "C")
     assert backend.batches == [3]
     assert [g.arguments["query"] for g in info["simulator_generations"]] == ["A", "B", "C"]
@@ -147,10 +147,10 @@ def test_simulator_error_or_bad_output_ends_episode_with_zero(reply: str) -> Non
     assert info["error"]
 
 
-def test_unparseable_call_reaches_the_simulator_and_still_ends_the_episode() -> None:
+def test_validation_variant_unparseable_call_reaches_the_simulator_and_still_ends_the_episode() -> None:
     backend = ScriptedBackend(lambda name, args: format_execution_result(
         {"error_tool_call": {"code": "INVALID_TOOL_CALL_FORMAT", "message": "unbalanced tags", "details": ""}}))
-    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0}, variant="validation")
     env.reset(options={"task_id": "w0-t0"})
     obs, reward, terminated, _, info = env.step('<tool_call>{"name": "search_vehicles", "arguments": {"query": "x"}')
     assert terminated and reward == 0.0 and not info["action_valid"]  # the released parser's rule
@@ -172,9 +172,9 @@ def _validating_world(name: str, arguments: dict[str, Any]) -> str:
     ('<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>', "TOOL_NOT_AVAILABLE"),
     ('<tool_call>{"name": "search_vehicles", "arguments": {"query": 5}}</tool_call>', "INVALID_PARAMETERS"),
 ])
-def test_invalid_calls_reach_the_simulator_which_rejects_them(action: str, code: str) -> None:
+def test_validation_variant_scores_the_simulator_rejecting_invalid_calls(action: str, code: str) -> None:
     backend = ScriptedBackend(_validating_world)
-    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0}, variant="validation")
     env.reset(options={"task_id": "w0-t0"})
     obs, reward, terminated, _, info = env.step(action)
     assert len(backend.calls) == 1  # the env did not filter the call
@@ -183,8 +183,8 @@ def test_invalid_calls_reach_the_simulator_which_rejects_them(action: str, code:
     assert terminated and reward == 0.0 and not info["action_valid"] and code in obs
 
 
-def test_a_simulator_accepting_an_invalid_call_gets_no_validation_reward() -> None:
-    env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0})
+def test_validation_variant_a_simulator_accepting_an_invalid_call_gets_no_validation_reward() -> None:
+    env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0}, variant="validation")
     env.reset(options={"task_id": "w0-t0"})
     _, _, terminated, _, info = env.step('<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>')
     [gen] = info["simulator_generations"]
@@ -287,3 +287,18 @@ def test_mixture_of_base_envs_and_policy_placeholder() -> None:
     assert info["reward_mode"] == "base"
     _, reward, terminated, _, info = env.step(env.unwrapped.oracle()[0])
     assert terminated and reward == 1.0 and info["won"]
+
+
+def test_released_variant_reads_messages_as_the_released_caller_parser() -> None:
+    backend = ScriptedBackend(lambda name, args: format_execution_result({"echo": args}))
+    env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
+    env.reset(options={"task_id": "w0-t0"})
+    listed = ('Both.\n<tool_call>\n[{"name": "search_vehicles", "arguments": {"query": "A"}}, '
+              '{"name": "search_vehicles", "parameters": {"query": "B"}}]\n</tool_call>')
+    _, _, terminated, _, info = env.step(listed)  # a list in one block: two calls, as released
+    assert [a["query"] for _, a in backend.calls] == ["A", "B"] and not terminated
+    env.reset(options={"task_id": "w0-t0"})
+    obs, reward, terminated, _, info = env.step('Now.<tool_call>{"name": "search_vehicles", "arguments": {}}</tool_call>')
+    assert len(backend.calls) == 2  # a malformed message reaches no simulator
+    assert terminated and reward == 0.0 and info["action_valid"] and "NO_TOOL_CALL_FOUND" in obs
+    assert info["simulator_generations"] == []

@@ -21,7 +21,7 @@ def tiny_env() -> gymnasium.Env:
 def test_tiny_world_model_records_exact_token_ids(tiny_env: gymnasium.Env) -> None:
     env = tiny_env.unwrapped
     tiny_env.reset(seed=1, options={"task_id": "w0-t0"})
-    block = '<tool_call>{"name": "search_vehicles", "arguments": {"query": "%s"}}</tool_call>'
+    block = '\n<tool_call>\n{"name": "search_vehicles", "arguments": {"query": "%s"}}\n</tool_call>'
     obs, reward, terminated, _, info = tiny_env.step(block % "Quiet Raven" + block % "Other")
     gens = info["simulator_generations"]
     assert len(gens) == 2 and env.world_model.loaded
@@ -37,7 +37,9 @@ def test_tiny_world_model_records_exact_token_ids(tiny_env: gymnasium.Env) -> No
     turn = Turn(index=0, prompt_text="", completion_text="", simulator_generations=list(env.episode_generations))
     rows = simulator_rows_of(Trajectory("w0-t0", "g", "EnvACE-Rehearsal-v0", 1, turns=[turn], episode_return=reward))
     assert [r.completion_ids for r in rows] == [g.completion_ids for g in gens]
-    assert all(r.role == "simulator" and r.invalid and r.ret == 0.0 for r in rows)
+    # broken contracts end the episode; a row is invalid only when its text is empty (the released rule)
+    assert all(r.role == "simulator" and r.invalid == (not g.completion_text.strip()) and r.ret == 0.0
+               for r, g in zip(rows, gens))
 
 
 def test_same_seed_same_simulation(tiny_env: gymnasium.Env) -> None:
@@ -51,7 +53,7 @@ def test_same_seed_same_simulation(tiny_env: gymnasium.Env) -> None:
 
 def test_tiny_simulator_answers_an_unknown_tool_and_is_scored_on_it() -> None:
     env = gymnasium.make("EnvACE-Rehearsal-v0", world_model="tiny", base_env_kwargs={"seed": 0, "num_tools": 5, "distractors": 0},
-                         sampling={"max_new_tokens": 48}, max_prompt_chars=3000)
+                         sampling={"max_new_tokens": 48}, max_prompt_chars=3000, variant="validation")
     env.reset(seed=2, options={"task_id": "w0-t0"})
     *_, info = env.step('<tool_call>{"name": "launch_rocket", "arguments": {"x": 1}}</tool_call>')
     [gen] = info["simulator_generations"]

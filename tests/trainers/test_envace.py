@@ -100,8 +100,8 @@ def test_synthetic_mode_trains(make_config, tmp_path):
     assert {line["task_id"] for line in lines} <= {"w0-t0", "w0-t1"}
 
 
-def test_envace_keeps_its_own_zero_invalid_penalty(make_config):
+def test_envace_keeps_its_own_released_empty_row_penalty(make_config):
     from agentgym_suite.trainers.agent_grpo import build_credit
 
-    assert build_credit(make_config(credit="envace", invalid_action_penalty=0.1)).config.invalid_penalty == 0.0
-    assert build_credit(make_config(credit="grpo", invalid_action_penalty=0.1)).config.invalid_penalty == 0.1
+    assert build_credit(make_config(credit="envace", invalid_action_penalty=0.5)).config.invalid_penalty == 0.1
+    assert build_credit(make_config(credit="grpo", invalid_action_penalty=0.5)).config.invalid_penalty == 0.5

@@ -37,3 +37,19 @@ def test_the_synthetic_config_builds_a_checklist_scored_rehearsal_env() -> None:
     [checklist] = inner.base.checklists()
     assert len(checklist) == 2  # user_turns: 2
     env.close()
+
+
+def test_one_optimizer_update_per_generation_batch(make_config):
+    """EnvACE's schedule (optimizer_steps_per_generation: 1): every generation batch is one update."""
+    from agentgym_suite.trainers import AgentGRPOTrainer
+    from trainers.fake_env import make_letter_env
+
+    args = make_config(per_device_train_batch_size=2, steps_per_generation=2, optimizer_steps_per_generation=1,
+                       max_steps=2)
+    assert args.gradient_accumulation_steps == args.steps_per_generation == 2
+    trainer = AgentGRPOTrainer(args=args, env_factory=make_letter_env)
+    batches = []
+    score = trainer._generate_and_score_completions
+    trainer._generate_and_score_completions = lambda inputs: batches.append(score(inputs)) or batches[-1]
+    trainer.train()
+    assert trainer.state.global_step == 2 and len(batches) == 2  # two generation batches, one update each

@@ -36,7 +36,7 @@ def test_simulator_rows_carry_the_return_and_skip_untrainable_generations():
     from agentgym_suite.core.simulator_generation import SimulatorGeneration
 
     trained = SimulatorGeneration("t", turn=2, prompt_ids=[1, 2], completion_ids=[3, 4, 5], logprobs=[-0.1, -0.2, -0.3],
-                                  has_token_ids=True, contract_valid=True)
+                                  has_token_ids=True, contract_valid=True, completion_text="<execution_result>")
     remote = SimulatorGeneration("t", turn=2, completion_text="{}", has_token_ids=False)  # no ids: not trainable
     broken = SimulatorGeneration("u", turn=3, prompt_ids=[1], completion_ids=[7], has_token_ids=True)
     turn = Turn(index=0, prompt_text="p", completion_text="a", prompt_ids=[9], completion_ids=[8], logprobs=[-1.0],
@@ -47,7 +47,7 @@ def test_simulator_rows_carry_the_return_and_skip_untrainable_generations():
     first, second = rows
     assert first.ret == 0.5 and first.step_reward == 0.5 and first.env_mask == [1, 1, 1] and first.group == 7
     assert first.position == 2 and first.invalid is False and first.anchor == "t" and first.logprobs == [-0.1, -0.2, -0.3]
-    assert second.invalid is True and second.logprobs == [0.0]  # broke the contract; no log-probs recorded
+    assert second.invalid is True and second.logprobs == [0.0]  # empty text (the released rule); no log-probs recorded
     assert [r.turn_idx for r in rows] == [0, 2]  # the index among all of the episode's generations
 
 
@@ -62,6 +62,19 @@ def test_simulator_generations_survive_a_trajectory_file_round_trip():
     assert again.turns[0].simulator_generations == [gen]
     # plain dicts, as older trajectory files hold them, are read as typed records too
     assert SimulatorGeneration.from_dict({"tool_name": "search", "turn": 4, "extra": 1}).turn == 4
+
+
+def test_a_simulator_row_is_invalid_only_when_its_text_is_empty():
+    from agentgym_suite.core.simulator_generation import SimulatorGeneration
+
+    broken = SimulatorGeneration("t", turn=1, prompt_ids=[1], completion_ids=[2], has_token_ids=True,
+                                 contract_valid=False, completion_text="no tags at all")
+    blank = SimulatorGeneration("t", turn=1, prompt_ids=[1], completion_ids=[2], has_token_ids=True,
+                                contract_valid=False, completion_text=" \n")
+    turn = Turn(index=0, prompt_text="p", completion_text="a", simulator_generations=[broken, blank])
+    traj = Trajectory(task_id="t", group_id=1, env_id="E", seed=0, traj_id=1, turns=[turn], episode_return=0.5)
+    rows = [r for r in build_rows([traj], "turn", simulator_rows=True) if r.role == "simulator"]
+    assert [r.invalid for r in rows] == [False, True] and [r.ret for r in rows] == [0.5, 0.5]
 
 
 def test_a_simulator_row_for_an_invalid_call_is_scored_on_its_validation():

@@ -61,16 +61,24 @@ def items() -> list[dict[str, Any]]:
     ]
 
 
-def snippet_judge(prompt: str) -> str:
-    """A deterministic stand-in judge for the fixtures: a standard passes when its reference
-    snippet (for a call snippet, the tool name) appears in the messages under evaluation."""
+def snippet_rule(prompt: str) -> bool:
+    """The fixtures' verdict rule: a standard passes when its reference snippet (for a call
+    snippet, the tool name) appears in the messages under evaluation of a released judge prompt."""
     try:
         snippets = json.loads(prompt.split("**Reference snippet:** ", 1)[1].split("\n\n# Previous Messages", 1)[0])
         current = prompt.split("# Current Messages to Evaluate", 1)[1].split("# Special rule of tool call", 1)[0]
     except (IndexError, json.JSONDecodeError):
-        return json.dumps({"answer": False})
+        return False
     needles = [json.loads(s).get("name", s) if s.startswith("{") else s for s in snippets if isinstance(s, str)]
-    return json.dumps({"answer": bool(needles) and all(n in current for n in needles)})
+    return bool(needles) and all(n in current for n in needles)
+
+
+def snippet_judge(prompt: str) -> str:
+    """A deterministic stand-in judge for the fixtures: a verdict in the released schema by :func:`snippet_rule`."""
+    answer = snippet_rule(prompt)
+    return json.dumps({"high_level_understanding_of_the_question": "fixture rule",
+                       "analysis_of_if_focus_on": "fixture rule", "analysis_of_pass_condition": "fixture rule",
+                       "analysis_of_failure_examples": "not triggered", "answer": answer})
 
 
 def write_fixtures(folder: Path) -> Path:

@@ -4,33 +4,39 @@ Design: the rehearsal env *holds* an instance of the base tool env and lets it r
 episode as usual - its tasks, system prompt, user turns, tool list (including tools revealed
 later), oracle and bookkeeping stay the base env's own - but it sets the base's
 ``call_runner`` (the injectable replacement of validate + execute for one call) to
-:meth:`RehearsalEnv._run_call`. Before each step the rehearsal env validates the message's
-calls and sends every call - unknown tools, arguments that break the schema and blocks that
-do not parse included - to the world model in one batched generation: the simulator
-validates, as in the released code, where the env's own tool and schema checks are off
-(``MCPChecklistTool``'s ``disable_phase0_tool_check`` and ``disable_schema`` default True). A
-block that does not parse still ends the episode, as the released parser
-(``tool_parser.parse_tool_calls``) ends it, but its result is the simulator's answer. The base's dispatch
-loop then receives the simulated results in order. No base handler is called, so nothing is
-executed. The env still runs the real validation of each call, records the verdict on the
-generation (``expected_error``) and gives the simulator a validation reward for it
-(``validation_reward``: 1 for rejecting an invalid call with its code, 0.5 with another
-error code, 0 for accepting it or for rejecting a valid call), which the trainer uses as
-that simulator row's return. With ``world_model="real"`` the runner
-forwards to the base's own ``execute_call`` (a pass-through used as the fidelity reference
-and in tests).
+:meth:`RehearsalEnv._run_call`. Before each step the rehearsal env sends every call of the
+message - unknown tools and arguments that break the schema included - to the world model in
+one batched generation: the simulator validates, as in the released code, where the env's own
+tool and schema checks are off (``MCPChecklistTool``'s ``disable_phase0_tool_check`` and
+``disable_schema`` default True). The base's dispatch loop then receives the simulated results
+in order. No base handler is called, so nothing is executed. The env still runs the real
+validation of each call and records the verdict on the generation (``expected_error``). With
+``world_model="real"`` the runner forwards to the base's own ``execute_call`` (a pass-through
+used as the fidelity reference and in tests).
+
+Two variants (``variant``). ``released`` (default) follows the released code: the message is
+read by the released Caller parser's rules (:mod:`.released_calls`); one it cannot read ends
+the trajectory at once, with an ``error_tool_call`` result and no simulator call
+(``envs.ChecklistEnv.async_step``); every simulator row gets the trajectory's score. The
+opt-in ``validation`` variant is ours: a block that does not parse is answered by the
+simulator too (an extra simulator row; the episode still ends), and the simulator gets a
+validation reward for each call (``validation_reward``: 1 for rejecting an invalid call with
+its code, 0.5 with another error code, 0 for accepting it or for rejecting a valid call), which
+the trainer uses as that simulator row's return.
 
 The base env is used only through the public ``ToolEnv`` API and its hooks
 (``recorded_examples``, ``execution_free``, ``rehearsed_score``, ``success_criteria``,
 ``checklists``, ``tool_index``, ``call_runner``): a tool env supports rehearsal by overriding those, with no
 change here.
 
-Ending rule (EnvACE): a call block that does not parse, or an ``error_tool_call`` result (a
-simulator's validation error, a simulator output that breaks the contract, a tool that
-crashed) ends the episode with reward 0 when ``end_on_tool_error`` is set (default). With a
-real world the env's own validation answers, so an unknown tool or bad arguments end it too. A domain error that a tool reports in its
-normal result (``{"error": "no such file"}``) is a result like any other: BFCL's own ground
-truth produces such results.
+Ending rule (EnvACE): a malformed message, or an ``error_tool_call`` result (a simulator's
+validation error, a simulator output that breaks the contract, a tool that crashed) ends the
+episode when ``end_on_tool_error`` is set (default): the open user turn earns nothing, the
+turns closed before it keep their reward (the checklist reward is paid turn by turn, as the
+released rollout accumulates it). With a real world the env's own validation answers, so an
+unknown tool or bad arguments end it too. A domain error that a tool reports in its normal
+result (``{"error": "no such file"}``) is a result like any other: BFCL's own ground truth
+produces such results.
 """
 
 from __future__ import annotations
@@ -57,10 +63,21 @@ from agentgym_suite.core.tool_calls import (
     validate_call,
 )
 from agentgym_suite.core.tool_env import ToolEnv, ToolRecord
-from agentgym_suite.envs.shared.checklists import ChecklistJudge, TurnScore, episode_score, score_turn, validate_checklists
+from agentgym_suite.envs.shared.checklists import (
+    JUDGE_ATTEMPTS,
+    JUDGE_MAX_NEW_TOKENS,
+    JUDGE_TEMPERATURE,
+    JUDGE_TOP_P,
+    ChecklistJudge,
+    TurnScore,
+    episode_score,
+    score_turn,
+    validate_checklists,
+)
 from agentgym_suite.envs.rehearsal.contract import ends_episode, is_error_result
 from agentgym_suite.envs.rehearsal.grounding import ExampleBank, cached_bank, collect_examples
 from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, conversation_lines
+from agentgym_suite.envs.rehearsal.released_calls import normalised_command, read_released
 from agentgym_suite.envs.rehearsal.rewards import (
     REWARD_MODES,
     Call,
@@ -74,6 +91,8 @@ from agentgym_suite.envs.rehearsal.world_model import REAL, Simulation, WorldMod
 
 DEFAULT_BASE_ENV = "SyntheticTools-v0"
 GROUNDINGS = ("auto", "task", "training", "none")
+VARIANTS = ("released", "validation")
+"""``released``: the released code's rules; ``validation``: ours, opt-in (see :class:`RehearsalEnv`)."""
 PROTOCOL_ERROR = (
     "the episode ended with reward 0: a tool call was malformed or got an error_tool_call result, "
     "and end_on_tool_error is set"
@@ -127,8 +146,8 @@ class RehearsalEnv(ToolEnv):
             or a callable. For ``checklist`` it grades the standards without a machine
             check (callable: ``(prompt) -> verdict``); for ``judge`` it grades the whole
             transcript (callable: ``(transcript, criteria) -> list[bool] | float``).
-        end_on_tool_error: a malformed call or an error result ends the episode with reward 0
-            (EnvACE's rule; default True).
+        end_on_tool_error: a malformed call or an error result ends the episode (EnvACE's rule;
+            default True): reward 0 for the open user turn, the closed turns keep theirs.
         grounding: where the simulator's recorded examples come from (see
             :mod:`agentgym_suite.envs.rehearsal.grounding`): ``auto`` (default: ``task`` for
             training worlds, ``training`` for benchmarks), ``task`` (the task's own
@@ -144,6 +163,17 @@ class RehearsalEnv(ToolEnv):
         max_prompt_chars: longest simulator user prompt.
         prompt_style: the simulator prompt: ``full``, ``compact`` or ``auto`` (compact for the
             embedded models ``default`` and ``tiny``); see :mod:`agentgym_suite.envs.rehearsal.prompts`.
+        judge_temperature, judge_top_p, judge_max_new_tokens, judge_attempts: the checklist judge's
+            sampling and its requests per standard while a reply is not JSON (the released 0.6,
+            0.8, 6000 and 5; the verdict's JSON schema goes with every request, see
+            :class:`~agentgym_suite.envs.shared.checklists.ChecklistJudge`).
+        variant: ``released`` (default): EnvACE's released rules - a message the released Caller
+            parser cannot read (:mod:`.released_calls`) ends the episode with no simulator call,
+            every simulator row is scored with the trajectory's score, and an action is invalid
+            only when its text is empty. ``validation`` (ours, opt-in): blocks that do not parse
+            are sent to the simulator too (extra simulator rows), and a simulator row for a call
+            the real validation rejects is scored on its validation (``validation_reward``).
+            Both end the episode on a tool error and keep the reward of the turns closed before it.
         action_format: ignored (the whole assistant message is the action in tool envs).
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv` (``privileged``, ...).
 
@@ -152,6 +182,7 @@ class RehearsalEnv(ToolEnv):
         ``world_model``: str: the world model's name ('real' for the base env's own tools).
         ``reward_mode``: str: how the rehearsed episode is scored (base | checklist | gold_calls | judge | none).
         ``checklist_turn_scores``: list[float], with reward_mode='checklist': the score of each user turn closed so far (met standards' weights summed over checklists).
+        ``checklist_judge_invalid``: list[str], with reward_mode='checklist': why each unusable judge reply so far was unusable (not JSON, or outside the verdict schema); such a turn ends the episode.
     """
 
     benchmark: ClassVar[str] = "rehearsal"
@@ -160,10 +191,13 @@ class RehearsalEnv(ToolEnv):
         "world_model": "str: the world model's name ('real' for the base env's own tools).",
         "reward_mode": "str: how the rehearsed episode is scored (base | checklist | gold_calls | judge | none).",
         "checklist_turn_scores": "list[float], with reward_mode='checklist': the score of each user turn closed so far (met standards' weights summed over checklists).",
+        "checklist_judge_invalid": "list[str], with reward_mode='checklist': why each unusable judge reply so far was unusable (not JSON, or outside the verdict schema); such a turn ends the episode.",
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
-    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(goes_on_kwargs={"end_on_tool_error": False})
-    """EnvACE ends an episode at the first malformed call by design; the hostile-input tests turn that off."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(goes_on_kwargs={"end_on_tool_error": False,
+                                                                               "variant": "validation"})
+    """EnvACE ends an episode at the first malformed call by design; the hostile-input tests turn that
+    off and use the validation variant, where the base env's own validation marks refused actions."""
 
     def __init__(
         self,
@@ -179,11 +213,20 @@ class RehearsalEnv(ToolEnv):
         sampling: Any = None,
         max_prompt_chars: int = 24_000,
         prompt_style: str = "auto",
+        variant: str = "released",
+        judge_temperature: float = JUDGE_TEMPERATURE,
+        judge_top_p: float = JUDGE_TOP_P,
+        judge_max_new_tokens: int = JUDGE_MAX_NEW_TOKENS,
+        judge_attempts: int = JUDGE_ATTEMPTS,
         base_env_id: str | None = None,
         action_format: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(end_on_tool_error=end_on_tool_error, **kwargs)
+        if variant not in VARIANTS:
+            raise ValueError(f"variant={variant!r}; choose one of {VARIANTS} (released = EnvACE's released rules).")
+        self.variant = variant
+        self._released_error: dict[str, Any] | None = None
         self.mixture = isinstance(base_env, (list, tuple))
         if self.mixture:
             if base_env_id is not None and base_env_id not in base_env:
@@ -212,6 +255,8 @@ class RehearsalEnv(ToolEnv):
             raise ValueError("reward_mode='judge' needs judge=<backend spec, backend or callable>: a fixed model, "
                              "never the policy being trained.")
         self._judge_spec = judge
+        self._judge_sampling = {"temperature": judge_temperature, "top_p": judge_top_p,
+                                "max_new_tokens": judge_max_new_tokens, "attempts": judge_attempts}
         self._judge: Any = None
         self.use_recorded_examples = use_recorded_examples
         if not use_recorded_examples:
@@ -323,9 +368,18 @@ class RehearsalEnv(ToolEnv):
 
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         self._step_generations = []
+        self._released_error = None
+        if self.variant == "released":
+            reading = read_released(command)
+            if reading.error is not None:  # the released env ends here: no call runs, no simulator is asked
+                self._released_error = reading.payload()
+            elif reading.calls:
+                core = parse_tool_calls(command)
+                if core.errors or [(c.name, dict(c.arguments)) for c in core.calls] != reading.calls:
+                    command = normalised_command(reading)  # the shared parser now sees the released calls
         message = parse_tool_calls(command)
-        self._protocol_error = bool(message.errors)
-        if not self.real:
+        self._protocol_error = bool(message.errors) or self._released_error is not None
+        if not self.real and self._released_error is None:
             self._simulate_message(command)
         observation, reward, terminated, truncated, info = self.base.step(command)
         self._pending.clear()
@@ -333,11 +387,12 @@ class RehearsalEnv(ToolEnv):
         self._tools = info.get("tools")
         won, score = bool(info.get("won")), float(info.get("score") or 0.0)
         forced_fail = self.end_on_tool_error and self._protocol_error
-        if self.reward_mode == "checklist" and not forced_fail and not message.has_tool_calls and info.get("action_valid", True):
-            # a text reply closes the user turn: score it; an unmet required standard stops the episode
-            turn = self._score_turn(len(self._turn_scores))
-            terminated = terminated or turn.required_unmet
-        if terminated and not forced_fail and self.reward_mode != "base":
+        extra = self._extra(info)
+        if self.reward_mode == "checklist":
+            reward, score, won, terminated = self._checklist_step(message.has_tool_calls, info, forced_fail, terminated)
+            extra["checklist_turn_scores"] = [t.score for t in self._turn_scores]
+            extra["checklist_judge_invalid"] = [p for t in self._turn_scores for p in t.judge_problems]
+        elif terminated and not forced_fail and self.reward_mode != "base":
             score, won = self._mode_score()
             reward = score
         elif terminated and not forced_fail and not self.real:
@@ -345,15 +400,47 @@ class RehearsalEnv(ToolEnv):
             if recomputed is not None:
                 score, won = recomputed
                 reward = score
-        extra = self._extra(info)
-        if self.reward_mode == "checklist":
-            extra["checklist_turn_scores"] = [t.score for t in self._turn_scores]
         if forced_fail:
-            reward, score, won, terminated = 0.0, 0.0, False, True
+            if self.reward_mode != "checklist":
+                reward, score = 0.0, 0.0
+            won, terminated = False, True
             extra["error"] = PROTOCOL_ERROR
         return StepOutcome(observation, float(reward), score, won, bool(terminated), bool(truncated),
-                           action_valid=bool(info.get("action_valid", True)),
+                           action_valid=self._action_valid(command, info),
                            admissible_actions=info.get("admissible_actions"), extra=extra)
+
+    def _action_valid(self, command: str, info: dict[str, Any]) -> bool:
+        """Released variant: the released agents' validity (the generated text is not empty), so a
+        malformed call is valid and ends the episode instead; validation variant: the base env's."""
+        if self.variant == "released":
+            return bool(command.strip())
+        return bool(info.get("action_valid", True))
+
+    def _checklist_step(self, has_calls: bool, info: dict[str, Any], forced_fail: bool,
+                        terminated: bool) -> tuple[float, float, bool, bool]:
+        """(reward, score, won, terminated) of a step under the per-turn checklist reward.
+
+        A text reply closes the user turn: the turn is scored and its share
+        ``turn score / (num_checklists * num_turns)`` is this step's reward, so the episode
+        return is the sum over closed turns, as the released rollout accumulates turn rewards.
+        A turn that leaves a required standard unmet, or whose judge answered outside the
+        verdict schema, ends the episode after it (``ChecklistInteraction.generate_response``).
+        A tool error ends the episode with reward 0 for the open turn; the closed turns keep theirs.
+        """
+        before = episode_score(self._turn_scores, self._checklists)
+        if not forced_fail and not has_calls and info.get("action_valid", True):
+            turn = self._score_turn(len(self._turn_scores))
+            terminated = terminated or turn.required_unmet or bool(turn.judge_problems)
+        if terminated and not forced_fail and self.variant == "validation":
+            reached = len([m for m in self.base.messages if m.get("role") == "user"])
+            stopped = bool(self._turn_scores) and (self._turn_scores[-1].required_unmet or self._turn_scores[-1].judge_problems)
+            if len(self._turn_scores) < reached and not stopped:  # ended inside a turn (turn limit, end_on_goal)
+                self._score_turn(len(self._turn_scores))
+        score = episode_score(self._turn_scores, self._checklists)
+        turns = max(len(c) for c in self._checklists)
+        won = (not forced_fail and len(self._turn_scores) >= turns
+               and all(all(all(m) for m in t.met) for t in self._turn_scores))
+        return score - before, score, won, terminated or forced_fail
 
     def _extra(self, info: dict[str, Any]) -> dict[str, Any]:
         self._base_privileged = dict(info.get("privileged") or {})
@@ -415,7 +502,8 @@ class RehearsalEnv(ToolEnv):
         assert self.world_model is not None
         tool_index = self.base.tool_index
         parsed = parse_tool_calls(command)
-        calls, errors = list(parsed.calls), list(parsed.errors)
+        calls = list(parsed.calls)
+        errors = list(parsed.errors) if self.variant == "validation" else []  # extra rows: the validation variant's
         if not calls and not errors:
             return
         history = list(self.base.messages)
@@ -437,8 +525,8 @@ class RehearsalEnv(ToolEnv):
         for call, simulation in zip(calls, simulations[len(errors):]):
             expected = validate_call(call, tool_index)
             simulation.record.expected_error = expected.code if expected is not None else ""
-            simulation.record.validation_reward = validation_reward(expected.code if expected is not None else "",
-                                                                    simulation.result)
+            if self.variant == "validation":
+                simulation.record.validation_reward = validation_reward(simulation.record.expected_error, simulation.result)
             self._pending.append((call, simulation))
             self._step_generations.append(simulation.record)
             self.episode_generations.append(simulation.record)
@@ -446,12 +534,17 @@ class RehearsalEnv(ToolEnv):
     def _answer_malformed(self, error: ToolCallError) -> Any:
         """The base's ``error_runner``: the simulator's answer to a block that did not parse (the
         episode still ends on it when ``end_on_tool_error`` is set, as the released parser does)."""
+        if self._released_error is not None:
+            return self._released_error
         if not self._pending_errors:
             return error_payload(error)
         return self._pending_errors.popleft().result
 
     def _run_call(self, call: ToolCall) -> tuple[str, Any, str]:
         """The base's ``call_runner`` while rehearsing: simulated results, in the order the calls come."""
+        if self._released_error is not None:  # a malformed message: the released env runs none of its calls
+            self._protocol_error = True
+            return call.name, self._released_error, "invalid"
         if self.real:
             name, result, status = self.base.execute_call(call)
         else:
@@ -490,7 +583,7 @@ class RehearsalEnv(ToolEnv):
                     "(a fixed judge model such as 'hf:Qwen/Qwen3-8B', never the policy being trained)."
                 )
             spec = self._judge_spec
-            self._checklist_judge = spec if isinstance(spec, ChecklistJudge) else ChecklistJudge(spec)
+            self._checklist_judge = spec if isinstance(spec, ChecklistJudge) else ChecklistJudge(spec, **self._judge_sampling)
 
     def _score_turn(self, turn: int) -> TurnScore:
         seed = int(self.np_random.integers(2**31 - 1))
@@ -499,17 +592,10 @@ class RehearsalEnv(ToolEnv):
         return scored
 
     def _mode_score(self) -> tuple[float, bool]:
-        """(score, won) of the ended episode by ``reward_mode`` (``checklist``, ``gold_calls``, ``judge`` or ``none``)."""
+        """(score, won) of the ended episode by ``reward_mode`` (``gold_calls``, ``judge`` or ``none``;
+        ``checklist`` is scored turn by turn, :meth:`_checklist_step`)."""
         if self.reward_mode == "none":
             return 0.0, False
-        if self.reward_mode == "checklist":
-            reached = len([m for m in self.base.messages if m.get("role") == "user"])
-            stopped = bool(self._turn_scores) and self._turn_scores[-1].required_unmet
-            if len(self._turn_scores) < reached and not stopped:  # the episode ended inside a turn (turn limit, end_on_goal)
-                self._score_turn(len(self._turn_scores))
-            turns = max(len(c) for c in self._checklists)
-            won = len(self._turn_scores) >= turns and all(all(all(m) for m in t.met) for t in self._turn_scores)
-            return episode_score(self._turn_scores, self._checklists), won
         if self.reward_mode == "gold_calls":
             return gold_call_score(self._made, self._gold)
         criteria = task_criteria(self.base.success_criteria(), self._task_text, self._gold)

@@ -26,15 +26,19 @@ function). The turn score is the met standards' weights summed over checklists
 
 Standards without a ``check`` are graded by a judge with the released judge prompt
 (``checklist_reward.get_input_prompt_v2`` over ``get_messages_str_v2`` transcripts), which
-answers a JSON verdict whose ``answer`` is a boolean; an unreadable verdict counts as not met.
+answers a JSON verdict (:data:`VERDICT_SCHEMA`), sampled as the released judge is
+(:class:`ChecklistJudge`). An unusable verdict counts as not met, is reported on the turn
+(``TurnScore.judge_problems``) and, as in the released reward, ends the episode after that turn.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
+
+import jsonschema
 
 from agentgym_suite.core.tool_calls import parse_tool_calls
 from agentgym_suite.envs.shared.canonical_json import canonical
@@ -213,41 +217,97 @@ def judge_prompt(before_turn: str, this_turn: str, standard: Standard) -> str:
     )
 
 
-def parse_verdict(text: Any) -> bool:
-    """The judge's boolean ``answer``; anything unreadable is False (``checklist_reward.eval_one_check``)."""
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "high_level_understanding_of_the_question": {"type": "string"},
+        "analysis_of_if_focus_on": {"type": "string"},
+        "analysis_of_pass_condition": {"type": "string"},
+        "analysis_of_failure_examples": {"type": "string"},
+        "answer": {"type": "boolean"},
+    },
+    "required": ["high_level_understanding_of_the_question", "analysis_of_if_focus_on", "analysis_of_pass_condition",
+                 "analysis_of_failure_examples", "answer"],
+    "additionalProperties": False,
+}
+"""The verdict's JSON schema, as the released judge requests it (``checklist_reward.eval_one_check``)."""
+VERDICT_SCHEMA_NAME = "evaluation_verdict"
+JUDGE_TEMPERATURE, JUDGE_TOP_P, JUDGE_MAX_NEW_TOKENS, JUDGE_ATTEMPTS = 0.6, 0.8, 6000, 5
+"""The released judge's sampling and retries (``run_checklist_share.sh`` lines 191-196, ``JUDGE_RETRY``)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One reading of a judge reply."""
+
+    answer: bool
+    """The standard is met (False whenever the reply is unusable)."""
+    problem: str = ""
+    """Why the reply is unusable ("" when it is a valid verdict)."""
+    retry: bool = False
+    """The reply was not JSON at all (or the judge failed): the released judge asks again."""
+
+
+def read_verdict(text: Any) -> Verdict:
+    """Read one judge reply: the whole text must be JSON that satisfies :data:`VERDICT_SCHEMA`.
+
+    Text that is not JSON (fenced JSON and trailing words included) is asked again, as the
+    released judge's request loop does; JSON that breaks the schema is not. Either way the
+    standard is then not met and the problem is reported (upstream requests the schema from the
+    server, so such replies reach it only from a backend without guided decoding).
+    """
     if isinstance(text, bool):
-        return text
+        return Verdict(text)
     raw = str(text or "")
-    start, end = raw.find("{"), raw.rfind("}")
-    if start < 0 or end <= start:
-        return False
     try:
-        value = json.loads(raw[start:end + 1])
-    except (ValueError, RecursionError):  # not JSON, a number over the digit limit, absurd nesting
-        return False
-    return isinstance(value, dict) and value.get("answer") is True
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # not JSON, a number over the digit limit, absurd nesting
+        return Verdict(False, f"the judge's reply is not a JSON verdict ({exc}): {raw[:120]!r}", retry=True)
+    try:
+        jsonschema.validate(value, VERDICT_SCHEMA)
+    except jsonschema.ValidationError as exc:
+        return Verdict(False, f"the judge's verdict breaks its schema: {exc.message}")
+    return Verdict(bool(value["answer"]))
+
+
+def parse_verdict(text: Any) -> bool:
+    """The judge's boolean ``answer``; anything that is not a valid verdict is False (:func:`read_verdict`)."""
+    return read_verdict(text).answer
 
 
 class ChecklistJudge:
-    """A fixed judge model for standards without a machine check.
+    """A fixed judge model for standards without a machine check, sampled as the released judge.
+
+    A backend is asked with temperature 0.6, top-p 0.8 and up to 6000 new tokens, and with the
+    verdict's JSON schema (``SamplingParams.json_schema``: OpenAI-compatible servers receive it as
+    ``response_format``; backends without guided decoding sample freely and the reply is checked
+    against the schema). A reply that is not JSON is asked again, up to ``attempts`` times in all.
 
     Args:
         judge: a backend spec (loaded on first use), a backend object, or a callable
             ``(prompt) -> verdict text | bool``. It must not be the policy being trained:
             ``"policy"`` is refused.
-        max_new_tokens: verdict length (the released judge's fields are short analyses).
+        temperature, top_p, max_new_tokens: the judge's sampling (the released values by default).
+        attempts: requests per standard while the reply is not JSON (the released ``JUDGE_RETRY``).
     """
 
-    def __init__(self, judge: Any, *, max_new_tokens: int = 512) -> None:
+    def __init__(self, judge: Any, *, temperature: float = JUDGE_TEMPERATURE, top_p: float = JUDGE_TOP_P,
+                 max_new_tokens: int = JUDGE_MAX_NEW_TOKENS, attempts: int = JUDGE_ATTEMPTS) -> None:
         if judge is None or (isinstance(judge, str) and judge in ("policy", "real")):
             raise ValueError(
                 "the checklist judge must be a fixed model: a backend spec such as 'hf:Qwen/Qwen3-8B' or "
                 "'openai:MODEL@URL', a backend object or a callable; never the policy being trained."
             )
+        if attempts < 1:
+            raise ValueError(f"attempts must be >= 1 (got {attempts}); the released judge tries 5 times.")
         self.spec = judge if isinstance(judge, str) else None
         self._judge: Any = None if isinstance(judge, str) else judge
+        self.temperature, self.top_p = float(temperature), float(top_p)
         self.max_new_tokens = int(max_new_tokens)
+        self.attempts = int(attempts)
         self.calls = 0
+        self.problems: list[str] = []
+        """Every unusable verdict so far (the last ``attempts``' problem of each standard)."""
 
     @property
     def backend(self) -> Any:
@@ -259,19 +319,40 @@ class ChecklistJudge:
             self._judge = load_backend(self.spec)
         return self._judge
 
+    def sampling(self, seed: int | None = None) -> Any:
+        """The judge's ``SamplingParams`` (the verdict schema attached)."""
+        from agentgym_suite.llm.base import SamplingParams
+
+        return SamplingParams(temperature=self.temperature, top_p=self.top_p, max_new_tokens=self.max_new_tokens,
+                              seed=seed, json_schema=json.dumps(VERDICT_SCHEMA), json_schema_name=VERDICT_SCHEMA_NAME)
+
+    def assess(self, prompt: str, *, seed: int | None = None) -> Verdict:
+        """Ask the judge about one standard (asking again while the reply is not JSON); never raises."""
+        verdict = Verdict(False, "the judge was not asked", retry=True)
+        for attempt in range(self.attempts):
+            self.calls += 1
+            verdict = self._ask(prompt, None if seed is None else seed + attempt)
+            if not verdict.retry:
+                break
+        if verdict.problem:
+            self.problems.append(verdict.problem)
+        return verdict
+
     def verdict(self, prompt: str, *, seed: int | None = None) -> bool:
-        """Ask the judge about one standard; never raises (a failure is a standard not met)."""
-        self.calls += 1
+        """The judge's answer about one standard; an unusable reply is a standard not met."""
+        return self.assess(prompt, seed=seed).answer
+
+    def _ask(self, prompt: str, seed: int | None) -> Verdict:
         judge = self.backend
         try:
             if callable(getattr(judge, "generate", None)):
-                from agentgym_suite.llm.base import SamplingParams
-
-                params = SamplingParams(temperature=0.0, max_new_tokens=self.max_new_tokens, seed=seed)
-                return parse_verdict(judge.generate([[{"role": "user", "content": prompt}]], params)[0][0].text)
-            return parse_verdict(judge(prompt))
-        except Exception:  # a judge failure leaves the standard unmet, as the released reward does
-            return False
+                sample = judge.generate([[{"role": "user", "content": prompt}]], self.sampling(seed))[0][0]
+                if getattr(sample, "error", None):
+                    return Verdict(False, f"the judge could not generate: {sample.error}", retry=True)
+                return read_verdict(sample.text)
+            return read_verdict(judge(prompt))
+        except Exception as exc:  # a failing judge leaves the standard unmet, as the released reward does
+            return Verdict(False, f"the judge failed: {type(exc).__name__}: {exc}", retry=True)
 
 
 # ---------------------------------------------------------------------- scoring
@@ -286,6 +367,9 @@ class TurnScore:
     """``met[c][s]``: standard ``s`` of checklist ``c`` was met in this turn."""
     required_unmet: bool
     """A ``required_for_next_turn`` standard was left unmet: the episode stops here."""
+    judge_problems: list[str] = field(default_factory=list)
+    """Unusable judge replies of this turn (not JSON, or outside the verdict schema): the released
+    reward ends the episode after such a turn."""
 
 
 def score_turn(messages: Sequence[dict[str, Any]], checklists: ChecklistList, turn: int,
@@ -300,6 +384,7 @@ def score_turn(messages: Sequence[dict[str, Any]], checklists: ChecklistList, tu
     user_index, steps = segments[turn]
     before_turn = messages_str(list(messages[:user_index])) if judge is not None else ""
     total, met_all, required_unmet = 0.0, [], False
+    problems: list[str] = []
     for checklist in checklists:
         standards = checklist[turn] if turn < len(checklist) else []
         met = [False] * len(standards)
@@ -315,11 +400,14 @@ def score_turn(messages: Sequence[dict[str, Any]], checklists: ChecklistList, tu
                 elif judge is not None:
                     end = step.index + 1 + len(step.tools)
                     this_turn = messages_str(list(messages[user_index:end]))
-                    met[s] = judge.verdict(judge_prompt(before_turn, this_turn, standard), seed=seed)
+                    verdict = judge.assess(judge_prompt(before_turn, this_turn, standard), seed=seed)
+                    met[s] = verdict.answer
+                    if verdict.problem:
+                        problems.append(verdict.problem)
         total += sum(float(st.get("weight", 0.0)) for st, ok in zip(standards, met) if ok)
         required_unmet = required_unmet or any(st.get("required_for_next_turn") and not ok for st, ok in zip(standards, met))
         met_all.append(met)
-    return TurnScore(turn, round(total, 8), met_all, required_unmet)
+    return TurnScore(turn, round(total, 8), met_all, required_unmet, problems)
 
 
 def episode_score(turn_scores: Sequence[TurnScore], checklists: ChecklistList) -> float:
