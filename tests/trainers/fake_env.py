@@ -3,6 +3,8 @@ with the (random) text a tiny model writes, so advantages are not all zero."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
 
@@ -16,6 +18,8 @@ class LetterEnv(TextEnv):
     benchmark = "letters"
     default_action_format = "plain"
     prompt_description = "a letter-collecting game"
+    # the self-distilling plug-ins' teacher reads these (an env without skill texts is refused)
+    skills_fallback = Path(__file__).with_name("letter_skills")
 
     def __init__(self, horizon: int = 2, **kwargs) -> None:
         super().__init__(**kwargs)
