@@ -35,6 +35,8 @@ from typing import Any, Callable, ClassVar
 
 import gymnasium as gym
 
+from agentgym_suite.rollout.seeding import episode_seed
+
 MODES = ("parallel", "sequential")
 MAX_RESULT_CHARS = 200
 
@@ -217,7 +219,7 @@ class RehearsingAgent:
         self.memory = render_memory(self.attempts)
 
     def _attempt(self, env: gym.Env, task_id: str, index: int, memory: str) -> Attempt:
-        seed = None if self._seed is None else int(self._seed) * 1009 + index
+        seed = None if self._seed is None else episode_seed(self._seed, task_id, index)
         attempt = Attempt(index)
         observation, info = env.reset(seed=seed, options={"task_id": task_id})
         self.agent.reset(env, seed=seed)

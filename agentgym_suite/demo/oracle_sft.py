@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import gymnasium as gym
 
 from agentgym_suite.rollout.prompting import EpisodePrompt
+from agentgym_suite.rollout.seeding import episode_seed
 
 
 def oracle_conversations(env_id: str, env_kwargs: dict[str, Any], task_ids: Sequence[str] | None, *,
@@ -33,8 +34,8 @@ def oracle_conversations(env_id: str, env_kwargs: dict[str, Any], task_ids: Sequ
     try:
         ids = list(task_ids) if task_ids is not None else list(env.unwrapped.task_ids())
         records = []
-        for index, task_id in enumerate(ids):
-            observation, info = env.reset(seed=seed + index, options={"task_id": task_id})
+        for task_id in ids:
+            observation, info = env.reset(seed=episode_seed(seed, task_id), options={"task_id": task_id})
             prompt = EpisodePrompt("chat", env=env)
             prompt.start(observation, info)
             won, turns = bool(info.get("won")), 0

@@ -39,6 +39,7 @@ from typing import Any, Sequence
 from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
 from agentgym_suite.envs.shared.canonical_json import canonical
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
+from agentgym_suite.rollout.seeding import episode_seed
 
 CALL_METRICS = ("format_valid", "key_agreement", "exact_agreement", "tf_format_valid", "tf_key_agreement", "tf_exact_agreement")
 """Per-call metrics: the replay's, then the teacher-forced one-step comparison's."""
@@ -287,16 +288,16 @@ def run_fidelity(
     for caller_spec in callers:
         caller = None if caller_spec == "oracle" else make_agent(caller_spec, seed=seed)
         name = "oracle" if caller is None else str(getattr(caller, "name", caller_spec))
-        for k, task_id in enumerate(tasks):
-            episode_seed = seed * 100_003 + k
-            played = _play_real(real, caller, task_id, episode_seed, max_turns)
+        for task_id in tasks:
+            reset_seed = episode_seed(seed, task_id)  # attempt 0: the episode `agentgym eval --seed` plays first
+            played = _play_real(real, caller, task_id, reset_seed, max_turns)
             actions = [turn.completion_text for turn in played.turns]
             real_log = list(real.tool_log)
             real_messages = list(real.messages)
-            rehearsed_won, steps = _replay(rehearsed, actions, task_id, episode_seed)
+            rehearsed_won, steps = _replay(rehearsed, actions, task_id, reset_seed)
             sim_log = list(rehearsed.tool_log)
-            forced = teacher_forced(rehearsed, real_messages, real_log, episode_seed)
-            check_won = _real_check(checker, actions[:steps], task_id, episode_seed)
+            forced = teacher_forced(rehearsed, real_messages, real_log, reset_seed)
+            check_won = _real_check(checker, actions[:steps], task_id, reset_seed)
             calls = []
             for i, record in enumerate(real_log):
                 sim = sim_log[i] if i < len(sim_log) and sim_log[i].name == record.name else None

@@ -133,7 +133,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             (SkillRise plays trials of several tasks).
         credit: a credit plug-in instance; default built from ``args.credit``/``args.credit_params``.
         callbacks: TRL/transformers callbacks (logging only).
-        eval_dataset: held-out tasks (``task_id``, ``env_seed``) for ``eval_strategy``; default from
+        eval_dataset: held-out tasks (``task_id``, optionally ``env_seed``) for ``eval_strategy``; default from
             ``eval_env_kwargs``/``eval_task_ids`` (see :mod:`~agentgym_suite.trainers.held_out_eval`).
         eval_env_factory: makes a held-out env; default: ``args.train_env_id`` with
             ``eval_env_kwargs``, or ``env_factory`` when one is given.

@@ -15,8 +15,14 @@ generation backend as training, and logs the results into the run's own log
 Nothing of the training batch is touched: no rows are built, the credit plug-in is not called,
 and TRL's buffered generation batch and stored credit batch stay as they were. Held-out tasks
 come from ``eval_env_kwargs`` (a split of the same env, e.g. ``{split: valid_unseen}``) and/or
-``eval_task_ids``/``eval_num_tasks``, or from an ``eval_dataset`` with ``task_id`` and
-``env_seed`` columns. With several processes each plays a share and the results are gathered.
+``eval_task_ids``/``eval_num_tasks``, or from an ``eval_dataset`` with a ``task_id`` column. With
+several processes each plays a share and the results are gathered.
+
+Episode seeds: attempt ``k`` at a held-out task resets with
+:func:`~agentgym_suite.rollout.seeding.episode_seed` of the run's ``seed``, the task and ``k`` —
+the seeds ``agentgym eval --seed <seed> --k <num_generations_eval>`` plays on the same tasks. An
+``eval_dataset`` with an ``env_seed`` column fixes the reset seed of every attempt at that row's task
+instead.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import gymnasium as gym
 from datasets import Dataset
 
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, Trajectory
+from agentgym_suite.rollout.seeding import episode_seed
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 
 METRICS = ("success_rate", "return_mean", "score_mean", "turns_mean", "error_rate", "episodes")
@@ -45,16 +52,16 @@ def needs_held_out(args: Any) -> bool:
 
 
 def held_out_dataset(args: Any, env: gym.Env) -> Dataset:
-    """One row per held-out task (``task_id``, ``env_seed``), from ``eval_task_ids`` or the env's own
-    task list (the eval split), cut to ``eval_num_tasks``."""
+    """One row per held-out task (``task_id``), from ``eval_task_ids`` or the env's own task list (the
+    eval split), cut to ``eval_num_tasks``; each attempt's seed comes from the run seed (see the
+    module docstring)."""
     ids = list(args.eval_task_ids) if args.eval_task_ids else list(env.unwrapped.task_ids())
     if args.eval_num_tasks is not None:
         ids = ids[: args.eval_num_tasks]
     if not ids:
         raise ValueError("evaluation during training has no held-out tasks; check eval_env_kwargs (split) and "
                          "eval_task_ids.")
-    seeds = [int(args.seed) * 1_000_003 + 500_009 + i for i in range(len(ids))]
-    return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids, "env_seed": seeds})
+    return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids})
 
 
 def default_dataset(args: Any, env_factory: Callable[[], gym.Env], *, custom_env: bool) -> Dataset | None:
@@ -81,16 +88,25 @@ def require_held_out_source(args: Any, custom_env: bool) -> None:
     )
 
 
-def process_share(dataset: Dataset, episodes_per_task: int, *, rank: int, world: int, per_call: int,
-                  step: int) -> list[list[EpisodeSpec]]:
-    """This process's held-out episodes in rollouts of at most ``per_call``; every process gets the
-    same number of rollouts (some possibly empty), so they stay in step."""
-    specs = [
-        EpisodeSpec(task_id=str(row["task_id"]), seed=int(row["env_seed"]), group_id=f"eval{step}:{t}",
-                    traj_id=f"eval{step}:{t}.{k}", attempt=k)
+def held_out_specs(dataset: Dataset, episodes_per_task: int, *, run_seed: int, step: int) -> list[EpisodeSpec]:
+    """Every held-out episode, task by task: ``episodes_per_task`` attempts at each row's task, attempt
+    ``k`` reset with :func:`~agentgym_suite.rollout.seeding.episode_seed` (``run_seed``, task, ``k``),
+    or with the row's ``env_seed`` when the dataset has one."""
+    fixed = "env_seed" in dataset.column_names
+    return [
+        EpisodeSpec(task_id=str(row["task_id"]),
+                    seed=int(row["env_seed"]) if fixed else episode_seed(run_seed, str(row["task_id"]), k),
+                    group_id=f"eval{step}:{t}", traj_id=f"eval{step}:{t}.{k}", attempt=k)
         for t, row in enumerate(dataset)
         for k in range(episodes_per_task)
     ]
+
+
+def process_share(dataset: Dataset, episodes_per_task: int, *, run_seed: int, rank: int, world: int, per_call: int,
+                  step: int) -> list[list[EpisodeSpec]]:
+    """This process's held-out episodes (:func:`held_out_specs`) in rollouts of at most ``per_call``;
+    every process gets the same number of rollouts (some possibly empty), so they stay in step."""
+    specs = held_out_specs(dataset, episodes_per_task, run_seed=run_seed, step=step)
     mine = specs[rank::world]
     rollouts = math.ceil(math.ceil(len(specs) / world) / max(per_call, 1))
     return [mine[i * per_call : (i + 1) * per_call] for i in range(rollouts)]
@@ -142,13 +158,15 @@ class HeldOutEvaluation:
         self.env_id = env_id
 
     def run(self, dataset: Dataset, *, episodes_per_task: int, per_call: int, temperature: float, seed: int,
-            step: int, prefix: str = "eval") -> tuple[dict[str, float], list[Trajectory]]:
-        """Metrics over every process's held-out episodes, and this process's trajectories."""
-        missing = {"task_id", "env_seed"} - set(dataset.column_names)
-        if missing:
-            raise ValueError(f"the eval dataset needs columns task_id and env_seed; missing {sorted(missing)}.")
-        rollouts = process_share(dataset, episodes_per_task, rank=self.sync.rank, world=self.sync.world_size,
-                                 per_call=per_call, step=step)
+            run_seed: int, step: int, prefix: str = "eval") -> tuple[dict[str, float], list[Trajectory]]:
+        """Metrics over every process's held-out episodes, and this process's trajectories
+        (``seed``: the sampling seed; ``run_seed``: the run's seed, which the episodes' reset seeds
+        derive from)."""
+        if "task_id" not in dataset.column_names:
+            raise ValueError(f"the eval dataset needs a task_id column (and optionally env_seed); it has "
+                             f"{sorted(dataset.column_names)}.")
+        rollouts = process_share(dataset, episodes_per_task, run_seed=run_seed, rank=self.sync.rank,
+                                 world=self.sync.world_size, per_call=per_call, step=step)
         played: list[Trajectory] = []
         for specs in rollouts:
             envs = self.pool.get_made(self.env_factory, len(specs), env_id=self.env_id)
@@ -173,7 +191,8 @@ def evaluate(trainer: Any, dataset: Dataset, prefix: str = "eval") -> dict[str, 
     step = trainer.state.global_step
     metrics, played = trainer.held_out.run(
         dataset, episodes_per_task=int(trainer.num_generations_eval), per_call=args.per_device_eval_batch_size,
-        temperature=args.eval_temperature, seed=int(args.seed) * EVAL_SEED_OFFSET + step, step=step, prefix=prefix)
+        temperature=args.eval_temperature, seed=int(args.seed) * EVAL_SEED_OFFSET + step, run_seed=int(args.seed),
+        step=step, prefix=prefix)
     if args.save_trajectories:
         TrajectoryLog(os.path.join(args.output_dir, "eval_trajectories"), rank=trainer.sync.rank).write_step(step, played)
     was_training = trainer.model.training

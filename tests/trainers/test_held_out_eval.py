@@ -69,7 +69,7 @@ def test_every_process_plays_the_same_number_of_rollouts():
     from datasets import Dataset
 
     data = Dataset.from_dict({"task_id": [f"t{i}" for i in range(5)], "env_seed": list(range(5))})
-    shares = [process_share(data, 1, rank=r, world=2, per_call=2, step=0) for r in range(2)]
+    shares = [process_share(data, 1, run_seed=0, rank=r, world=2, per_call=2, step=0) for r in range(2)]
     assert [len(s) for s in shares] == [2, 2]
     assert sorted(spec.task_id for s in shares for part in s for spec in part) == [f"t{i}" for i in range(5)]
     assert summarize([{"won": 1, "return": 2.0, "score": 1.0, "turns": 3, "error": 0},
