@@ -10,7 +10,12 @@ generation backend as training, and logs the results into the run's own log
   curves from (:func:`held_out_curve` gives ``[(step, success rate), ...]`` from
   ``trainer.state.log_history``);
 * ``eval_return_mean``, ``eval_score_mean``, ``eval_turns_mean``, ``eval_error_rate``,
-  ``eval_episodes``.
+  ``eval_episodes``, ``eval_crashed``.
+
+They are :func:`~agentgym_suite.rollout.summary.summarize_outcomes` of the episodes, the summary
+``agentgym eval`` writes as ``success_rate``, ``mean_reward``, ``mean_score``, ``mean_turns``,
+``error_rate``, ``episodes`` and ``crashed``: a crashed episode is left out of the rates, not
+counted as lost. A rate no episode counts towards (every one crashed) is not logged.
 
 Nothing of the training batch is touched: no rows are built, the credit plug-in is not called,
 and TRL's buffered generation batch and stored credit batch stay as they were. Held-out tasks
@@ -36,10 +41,13 @@ from datasets import Dataset
 
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, Trajectory
 from agentgym_suite.rollout.seeding import episode_seed
+from agentgym_suite.rollout.summary import EpisodeOutcome, summarize_outcomes
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 
-METRICS = ("success_rate", "return_mean", "score_mean", "turns_mean", "error_rate", "episodes")
-"""Metrics an evaluation logs, each as ``<prefix>_<name>`` (prefix ``eval``)."""
+METRICS = {"success_rate": "success_rate", "return_mean": "mean_reward", "score_mean": "mean_score",
+           "turns_mean": "mean_turns", "error_rate": "error_rate", "episodes": "episodes", "crashed": "crashed"}
+"""Metrics an evaluation logs, each as ``<prefix>_<name>``, and the key of
+:func:`~agentgym_suite.rollout.summary.summarize_outcomes` (``agentgym eval``'s summary) it is."""
 
 EVAL_SEED_OFFSET = 7_919
 """Held-out episodes sample with seed ``args.seed * EVAL_SEED_OFFSET + step``: fixed per step, and
@@ -112,26 +120,11 @@ def process_share(dataset: Dataset, episodes_per_task: int, *, run_seed: int, ra
     return [mine[i * per_call : (i + 1) * per_call] for i in range(rollouts)]
 
 
-def episode_record(traj: Trajectory) -> dict[str, Any]:
-    """What the summary needs of one episode (small and picklable, for gathering)."""
-    return {"won": bool(traj.won), "return": float(traj.episode_return), "score": float(traj.score),
-            "turns": int(traj.num_turns), "error": traj.error is not None}
-
-
-def summarize(records: Sequence[dict[str, Any]], prefix: str = "eval") -> dict[str, float]:
-    """The metrics of :data:`METRICS` over the records, named ``<prefix>_<metric>``."""
-    n = len(records)
-    if n == 0:
-        return {f"{prefix}_episodes": 0.0}
-    mean = lambda key: sum(float(r[key]) for r in records) / n  # noqa: E731
-    return {
-        f"{prefix}_success_rate": mean("won"),
-        f"{prefix}_return_mean": mean("return"),
-        f"{prefix}_score_mean": mean("score"),
-        f"{prefix}_turns_mean": mean("turns"),
-        f"{prefix}_error_rate": mean("error"),
-        f"{prefix}_episodes": float(n),
-    }
+def summarize(outcomes: Sequence[EpisodeOutcome], prefix: str = "eval") -> dict[str, float]:
+    """The metrics of :data:`METRICS` over the episodes' outcomes, named ``<prefix>_<metric>``
+    (those no episode counts towards are left out)."""
+    summary = summarize_outcomes(outcomes)
+    return {f"{prefix}_{name}": float(summary[key]) for name, key in METRICS.items() if summary[key] is not None}
 
 
 class HeldOutEvaluation:
@@ -173,8 +166,8 @@ class HeldOutEvaluation:
             trajectories = self.play(envs, specs, temperature, seed)
             self.pool.distrust(envs, trajectories)
             played += trajectories
-        records = [r for part in self.sync.gather([episode_record(t) for t in played]) for r in part]
-        return summarize(records, prefix), played
+        outcomes = [o for part in self.sync.gather([EpisodeOutcome.of(t) for t in played]) for o in part]
+        return summarize(outcomes, prefix), played
 
     def close(self) -> None:
         """Close the pool's envs (the trainer's pool: its training envs too) and their workers."""
