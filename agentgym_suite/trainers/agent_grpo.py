@@ -324,7 +324,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         check_group_layout(inputs, num_generations, offset)
         specs = [
             EpisodeSpec(task_id=str(x["task_id"]), seed=int(x["env_seed"]),
-                        group_id=f"{step}:{(offset + i) // num_generations}", traj_id=f"{step}:{offset + i}")
+                        group_id=f"{step}:{(offset + i) // num_generations}", traj_id=f"{step}:{offset + i}",
+                        attempt=(offset + i) % num_generations)  # the member: a group shares its reset seed
             for i, x in enumerate(inputs)
         ]
         # a fresh seed per rollout, drawn from the trainer's RNG: the backend restores the global RNG

@@ -21,7 +21,7 @@ def tiny():
 
 
 def _specs(task_ids, group_size=1):
-    return [EpisodeSpec(t, 10 + g, f"g{g}", f"{g}.{k}") for g, t in enumerate(task_ids) for k in range(group_size)]
+    return [EpisodeSpec(t, 10 + g, f"g{g}", f"{g}.{k}", attempt=k) for g, t in enumerate(task_ids) for k in range(group_size)]
 
 
 def test_single_mode_batches_turns_and_drops_finished_envs(tiny):
@@ -124,7 +124,7 @@ def test_engine_rejects_bad_settings(tiny):
 
 
 def test_sampled_episodes_do_not_depend_on_their_batch(tiny):
-    # each prompt samples from a seed of its episode and turn (episode_sampling_seed), so playing the
+    # each prompt samples from a seed of its episode and turn (turn_sampling_seed), so playing the
     # episodes together or split into other batches gives the same tokens; a group's members differ
     sampling = SamplingParams(temperature=1.0, max_new_tokens=6, seed=3)
     specs = _specs(["c3", "c2"], group_size=2)
