@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from agentgym_suite.agents.base import OracleAgent
 from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
 from agentgym_suite.envs.shared.canonical_json import canonical
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
@@ -121,19 +122,6 @@ class FidelityReport:
         }
 
 
-class _PlanFollower:
-    """The oracle caller: the plan the oracle gives at reset, then the oracle's next step once it runs out."""
-
-    name = "oracle"
-
-    def reset(self, env: Any, *, seed: int | None = None) -> None:
-        self._env = env
-        self._plan = list(env.unwrapped.oracle())
-
-    def act(self, observation: str, info: dict[str, Any]) -> str:
-        return self._plan.pop(0) if self._plan else (self._env.unwrapped.oracle() or ["Done."])[0]
-
-
 class _Replay:
     """Plays a fixed list of actions, in order."""
 
@@ -155,8 +143,10 @@ def _play(env: Any, agent: Any, task_id: str, seed: int, max_turns: int) -> Traj
 
 
 def _play_real(env: Any, caller: Any, task_id: str, seed: int, max_turns: int) -> Trajectory:
-    """Play the task in the real env with the caller (the oracle's plan when None)."""
-    return _play(env, _PlanFollower() if caller is None else caller, task_id, seed, max_turns)
+    """Play the task in the real env with the caller (when None, the oracle: the plan it gives at
+    reset, then its next step once that runs out)."""
+    oracle = OracleAgent(plan_at_reset=True, when_done="Done.")
+    return _play(env, oracle if caller is None else caller, task_id, seed, max_turns)
 
 
 def _replay(env: Any, actions: Sequence[str], task_id: str, seed: int) -> tuple[bool, int]:
