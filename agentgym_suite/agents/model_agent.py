@@ -10,8 +10,12 @@ action is that assistant message as OpenAI JSON (the env answers each call under
 id) and the history keeps it as ``tool_calls``, as the OpenAI API expects it sent back.
 
 ``act_batch`` serves several envs in one backend call: ``reset_batch(envs, seeds=)`` first, then
-one observation and info per env. Each episode samples from its own seed (``seed + turn``), so
-it plays the same in any batch. A generation that fails fails only its own episode
+one observation and info per env. Each episode samples from its own seed per turn, so it plays the
+same in any batch.
+
+Prompts, sampling seeds and the reading of an action come from
+:mod:`~agentgym_suite.rollout.model_turns`, the path the trainer's ``BackendPolicy`` takes too:
+for the same observations both send a backend the same prompt and read the same action. A generation that fails fails only its own episode
 (:class:`~agentgym_suite.agents.base.BatchActionError`).
 
 Chat histories that outgrow the context window lose their oldest turns
@@ -22,7 +26,6 @@ smaller; a prompt the server still finds too long is trimmed further and sent ag
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
@@ -33,6 +36,7 @@ from agentgym_suite.agents.base import BatchActionError
 from agentgym_suite.llm.base import Backend, BackendError, Sample, SamplingParams
 from agentgym_suite.llm.openai_wire import TokenEstimate, context_overflow
 from agentgym_suite.rollout.context import fit_messages
+from agentgym_suite.rollout.model_turns import open_prompt, parse_action, turn_sampling, turn_sampling_seed
 from agentgym_suite.rollout.prompting import EpisodePrompt
 
 PROMPT_FORMATS = ("single", "chat")
@@ -65,7 +69,9 @@ class ModelAgent:
         temperature: sampling temperature (0 = greedy; 0.4 is the seeds' evaluation setting).
         top_p: nucleus mass.
         max_new_tokens: longest action in tokens.
-        seed: sampling seed (offset per turn) of episodes started without a seed of their own.
+        seed: the run's sampling seed, mixed with each episode's seed and turn
+            (:func:`~agentgym_suite.rollout.model_turns.turn_sampling_seed`); episodes started
+            without a seed of their own use it as theirs.
         history_length: turns of history in the ``single`` prompt.
         stop: stop strings (kept in the action text).
         system_prompt: system message for ``chat`` prompts on command envs.
@@ -121,7 +127,7 @@ class ModelAgent:
 
     # ------------------------------------------------------------------ Agent protocol
     def reset(self, env: gym.Env, *, seed: int | None = None) -> None:
-        """Start a new episode in ``env``, sampled from ``seed`` (offset by the turn)."""
+        """Start a new episode in ``env``, sampled from ``seed`` (mixed with the turn)."""
         self.reset_batch([env], seeds=[seed])
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
@@ -140,10 +146,11 @@ class ModelAgent:
                     seeds: Sequence[int | None] | None = None) -> None:
         """Start new episodes in several envs, served together by :meth:`act_batch`.
 
-        ``seeds`` (one per env) gives each episode its own sampling seed (``seeds[i] + turn``;
-        the agent's own ``seed`` where an entry is None), so an episode's actions do not depend
-        on the batch. Without ``seeds``, ``seed`` (else the agent's ``seed``) seeds the batch as
-        a whole, offset per turn."""
+        ``seeds`` (one per env) gives each episode its own sampling seed per turn
+        (:func:`~agentgym_suite.rollout.model_turns.turn_sampling_seed` of the agent's ``seed``,
+        ``seeds[i]`` — the agent's own ``seed`` where an entry is None — and the turn), so an
+        episode's actions do not depend on the batch. Without ``seeds``, ``seed`` (else the
+        agent's ``seed``) seeds the batch as a whole, mixed with the turn."""
         if not envs:
             raise ValueError("reset_batch() needs at least one env.")
         if seeds is not None and len(seeds) != len(envs):
@@ -170,9 +177,8 @@ class ModelAgent:
             )
         for slot, observation, info in zip(self._slots, observations, infos):
             if not slot.started:
-                if slot.prompt.mode == "single" and (info.get("tools") or info.get("messages")):
-                    slot.prompt = self._prompt(slot.env, "chat")
-                slot.prompt.start(observation, info)
+                slot.prompt = open_prompt(self.prompt_format, slot.env, observation, info,
+                                          history_length=self.history_length, system_prompt=self.system_prompt)
                 slot.started = True
             else:
                 slot.prompt.record(slot.last_action or "", observation, info, assistant=slot.reply)
@@ -187,7 +193,7 @@ class ModelAgent:
                 errors.append(BackendError(f"{self.name} could not generate an action: {sample.error}"))
                 self.last_turns.append({})
                 continue
-            action, slot.reply = _action(sample)
+            action, slot.reply = parse_action(sample)
             slot.last_action = action
             slot.turn += 1
             actions.append(action)
@@ -204,14 +210,15 @@ class ModelAgent:
 
     # ------------------------------------------------------------------ generation
     def _params(self) -> SamplingParams:
-        """This turn's sampling: each episode's own seed, or the batch seed, offset by the turn."""
+        """This turn's sampling: each episode's own seed, or the batch seed, mixed with the turn
+        (:func:`~agentgym_suite.rollout.model_turns.turn_sampling`; an episode is member 0 of its
+        seed: every attempt of an evaluation has a reset seed of its own)."""
         if any(slot.seed is not None for slot in self._slots):
-            seeds = tuple(None if s.seed is None else s.seed + s.turn for s in self._slots)
-            first = next(seed for seed in seeds if seed is not None)  # for backends that take one seed only
-            return replace(self.sampling, seed=first, seeds=seeds)
+            run = replace(self.sampling, seed=self.sampling.seed if self.sampling.seed is not None else 0)
+            return turn_sampling(run, [(slot.seed, 0, slot.turn) for slot in self._slots])
         if self._batch_seed is None:
             return replace(self.sampling, seed=None)
-        return replace(self.sampling, seed=self._batch_seed + self._turn)
+        return replace(self.sampling, seed=turn_sampling_seed(self._batch_seed, None, self._turn))
 
     def _generate(self, params: SamplingParams) -> tuple[list[Sample], list[list[dict[str, Any]]], list[list[int]]]:
         """One backend call for every slot; prompts the server finds too long are trimmed further
@@ -285,25 +292,10 @@ class ModelAgent:
             "context_trimmed": trimmed or None,
         }
 
-    def _prompt(self, env: gym.Env | None, mode: str) -> EpisodePrompt:
-        return EpisodePrompt(mode, env=env, history_length=self.history_length, system_prompt=self.system_prompt)
-
     def _slot(self, env: gym.Env | None, seed: int | None = None) -> _Slot:
-        return _Slot(env, self._prompt(env, self.prompt_format), seed)
-
-
-def _action(sample: Sample) -> tuple[str, dict[str, Any] | None]:
-    """The action for a sample, and the reply to keep in the history when it is not the action text.
-
-    A server's reply with ``tool_calls`` becomes the OpenAI assistant message as JSON (the env
-    parses it, keeping the server's call ids); any other reply is its text.
-    """
-    message = sample.message or {}
-    calls = message.get("tool_calls")
-    if not calls:
-        return sample.text, None
-    reply = {"role": "assistant", "content": message.get("content"), "tool_calls": list(calls)}
-    return json.dumps(reply, ensure_ascii=False), reply
+        prompt = EpisodePrompt(self.prompt_format, env=env, history_length=self.history_length,
+                               system_prompt=self.system_prompt)  # replaced by open_prompt at the first observation
+        return _Slot(env, prompt, seed)
 
 
 def _last_user(messages: list[dict[str, Any]]) -> str:

@@ -35,6 +35,9 @@ from typing import Any, Callable, ClassVar
 
 import gymnasium as gym
 
+from agentgym_suite.rollout import EpisodeSpec, RolloutEngine
+from agentgym_suite.rollout.seeding import episode_seed
+
 MODES = ("parallel", "sequential")
 MAX_RESULT_CHARS = 200
 
@@ -87,6 +90,18 @@ def render_memory(attempts: list[Attempt]) -> str:
     lines.append(f"## Suggested plan (from attempt {best.index + 1})")
     lines.extend(plan or ["No tool call is needed; answer the user directly."])
     return "\n".join(lines)
+
+
+class _WithMemory(gym.Wrapper):
+    """An imagined env whose first ``info`` carries the rehearsal memory (see :func:`with_memory`)."""
+
+    def __init__(self, env: gym.Env, memory: str) -> None:
+        super().__init__(env)
+        self.memory = memory
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        observation, info = self.env.reset(**kwargs)
+        return observation, with_memory(info, self.memory)
 
 
 def with_memory(info: dict[str, Any], memory: str) -> dict[str, Any]:
@@ -217,19 +232,19 @@ class RehearsingAgent:
         self.memory = render_memory(self.attempts)
 
     def _attempt(self, env: gym.Env, task_id: str, index: int, memory: str) -> Attempt:
-        seed = None if self._seed is None else int(self._seed) * 1009 + index
+        seed = None if self._seed is None else episode_seed(self._seed, task_id, index)
         attempt = Attempt(index)
-        observation, info = env.reset(seed=seed, options={"task_id": task_id})
-        self.agent.reset(env, seed=seed)
-        info = with_memory(info, memory)
-        for _ in range(self.max_turns):
-            action = self.agent.act(observation, info)
-            observation, _, terminated, truncated, info = env.step(action)
-            attempt.steps += 1
-            self.stats["simulated_calls"] += len(info.get("simulator_generations") or [])
-            if terminated or truncated:
-                attempt.ended = "reply" if not info.get("error") else f"ended early: {info['error']}"
-                break
+        engine = RolloutEngine(self.agent, max_turns=self.max_turns, info_keys=None)  # the episode path of every agent
+        [played] = engine.run([_WithMemory(env, memory)], [EpisodeSpec(task_id, seed, f"rehearsal:{task_id}",
+                                                                      f"rehearsal:{task_id}.{index}", attempt=index)])
+        if played.broken:
+            raise RuntimeError(f"imagined attempt {index} at {task_id} failed ({played.error_stage}): {played.error}")
+        attempt.steps = played.num_turns
+        self.stats["simulated_calls"] += sum(len(turn.simulator_generations) for turn in played.turns)
+        last = played.turns[-1] if played.turns else None
+        if last is not None and (last.terminated or (last.truncated and played.num_turns < self.max_turns)):
+            error = last.info.get("error")
+            attempt.ended = "reply" if not error else f"ended early: {error}"
         inner = env.unwrapped
         attempt.calls = [(r.name, dict(r.arguments), r.result, bool(r.ok)) for r in inner.tool_log]
         replies = [m for m in inner.messages if m.get("role") == "assistant" and not m.get("tool_calls")]

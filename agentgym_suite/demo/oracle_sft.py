@@ -20,39 +20,62 @@ from typing import Any, Sequence
 
 import gymnasium as gym
 
+from agentgym_suite.agents.base import OracleAgent
+from agentgym_suite.rollout import EpisodeSpec, RolloutEngine
 from agentgym_suite.rollout.prompting import EpisodePrompt
+from agentgym_suite.rollout.seeding import episode_seed
+
+
+class _Transcript:
+    """The oracle, transcribing the chat conversation the model agent would see (one per episode)."""
+
+    name = "oracle"
+
+    def __init__(self) -> None:
+        self.oracle = OracleAgent()
+        self.prompt: EpisodePrompt | None = None
+        self.last_action: str | None = None
+
+    def reset(self, env: gym.Env, *, seed: int | None = None) -> None:
+        self.oracle.reset(env, seed=seed)
+        self.prompt = EpisodePrompt("chat", env=env)
+        self.last_action = None
+
+    def act(self, observation: str, info: dict[str, Any]) -> str:
+        assert self.prompt is not None, "reset() first"
+        if self.last_action is None:
+            self.prompt.start(observation, info)
+        else:
+            self.prompt.record(self.last_action, observation, info)
+        self.last_action = self.oracle.act(observation, info)
+        return self.last_action
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation up to the last action (the env's reply to it is not trained on)."""
+        if self.prompt is None or self.last_action is None:
+            return []
+        return [*self.prompt.prompt(), {"role": "assistant", "content": self.last_action}]
 
 
 def oracle_conversations(env_id: str, env_kwargs: dict[str, Any], task_ids: Sequence[str] | None, *,
                          max_turns: int, seed: int = 0) -> list[dict[str, Any]]:
-    """Play the oracle on each task and return one record per episode: ``task_id``, ``won``,
-    ``turns`` and ``messages`` (the chat conversation the model agent would have seen, with the
-    oracle's actions as the assistant turns). Only won episodes are worth imitating; the caller
+    """Play the oracle (:class:`~agentgym_suite.agents.base.OracleAgent`, through the rollout engine)
+    on each task, attempt 0 of run seed ``seed``, and return one record per episode: ``task_id``,
+    ``won``, ``turns`` and ``messages`` (the chat conversation the model agent would have seen, with
+    the oracle's actions as the assistant turns). Only won episodes are worth imitating; the caller
     filters on ``won``."""
     env = gym.make(env_id, **env_kwargs)
     try:
         ids = list(task_ids) if task_ids is not None else list(env.unwrapped.task_ids())
         records = []
-        for index, task_id in enumerate(ids):
-            observation, info = env.reset(seed=seed + index, options={"task_id": task_id})
-            prompt = EpisodePrompt("chat", env=env)
-            prompt.start(observation, info)
-            won, turns = bool(info.get("won")), 0
-            while turns < max_turns and not won:
-                plan = env.unwrapped.oracle()
-                if not plan:
-                    break
-                action = plan[0]
-                observation, _reward, terminated, truncated, info = env.step(action)
-                prompt.record(action, observation, info)
-                turns += 1
-                won = bool(info.get("won"))
-                if terminated or truncated:
-                    break
-            messages = prompt.prompt()
-            if messages and messages[-1]["role"] != "assistant":
-                messages = messages[:-1]  # the env's reply to the last action is not trained on
-            records.append({"task_id": task_id, "won": won, "turns": turns, "messages": messages})
+        for task_id in ids:
+            transcript = _Transcript()
+            engine = RolloutEngine(transcript, max_turns=max_turns, info_keys=None)
+            [played] = engine.run([env], [EpisodeSpec(task_id, episode_seed(seed, task_id), task_id)])
+            if played.error is not None:
+                raise RuntimeError(f"the oracle episode of {task_id} failed ({played.error_stage}): {played.error}")
+            records.append({"task_id": task_id, "won": bool(played.won), "turns": played.num_turns,
+                            "messages": transcript.messages()})
         return records
     finally:
         env.close()

@@ -36,9 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from agentgym_suite.agents.base import OracleAgent
 from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
 from agentgym_suite.envs.shared.canonical_json import canonical
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
+from agentgym_suite.rollout.seeding import episode_seed
 
 CALL_METRICS = ("format_valid", "key_agreement", "exact_agreement", "tf_format_valid", "tf_key_agreement", "tf_exact_agreement")
 """Per-call metrics: the replay's, then the teacher-forced one-step comparison's."""
@@ -120,19 +122,6 @@ class FidelityReport:
         }
 
 
-class _PlanFollower:
-    """The oracle caller: the plan the oracle gives at reset, then the oracle's next step once it runs out."""
-
-    name = "oracle"
-
-    def reset(self, env: Any, *, seed: int | None = None) -> None:
-        self._env = env
-        self._plan = list(env.unwrapped.oracle())
-
-    def act(self, observation: str, info: dict[str, Any]) -> str:
-        return self._plan.pop(0) if self._plan else (self._env.unwrapped.oracle() or ["Done."])[0]
-
-
 class _Replay:
     """Plays a fixed list of actions, in order."""
 
@@ -154,8 +143,10 @@ def _play(env: Any, agent: Any, task_id: str, seed: int, max_turns: int) -> Traj
 
 
 def _play_real(env: Any, caller: Any, task_id: str, seed: int, max_turns: int) -> Trajectory:
-    """Play the task in the real env with the caller (the oracle's plan when None)."""
-    return _play(env, _PlanFollower() if caller is None else caller, task_id, seed, max_turns)
+    """Play the task in the real env with the caller (when None, the oracle: the plan it gives at
+    reset, then its next step once that runs out)."""
+    oracle = OracleAgent(plan_at_reset=True, when_done="Done.")
+    return _play(env, oracle if caller is None else caller, task_id, seed, max_turns)
 
 
 def _replay(env: Any, actions: Sequence[str], task_id: str, seed: int) -> tuple[bool, int]:
@@ -287,16 +278,16 @@ def run_fidelity(
     for caller_spec in callers:
         caller = None if caller_spec == "oracle" else make_agent(caller_spec, seed=seed)
         name = "oracle" if caller is None else str(getattr(caller, "name", caller_spec))
-        for k, task_id in enumerate(tasks):
-            episode_seed = seed * 100_003 + k
-            played = _play_real(real, caller, task_id, episode_seed, max_turns)
+        for task_id in tasks:
+            reset_seed = episode_seed(seed, task_id)  # attempt 0: the episode `agentgym eval --seed` plays first
+            played = _play_real(real, caller, task_id, reset_seed, max_turns)
             actions = [turn.completion_text for turn in played.turns]
             real_log = list(real.tool_log)
             real_messages = list(real.messages)
-            rehearsed_won, steps = _replay(rehearsed, actions, task_id, episode_seed)
+            rehearsed_won, steps = _replay(rehearsed, actions, task_id, reset_seed)
             sim_log = list(rehearsed.tool_log)
-            forced = teacher_forced(rehearsed, real_messages, real_log, episode_seed)
-            check_won = _real_check(checker, actions[:steps], task_id, episode_seed)
+            forced = teacher_forced(rehearsed, real_messages, real_log, reset_seed)
+            check_won = _real_check(checker, actions[:steps], task_id, reset_seed)
             calls = []
             for i, record in enumerate(real_log):
                 sim = sim_log[i] if i < len(sim_log) and sim_log[i].name == record.name else None

@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentgym_suite.rollout.records import Trajectory
+from agentgym_suite.rollout.summary import EpisodeOutcome, final_info, is_scorable, summarize_outcomes
 
 
 def _check(n: int, c: int, k: int) -> None:
@@ -73,16 +74,6 @@ def mean_pass(counts: dict[str, tuple[int, int]], k: int, *, hat: bool = False) 
 
 LABEL_KEYS = ("user_simulator", "nl_judge", "judge", "scoring", "memory", "retriever", "corpus")
 """Final-info keys that say how a result was obtained; :func:`summarize` lists their values under ``labels``."""
-
-
-def final_info(record: Trajectory) -> dict[str, Any]:
-    """The recorded info of the episode's last turn (empty when it has no turns)."""
-    return record.turns[-1].info if record.turns else {}
-
-
-def is_scorable(record: Trajectory) -> bool:
-    """False when the env reported the episode as not scorable (``info["scorable"] is False``)."""
-    return final_info(record).get("scorable", True) is not False
 
 
 def result_labels(records: Iterable[Trajectory]) -> dict[str, list[str]]:
@@ -141,14 +132,13 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
     ``sequence_metrics`` (see :mod:`~agentgym_suite.evaluation.sequence_metrics`). Rates are None
     when there are no (scorable) episodes.
     """
+    base = summarize_outcomes(EpisodeOutcome.of(r) for r in records)  # what the trainer's held-out metrics are too
     actions = sum(r.num_turns for r in records)
     invalid = sum(r.invalid_count for r in records)
-    errors = sum(1 for r in records if r.failed)
     crashed = [r for r in records if r.broken]
     completed = [r for r in records if not r.broken]
     scored = [r for r in completed if is_scorable(r)]
     unscorable = [r for r in completed if not is_scorable(r)]
-    won = sum(1 for r in scored if r.won)
     counts = per_task_counts(scored)
     pass_at: dict[str, float | None] = {}
     pass_hat: dict[str, float | None] = {}
@@ -164,19 +154,19 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
         if record.task_type:
             by_type[record.task_type].append(record)
     return {
-        "episodes": len(records),
+        "episodes": base["episodes"],
         "tasks": len({r.task_id for r in records}),
-        "completed": len(completed),
-        "crashed": len(crashed),
-        "won": won,
-        "lost": len(scored) - won,
-        "success_rate": _mean([float(r.won) for r in scored]),
-        "mean_score": _mean([float(r.score) for r in scored]),
-        "mean_turns": _mean([float(r.num_turns) for r in completed]),
-        "mean_reward": _mean([float(r.episode_return) for r in completed]),
+        "completed": base["completed"],
+        "crashed": base["crashed"],
+        "won": base["won"],
+        "lost": base["lost"],
+        "success_rate": base["success_rate"],
+        "mean_score": base["mean_score"],
+        "mean_turns": base["mean_turns"],
+        "mean_reward": base["mean_reward"],
         "invalid_action_rate": (invalid / actions) if actions else (0.0 if records else None),
-        "errors": errors,
-        "error_rate": (errors / len(records)) if records else None,
+        "errors": base["errors"],
+        "error_rate": base["error_rate"],
         "crash_kinds": dict(Counter(crash_kind(r) for r in crashed).most_common()),
         "k": k,
         "pass@k": pass_at[str(k)],
@@ -195,7 +185,7 @@ def summarize(records: list[Trajectory], k: int = 1) -> dict[str, Any]:
         },
         "task_type_macro_success_rate": _mean([sum(float(r.won) for r in rs) / len(rs) for rs in by_type.values()])
         if len(by_type) > 1 else None,
-        "unscorable_episodes": len(unscorable),
+        "unscorable_episodes": base["unscorable"],
         "unscorable_tasks": len({r.task_id for r in unscorable}),
         "success_rate_all_episodes": _mean([float(r.won and is_scorable(r)) for r in completed]) if unscorable else None,
         "labels": result_labels(records),

@@ -2,16 +2,18 @@
 
 Tasks are the first ``episodes`` ids of a seeded permutation of ``env.unwrapped.task_ids()``,
 so a larger ``--episodes`` with the same seed extends the earlier selection (a resumed or
-enlarged run reuses every finished episode). Each (task, attempt) gets its own seed, derived
-from the run seed, the task id and the attempt index only.
+enlarged run reuses every finished episode). Each (task, attempt) gets its own seed from
+:func:`~agentgym_suite.rollout.seeding.episode_seed` (the run seed, the task id and the attempt
+index only), the derivation training and held-out evaluation use too.
 """
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
+
+from agentgym_suite.rollout.seeding import episode_seed
 
 
 @dataclass(frozen=True)
@@ -32,12 +34,6 @@ def select_tasks(task_ids: list[str], episodes: int | None, seed: int) -> list[s
     order = np.random.default_rng(seed).permutation(len(task_ids))
     count = len(task_ids) if episodes is None else min(episodes, len(task_ids))
     return [str(task_ids[i]) for i in order[:count]]
-
-
-def episode_seed(seed: int, task_id: str, attempt: int) -> int:
-    """A 31-bit seed for one episode, independent of which other tasks are run."""
-    state = np.random.SeedSequence([seed & 0xFFFFFFFF, zlib.crc32(task_id.encode("utf-8")), attempt])
-    return int(state.generate_state(1)[0] & 0x7FFFFFFF)
 
 
 def plan_episodes(task_ids: list[str], k: int, seed: int) -> list[EpisodePlan]:

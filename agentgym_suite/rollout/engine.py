@@ -37,6 +37,7 @@ from agentgym_suite.rollout.episodes import MAX_ERROR_CHARS, Decision, EpisodeSp
 from agentgym_suite.rollout.policies import make_policy
 from agentgym_suite.rollout.prompting import PROMPT_MODES
 from agentgym_suite.rollout.records import INFO_SUBSET, Trajectory, TrajectoryWriter, info_subset
+from agentgym_suite.rollout.seeding import episode_seed
 from agentgym_suite.rollout.workers import reset_envs, step_envs
 
 __all__ = ["EpisodeSpec", "RolloutEngine", "RolloutStats"]
@@ -144,7 +145,8 @@ class RolloutEngine:
         env_kwargs: dict[str, Any] | None = None,
         writer: TrajectoryWriter | None = None,
     ) -> list[Trajectory]:
-        """Play ``group_size`` episodes of each task (same task id and reset seed within a group).
+        """Play ``group_size`` episodes of each task (same task id and reset seed within a group; the
+        g-th group's seed is :func:`~agentgym_suite.rollout.seeding.episode_seed` of ``seed``, its task and g).
 
         Envs come from :attr:`env_pool` (made with ``gymnasium.make(env_id, **env_kwargs)``, reused
         across calls).
@@ -152,7 +154,8 @@ class RolloutEngine:
         if group_size < 1:
             raise ValueError(f"group_size must be >= 1, got {group_size}.")
         specs = [
-            EpisodeSpec(task_id, None if seed is None else seed + g, f"{env_id}/{g}:{task_id}", f"{g}.{k}", attempt=k)
+            EpisodeSpec(task_id, None if seed is None else episode_seed(seed, task_id, g), f"{env_id}/{g}:{task_id}", f"{g}.{k}",
+                        attempt=k)
             for g, task_id in enumerate(task_ids)
             for k in range(group_size)
         ]

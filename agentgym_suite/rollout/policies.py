@@ -13,8 +13,9 @@
 
 Seeds: every episode samples from a seed of its own, so it plays the same whatever batch it is in.
 A backend policy with ``sampling.seed`` set gives each prompt of a turn the seed
-:func:`episode_sampling_seed` derives from that seed, the episode's spec and the turn
-(``SamplingParams.seeds``). A one-at-a-time agent is reset with its episode's own seed; a batched
+:func:`~agentgym_suite.rollout.model_turns.turn_sampling_seed` derives from that seed, the
+episode's reset seed, its attempt (the member of its group) and the turn (``SamplingParams.seeds``);
+the model agent derives its seeds with the same function. A one-at-a-time agent is reset with its episode's own seed; a batched
 agent whose ``reset_batch`` takes ``seeds`` gets one per episode, and an older one the seed of the
 first episode whose env reset (its actions then depend on the other episodes of its batch, unless
 it decodes greedily).
@@ -27,17 +28,15 @@ from __future__ import annotations
 import inspect
 import operator
 import re
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Protocol, Sequence
-
-import numpy as np
+from typing import Any, Protocol, Sequence
 
 from agentgym_suite.core.errors import BatchActionError
 from agentgym_suite.llm.base import Backend, Sample, SamplingParams
 from agentgym_suite.rollout.chat_tokens import TokenConversation
-from agentgym_suite.rollout.episodes import Decision, EpisodeSpec, Failure, LiveEpisode, describe_error
+from agentgym_suite.rollout.episodes import Decision, Failure, LiveEpisode, describe_error
+from agentgym_suite.rollout.model_turns import open_prompt, parse_action, render_prompt, turn_sampling
 from agentgym_suite.rollout.prompting import PROMPT_MODES, EpisodePrompt
 from agentgym_suite.rollout.records import Turn
 from agentgym_suite.rollout.request_log import RequestLog
@@ -77,15 +76,6 @@ class Policy(Protocol):
     def finish(self, episode: LiveEpisode) -> None:
         """Write what the policy kept about a finished episode onto its trajectory."""
         ...
-
-
-def episode_sampling_seed(seed: int, spec: EpisodeSpec, turn: int) -> int:
-    """The sampling seed of one episode's turn: a 31-bit mix of the run's sampling ``seed``, the
-    episode's reset seed, attempt and id, and the turn. Episodes of one group (same task and reset
-    seed) get different seeds; the same episode gets the same seed in any batch."""
-    key = [seed & 0xFFFFFFFF, (spec.seed or 0) & 0xFFFFFFFF, int(spec.attempt) & 0xFFFFFFFF,
-           zlib.crc32(spec.traj_id.encode("utf-8")), turn & 0xFFFFFFFF]
-    return int(np.random.SeedSequence(key).generate_state(1)[0] & 0x7FFFFFFF)
 
 
 def takes_seeds(agent: Any) -> bool:
@@ -148,6 +138,8 @@ class _Conversation:
     """This turn's prompt text as rendered for generation (rendered once, reused for the record)."""
     requests: RequestLog = field(default_factory=RequestLog)
     """The requests sent to a server for this episode, compacted for its record."""
+    reply: dict[str, Any] | None = None
+    """The last reply with ``tool_calls``, kept in the history instead of the action text."""
 
 
 class BackendPolicy:
@@ -210,12 +202,12 @@ class BackendPolicy:
         return [self._start(episode) for episode in episodes]
 
     def _start(self, episode: LiveEpisode) -> Failure | None:
-        prompt = EpisodePrompt(self.mode, env=episode.env, history_length=self.history_length,
-                               system_prompt=self.system_prompt, observation_role=self.observation_role)
-        conversation = episode.context = _Conversation(prompt)
         try:
-            prompt.start(episode.observation, episode.info)
-            if self.token_mode and not prompt.env_rendered:
+            prompt = open_prompt(self.mode, episode.env, episode.observation, episode.info,
+                                 history_length=self.history_length, system_prompt=self.system_prompt,
+                                 observation_role=self.observation_role)
+            conversation = episode.context = _Conversation(prompt)
+            if self.token_mode and prompt.mode == "chat" and not prompt.env_rendered:
                 conversation.tokens = TokenConversation(self.backend, prompt.prompt(), prompt.tools)  # type: ignore[arg-type]
                 conversation.pending_ids = list(conversation.tokens.token_ids)
                 conversation.pending_text = self.backend.decode(conversation.pending_ids, skip_special_tokens=False)  # type: ignore[attr-defined]
@@ -240,12 +232,9 @@ class BackendPolicy:
         return [self._decision(episode, sample, turn) for episode, sample in zip(episodes, samples)]
 
     def _params(self, episodes: Sequence[LiveEpisode], turn: int) -> SamplingParams:
-        """The turn's sampling: one seed per episode (:func:`episode_sampling_seed`), and ``seed + turn``
-        for backends that take only one seed."""
-        if self.sampling.seed is None:
-            return self.sampling
-        seeds = tuple(episode_sampling_seed(self.sampling.seed, e.spec, turn) for e in episodes)
-        return replace(self.sampling, seed=self.sampling.seed + turn, seeds=seeds)
+        """The turn's sampling: one seed per episode (:func:`~agentgym_suite.rollout.model_turns.turn_sampling`
+        of its reset seed, attempt and the turn)."""
+        return turn_sampling(self.sampling, [(e.spec.seed, e.spec.attempt, turn) for e in episodes])
 
     def _decision(self, episode: LiveEpisode, sample: Sample, turn: int) -> Decision | Failure:
         if not sample.ok:
@@ -258,19 +247,21 @@ class BackendPolicy:
             prompt_ids = list(sample.prompt_ids)
             prompt_text = conversation.rendered
             if prompt_text is None:
-                prompt_text = _render(self.backend, conversation.prompt.prompt(), conversation.prompt.tools)
+                prompt_text = render_prompt(self.backend, conversation.prompt.prompt(), conversation.prompt.tools)
             conversation.rendered = None
-        record = Turn(index=turn, prompt_text=prompt_text, completion_text=sample.text, prompt_ids=prompt_ids,
+        action, conversation.reply = parse_action(sample)
+        record = Turn(index=turn, prompt_text=prompt_text, completion_text=action, prompt_ids=prompt_ids,
                       completion_ids=list(sample.completion_ids), logprobs=list(sample.logprobs),
                       finish_reason=sample.finish_reason,
                       completion_tokens=len(sample.completion_ids) if sample.has_token_ids else None,
                       request=conversation.requests.compact(sample.request), usage=sample.usage)
-        return Decision(sample.text, record)
+        return Decision(action, record)
 
     def observe(self, episode: LiveEpisode, decision: Decision) -> None:
         """Add the action and the env's answer to the prompt (and the token sequence)."""
         conversation: _Conversation = episode.context
-        new_messages = conversation.prompt.record(decision.turn.completion_text, episode.observation, episode.info)
+        new_messages = conversation.prompt.record(decision.turn.completion_text, episode.observation, episode.info,
+                                                  assistant=conversation.reply)
         if conversation.tokens is not None:
             conversation.pending_ids = conversation.tokens.add_messages(new_messages, decision.turn.completion_ids)
             conversation.pending_text = self.backend.decode(conversation.pending_ids, skip_special_tokens=False)  # type: ignore[attr-defined]
@@ -303,7 +294,7 @@ class BackendPolicy:
         if conversation.tokens is not None:
             ids = conversation.tokens.token_ids
         else:
-            conversation.rendered = _render(self.backend, conversation.prompt.prompt(), conversation.prompt.tools)
+            conversation.rendered = render_prompt(self.backend, conversation.prompt.prompt(), conversation.prompt.tools)
             ids = self.backend.encode(conversation.rendered)  # type: ignore[attr-defined]
         if self.max_prompt_tokens and len(ids) > self.max_prompt_tokens and conversation.prompt.truncation == "error":
             raise ValueError(f"the prompt is {len(ids)} tokens long and the env forbids cutting it to max_prompt_tokens="
@@ -346,13 +337,6 @@ def _malformed(sample: Any) -> str | None:
     if sample.logprobs and len(sample.logprobs) != len(ids):
         return f"{len(sample.logprobs)} log-probs for {len(ids)} completion tokens"
     return None
-
-
-def _render(backend: Backend, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
-    render: Callable[..., str] | None = getattr(backend, "render_prompt", None)
-    if render is None:
-        return messages[-1]["content"]
-    return render(messages, tools)
 
 
 # ---------------------------------------------------------------------------------- agents

@@ -175,7 +175,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             (SkillRise plays trials of several tasks).
         credit: a credit plug-in instance; default built from ``args.credit``/``args.credit_params``.
         callbacks: TRL/transformers callbacks (logging only).
-        eval_dataset: held-out tasks (``task_id``, ``env_seed``) for ``eval_strategy``; default from
+        eval_dataset: held-out tasks (``task_id``, optionally ``env_seed``) for ``eval_strategy``; default from
             ``eval_env_kwargs``/``eval_task_ids`` (see :mod:`~agentgym_suite.trainers.held_out_eval`).
         eval_env_factory: makes a held-out env; default: ``args.train_env_id`` with
             ``eval_env_kwargs``, or ``env_factory`` when one is given.
@@ -381,7 +381,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         check_group_layout(inputs, num_generations, offset)
         specs = [
             EpisodeSpec(task_id=str(x["task_id"]), seed=int(x["env_seed"]),
-                        group_id=f"{step}:{(offset + i) // num_generations}", traj_id=f"{step}:{offset + i}")
+                        group_id=f"{step}:{(offset + i) // num_generations}", traj_id=f"{step}:{offset + i}",
+                        attempt=(offset + i) % num_generations)  # the member: a group shares its reset seed
             for i, x in enumerate(inputs)
         ]
         # a fresh seed per rollout, drawn from the trainer's RNG: the backend restores the global RNG
@@ -995,7 +996,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         step = self.state.global_step
         metrics, played = self.held_out.run(
             dataset, episodes_per_task=int(self.num_generations_eval), per_call=args.per_device_eval_batch_size,
-            temperature=args.eval_temperature, seed=int(args.seed) * held_out.EVAL_SEED_OFFSET + step, step=step,
+            temperature=args.eval_temperature, seed=int(args.seed) * held_out.EVAL_SEED_OFFSET + step, run_seed=int(args.seed), step=step,
             prefix=metric_key_prefix)
         if args.save_trajectories:
             TrajectoryLog(os.path.join(args.output_dir, "eval_trajectories"), rank=self.sync.rank).write_step(step,

@@ -11,13 +11,24 @@ generation backend as training, and logs the results into the run's own log
   curves from (:func:`held_out_curve` gives ``[(step, success rate), ...]`` from
   ``trainer.state.log_history``);
 * ``eval_return_mean``, ``eval_score_mean``, ``eval_turns_mean``, ``eval_error_rate``,
-  ``eval_episodes``.
+  ``eval_episodes``, ``eval_crashed``.
+
+They are :func:`~agentgym_suite.rollout.summary.summarize_outcomes` of the episodes, the summary
+``agentgym eval`` writes as ``success_rate``, ``mean_reward``, ``mean_score``, ``mean_turns``,
+``error_rate``, ``episodes`` and ``crashed``: a crashed episode is left out of the rates, not
+counted as lost. A rate no episode counts towards (every one crashed) is not logged.
 
 Nothing of the training batch is touched: no rows are built, the credit plug-in is not called,
 and TRL's buffered generation batch and stored credit batch stay as they were. Held-out tasks
 come from ``eval_env_kwargs`` (a split of the same env, e.g. ``{split: valid_unseen}``) and/or
-``eval_task_ids``/``eval_num_tasks``, or from an ``eval_dataset`` with ``task_id`` and
-``env_seed`` columns. With several processes each plays a share and the results are gathered.
+``eval_task_ids``/``eval_num_tasks``, or from an ``eval_dataset`` with a ``task_id`` column. With
+several processes each plays a share and the results are gathered.
+
+Episode seeds: attempt ``k`` at a held-out task resets with
+:func:`~agentgym_suite.rollout.seeding.episode_seed` of the run's ``seed``, the task and ``k`` —
+the seeds ``agentgym eval --seed <seed> --k <num_generations_eval>`` plays on the same tasks. An
+``eval_dataset`` with an ``env_seed`` column fixes the reset seed of every attempt at that row's task
+instead.
 """
 
 from __future__ import annotations
@@ -29,9 +40,13 @@ import gymnasium as gym
 from datasets import Dataset
 
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, Trajectory
+from agentgym_suite.rollout.seeding import episode_seed
+from agentgym_suite.rollout.summary import EpisodeOutcome, summarize_outcomes
 
-METRICS = ("success_rate", "return_mean", "score_mean", "turns_mean", "error_rate", "episodes")
-"""Metrics an evaluation logs, each as ``<prefix>_<name>`` (prefix ``eval``)."""
+METRICS = {"success_rate": "success_rate", "return_mean": "mean_reward", "score_mean": "mean_score",
+           "turns_mean": "mean_turns", "error_rate": "error_rate", "episodes": "episodes", "crashed": "crashed"}
+"""Metrics an evaluation logs, each as ``<prefix>_<name>``, and the key of
+:func:`~agentgym_suite.rollout.summary.summarize_outcomes` (``agentgym eval``'s summary) it is."""
 
 EVAL_SEED_OFFSET = 7_919
 """Held-out episodes sample with seed ``args.seed * EVAL_SEED_OFFSET + step``: fixed per step, and
@@ -44,16 +59,16 @@ def needs_held_out(args: Any) -> bool:
 
 
 def held_out_dataset(args: Any, env: gym.Env) -> Dataset:
-    """One row per held-out task (``task_id``, ``env_seed``), from ``eval_task_ids`` or the env's own
-    task list (the eval split), cut to ``eval_num_tasks``."""
+    """One row per held-out task (``task_id``), from ``eval_task_ids`` or the env's own task list (the
+    eval split), cut to ``eval_num_tasks``; each attempt's seed comes from the run seed (see the
+    module docstring)."""
     ids = list(args.eval_task_ids) if args.eval_task_ids else list(env.unwrapped.task_ids())
     if args.eval_num_tasks is not None:
         ids = ids[: args.eval_num_tasks]
     if not ids:
         raise ValueError("evaluation during training has no held-out tasks; check eval_env_kwargs (split) and "
                          "eval_task_ids.")
-    seeds = [int(args.seed) * 1_000_003 + 500_009 + i for i in range(len(ids))]
-    return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids, "env_seed": seeds})
+    return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids})
 
 
 def default_dataset(args: Any, env_factory: Callable[[], gym.Env], *, custom_env: bool) -> Dataset | None:
@@ -80,41 +95,35 @@ def require_held_out_source(args: Any, custom_env: bool) -> None:
     )
 
 
-def process_share(dataset: Dataset, episodes_per_task: int, *, rank: int, world: int, per_call: int,
-                  step: int) -> list[list[EpisodeSpec]]:
-    """This process's held-out episodes in rollouts of at most ``per_call``; every process gets the
-    same number of rollouts (some possibly empty), so they stay in step."""
-    specs = [
-        EpisodeSpec(task_id=str(row["task_id"]), seed=int(row["env_seed"]), group_id=f"eval{step}:{t}",
-                    traj_id=f"eval{step}:{t}.{k}", attempt=k)
+def held_out_specs(dataset: Dataset, episodes_per_task: int, *, run_seed: int, step: int) -> list[EpisodeSpec]:
+    """Every held-out episode, task by task: ``episodes_per_task`` attempts at each row's task, attempt
+    ``k`` reset with :func:`~agentgym_suite.rollout.seeding.episode_seed` (``run_seed``, task, ``k``),
+    or with the row's ``env_seed`` when the dataset has one."""
+    fixed = "env_seed" in dataset.column_names
+    return [
+        EpisodeSpec(task_id=str(row["task_id"]),
+                    seed=int(row["env_seed"]) if fixed else episode_seed(run_seed, str(row["task_id"]), k),
+                    group_id=f"eval{step}:{t}", traj_id=f"eval{step}:{t}.{k}", attempt=k)
         for t, row in enumerate(dataset)
         for k in range(episodes_per_task)
     ]
+
+
+def process_share(dataset: Dataset, episodes_per_task: int, *, run_seed: int, rank: int, world: int, per_call: int,
+                  step: int) -> list[list[EpisodeSpec]]:
+    """This process's held-out episodes (:func:`held_out_specs`) in rollouts of at most ``per_call``;
+    every process gets the same number of rollouts (some possibly empty), so they stay in step."""
+    specs = held_out_specs(dataset, episodes_per_task, run_seed=run_seed, step=step)
     mine = specs[rank::world]
     rollouts = math.ceil(math.ceil(len(specs) / world) / max(per_call, 1))
     return [mine[i * per_call : (i + 1) * per_call] for i in range(rollouts)]
 
 
-def episode_record(traj: Trajectory) -> dict[str, Any]:
-    """What the summary needs of one episode (small and picklable, for gathering)."""
-    return {"won": bool(traj.won), "return": float(traj.episode_return), "score": float(traj.score),
-            "turns": int(traj.num_turns), "error": traj.error is not None}
-
-
-def summarize(records: Sequence[dict[str, Any]], prefix: str = "eval") -> dict[str, float]:
-    """The metrics of :data:`METRICS` over the records, named ``<prefix>_<metric>``."""
-    n = len(records)
-    if n == 0:
-        return {f"{prefix}_episodes": 0.0}
-    mean = lambda key: sum(float(r[key]) for r in records) / n  # noqa: E731
-    return {
-        f"{prefix}_success_rate": mean("won"),
-        f"{prefix}_return_mean": mean("return"),
-        f"{prefix}_score_mean": mean("score"),
-        f"{prefix}_turns_mean": mean("turns"),
-        f"{prefix}_error_rate": mean("error"),
-        f"{prefix}_episodes": float(n),
-    }
+def summarize(outcomes: Sequence[EpisodeOutcome], prefix: str = "eval") -> dict[str, float]:
+    """The metrics of :data:`METRICS` over the episodes' outcomes, named ``<prefix>_<metric>``
+    (those no episode counts towards are left out)."""
+    summary = summarize_outcomes(outcomes)
+    return {f"{prefix}_{name}": float(summary[key]) for name, key in METRICS.items() if summary[key] is not None}
 
 
 class HeldOutEvaluation:
@@ -141,21 +150,23 @@ class HeldOutEvaluation:
         self.env_id = env_id
 
     def run(self, dataset: Dataset, *, episodes_per_task: int, per_call: int, temperature: float, seed: int,
-            step: int, prefix: str = "eval") -> tuple[dict[str, float], list[Trajectory]]:
-        """Metrics over every process's held-out episodes, and this process's trajectories."""
-        missing = {"task_id", "env_seed"} - set(dataset.column_names)
-        if missing:
-            raise ValueError(f"the eval dataset needs columns task_id and env_seed; missing {sorted(missing)}.")
-        rollouts = process_share(dataset, episodes_per_task, rank=self.sync.rank, world=self.sync.world_size,
-                                 per_call=per_call, step=step)
+            run_seed: int, step: int, prefix: str = "eval") -> tuple[dict[str, float], list[Trajectory]]:
+        """Metrics over every process's held-out episodes, and this process's trajectories
+        (``seed``: the sampling seed; ``run_seed``: the run's seed, which the episodes' reset seeds
+        derive from)."""
+        if "task_id" not in dataset.column_names:
+            raise ValueError(f"the eval dataset needs a task_id column (and optionally env_seed); it has "
+                             f"{sorted(dataset.column_names)}.")
+        rollouts = process_share(dataset, episodes_per_task, run_seed=run_seed, rank=self.sync.rank,
+                                 world=self.sync.world_size, per_call=per_call, step=step)
         played: list[Trajectory] = []
         for specs in rollouts:
             envs = self.pool.get_made(self.env_factory, len(specs), env_id=self.env_id)
             trajectories = self.play(envs, specs, temperature, seed)
             self.pool.distrust(envs, trajectories)
             played += trajectories
-        records = [r for part in self.sync.gather([episode_record(t) for t in played]) for r in part]
-        return summarize(records, prefix), played
+        outcomes = [o for part in self.sync.gather([EpisodeOutcome.of(t) for t in played]) for o in part]
+        return summarize(outcomes, prefix), played
 
     def close(self) -> None:
         """Close the pool's envs (the trainer's pool: its training envs too) and their workers."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+from collections import Counter
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -13,6 +14,7 @@ from datasets import Dataset
 
 from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.registration import env_class
+from agentgym_suite.rollout.seeding import episode_seed
 from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner
 
@@ -87,13 +89,19 @@ def _accepts(env_id: str, name: str) -> bool:
 
 
 def build_task_dataset(args: AgentGRPOConfig, env: gym.Env) -> Dataset:
-    """One dataset row per task: ``task_id`` and the env seed its group shares."""
+    """One dataset row per task: ``task_id`` and the env seed its group shares
+    (:func:`~agentgym_suite.rollout.seeding.episode_seed` of the run seed and the task; a task listed
+    twice gets attempt 1 the second time, so its two rows play different episodes)."""
     ids = list(args.task_ids) if args.task_ids else list(env.unwrapped.task_ids())
     if args.num_tasks is not None:
         ids = ids[: args.num_tasks]
     if not ids:
         raise ValueError(f"{args.train_env_id} has no tasks to train on; check env_kwargs (split) and task_ids.")
-    seeds = [int(args.seed) * 1_000_003 + i for i in range(len(ids))]
+    seen: Counter[str] = Counter()
+    seeds = []
+    for task_id in ids:
+        seeds.append(episode_seed(int(args.seed), task_id, seen[task_id]))
+        seen[task_id] += 1
     return Dataset.from_dict({"prompt": [f"task {t}" for t in ids], "task_id": ids, "env_seed": seeds})
 
 

@@ -16,6 +16,8 @@ from agentgym_suite.envs.finmcp import FinMCPEnv
 from agentgym_suite.envs.finmcp.fixtures import write_fixtures
 from agentgym_suite.envs.finmcp.metrics import tool_metrics
 
+from .oracle import play_oracle
+
 
 @pytest.fixture(scope="module")
 def data_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -41,13 +43,9 @@ def test_make_and_task_filter(data_file: Path) -> None:
 
 @pytest.mark.parametrize("task_id", ["1", "2", "201", "202", "602"])
 def test_oracle_wins(data_file: Path, task_id: str) -> None:
-    env = FinMCPEnv(data_path=data_file)
-    env.reset(options={"task_id": task_id})
-    info: dict = {}
-    for action in env.oracle():
-        _, reward, terminated, _, info = env.step(action)
-        assert info["action_valid"]
-    assert terminated and reward == 1.0 and info["won"]
+    run = play_oracle(FinMCPEnv(data_path=data_file), task_id, plan_at_reset=True)  # valid actions, terminated
+    info = run.info
+    assert run.reward == 1.0 and info["won"]
     assert info["finmcp_metrics"]["f1"] == 1.0 and info["finmcp_metrics"]["consist"] == 1.0
     assert info["finmcp_FP"] == 0 and info["finmcp_FN"] == 0
     assert info["finmcp_replay"]["unmatched"] == 0
@@ -189,12 +187,7 @@ def test_turn_stops_executing_past_twenty_calls(data_file: Path) -> None:
 
 def test_benchmark_metrics_from_final_infos(data_file: Path) -> None:
     env = FinMCPEnv(data_path=data_file)
-    finals = []
-    for task_id in env.task_ids():
-        env.reset(options={"task_id": task_id})
-        for action in env.oracle():
-            _, _, terminated, _, info = env.step(action)
-        finals.append(info)
+    finals = [play_oracle(env, task_id, plan_at_reset=True).info for task_id in env.task_ids()]
     report = FinMCPEnv.benchmark_metrics(finals)
     assert report["overall"]["N"] == 5 and report["overall"]["micro_F1"] == 1.0 and report["overall"]["consist_mean"] == 1.0
     assert set(report["by_task"]) == {"single_step", "multi_step", "multi_turn"}

@@ -70,13 +70,8 @@ def test_same_seed_same_episode_and_task_ids_differ(custom_env: gym.Env) -> None
 def test_reward_is_score_delta_and_info_keys(custom_env: gym.Env) -> None:
     obs, info = custom_env.reset(options={"task_id": "game-0"})
     assert info["admissible_actions"] and info["task"] and info["turn"] == 0
-    max_score = info["max_score"]
-    rewards = []
-    terminated = False
-    while not terminated:
-        _, reward, terminated, _, info = custom_env.step(custom_env.unwrapped.oracle()[0])
-        rewards.append(reward)
-    assert sum(rewards) == max_score and info["won"]
+    run = play_oracle(custom_env, "game-0")
+    assert run.total == info["max_score"] and run.info["won"]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,8 @@ from agentgym_suite.evaluation import agent_specs
 from agentgym_suite.evaluation.agent_specs import AgentSpecError, make_agent
 from agentgym_suite.evaluation.runner import EvalConfigMismatch, evaluate
 from agentgym_suite.evaluation.store import read_records
-from agentgym_suite.evaluation.task_selection import episode_seed, select_tasks
+from agentgym_suite.evaluation.task_selection import select_tasks
+from agentgym_suite.rollout.seeding import episode_seed
 
 from .fake_env import FakeEvalEnv, register_fake_env
 

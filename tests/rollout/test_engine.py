@@ -7,6 +7,7 @@ import pytest
 
 from agentgym_suite.llm import SamplingParams, load_backend
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine
+from agentgym_suite.rollout.seeding import episode_seed
 
 from .fakes import ECHO_TOOL, CounterEnv, EchoToolEnv, ScriptedBackend
 
@@ -20,7 +21,7 @@ def tiny():
 
 
 def _specs(task_ids, group_size=1):
-    return [EpisodeSpec(t, 10 + g, f"g{g}", f"{g}.{k}") for g, t in enumerate(task_ids) for k in range(group_size)]
+    return [EpisodeSpec(t, 10 + g, f"g{g}", f"{g}.{k}", attempt=k) for g, t in enumerate(task_ids) for k in range(group_size)]
 
 
 def test_single_mode_batches_turns_and_drops_finished_envs(tiny):
@@ -106,7 +107,8 @@ def test_run_groups_makes_envs_by_id_and_shares_task_and_seed(tiny):
     engine = RolloutEngine(backend, mode="single", sampling=GREEDY, max_turns=4)
     trajectories = engine.run_groups("CounterFake-v0", ["c1", "c2"], group_size=3, seed=5)
     assert [t.task_id for t in trajectories] == ["c1"] * 3 + ["c2"] * 3
-    assert {t.seed for t in trajectories[:3]} == {5} and {t.seed for t in trajectories[3:]} == {6}
+    assert {t.seed for t in trajectories[:3]} == {episode_seed(5, "c1", 0)}
+    assert {t.seed for t in trajectories[3:]} == {episode_seed(5, "c2", 1)}
     assert len({t.group_id for t in trajectories}) == 2 and len({t.traj_id for t in trajectories}) == 6
     assert all(t.env_id == "CounterFake-v0" for t in trajectories)
     engine.close()
@@ -122,7 +124,7 @@ def test_engine_rejects_bad_settings(tiny):
 
 
 def test_sampled_episodes_do_not_depend_on_their_batch(tiny):
-    # each prompt samples from a seed of its episode and turn (episode_sampling_seed), so playing the
+    # each prompt samples from a seed of its episode and turn (turn_sampling_seed), so playing the
     # episodes together or split into other batches gives the same tokens; a group's members differ
     sampling = SamplingParams(temperature=1.0, max_new_tokens=6, seed=3)
     specs = _specs(["c3", "c2"], group_size=2)

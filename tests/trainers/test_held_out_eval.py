@@ -10,6 +10,7 @@ import pytest
 
 from agentgym_suite.commands.train import parse_config
 from agentgym_suite.trainers import AgentGRPOTrainer
+from agentgym_suite.rollout.summary import EpisodeOutcome
 from agentgym_suite.trainers.held_out_eval import held_out_curve, process_share, summarize
 from agentgym_suite.trainers.trajectory_log import read_step
 from trainers.conftest import tiny_config
@@ -69,8 +70,14 @@ def test_every_process_plays_the_same_number_of_rollouts():
     from datasets import Dataset
 
     data = Dataset.from_dict({"task_id": [f"t{i}" for i in range(5)], "env_seed": list(range(5))})
-    shares = [process_share(data, 1, rank=r, world=2, per_call=2, step=0) for r in range(2)]
+    shares = [process_share(data, 1, run_seed=0, rank=r, world=2, per_call=2, step=0) for r in range(2)]
     assert [len(s) for s in shares] == [2, 2]
     assert sorted(spec.task_id for s in shares for part in s for spec in part) == [f"t{i}" for i in range(5)]
-    assert summarize([{"won": 1, "return": 2.0, "score": 1.0, "turns": 3, "error": 0},
-                      {"won": 0, "return": 0.0, "score": 0.0, "turns": 5, "error": 1}])["eval_success_rate"] == 0.5
+    won = EpisodeOutcome(won=True, score=1.0, episode_return=2.0, turns=3, failed=False, broken=False, scorable=True)
+    lost = EpisodeOutcome(won=False, score=0.0, episode_return=0.0, turns=5, failed=True, broken=False, scorable=True)
+    crashed = EpisodeOutcome(won=False, score=0.0, episode_return=0.0, turns=1, failed=True, broken=True, scorable=True)
+    metrics = summarize([won, lost, crashed])
+    # a crash is left out of the rates, as in agentgym eval's summary
+    assert metrics["eval_success_rate"] == 0.5 and metrics["eval_turns_mean"] == 4.0
+    assert metrics["eval_crashed"] == 1.0 and metrics["eval_error_rate"] == pytest.approx(2 / 3)
+    assert "eval_success_rate" not in summarize([crashed])
