@@ -996,7 +996,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         step = self.state.global_step
         metrics, played = self.held_out.run(
             dataset, episodes_per_task=int(self.num_generations_eval), per_call=args.per_device_eval_batch_size,
-            temperature=args.eval_temperature, seed=int(args.seed) * held_out.EVAL_SEED_OFFSET + step, run_seed=int(args.seed), step=step,
+            temperature=args.eval_temperature, seed=held_out.sampling_seed(args.seed, step),
+            run_seed=int(args.seed), step=step,
             prefix=metric_key_prefix)
         if args.save_trajectories:
             TrajectoryLog(os.path.join(args.output_dir, "eval_trajectories"), rank=self.sync.rank).write_step(step,

@@ -53,6 +53,14 @@ EVAL_SEED_OFFSET = 7_919
 drawn from no generator that training uses, so evaluating does not change later rollouts."""
 
 
+def sampling_seed(run_seed: int, step: int) -> int:
+    """The sampling seed of the held-out evaluation at training step ``step`` of a run seeded
+    ``run_seed`` (fixed per step; the episodes' reset seeds come from
+    :func:`~agentgym_suite.rollout.seeding.episode_seed`)."""
+    return int(run_seed) * EVAL_SEED_OFFSET + int(step)
+
+
+
 def needs_held_out(args: Any) -> bool:
     """True when the config evaluates during training."""
     return str(getattr(args.eval_strategy, "value", args.eval_strategy)) != "no"
