@@ -205,49 +205,34 @@ def evaluation_settings(env_id: str, args: argparse.Namespace) -> tuple[dict[str
     return values, sources
 
 
-def _env_parameters(env_id: str) -> set[str]:
-    """Keyword arguments the constructor of ``env_id``'s class takes (empty when it cannot be inspected)."""
-    import inspect
-
-    creator = env_class(env_id)
-    try:
-        return set(inspect.signature(creator).parameters) if creator is not None else set()
-    except (TypeError, ValueError):  # a factory without a signature: no keyword is known
-        return set()
-
-
 def apply_user_and_judge(env_id: str, env_kwargs: dict[str, Any], agent: str, user: str | None,
                          judge: str | None) -> dict[str, Any]:
     """``env_kwargs`` with the ``--user``/``--judge`` settings folded in.
 
-    An env with a simulated user gets, unless the user is set already, the LLM user on the
-    agent's own backend when the agent is a model (as τ²-bench always plays the customer with a
-    model), and the scripted test double otherwise. A ``memory="rewrite"`` setting rewrites with the
-    agent's model when the agent is one (upstream's rewrite memory uses the agent's model).
+    Each flag sets the constructor argument the env class declares for it (``user_setting``,
+    ``judge_setting``); then the env's ``with_agent_model`` hook fills in what follows the agent
+    (an unset simulated user plays with the agent's own model when the agent is one, the
+    scripted test double otherwise).
 
     Raises:
-        ValueError: when a flag names a setting the env does not have.
+        ValueError: when a flag names a setting the env does not declare.
     """
     from agentgym_suite.evaluation.agent_specs import is_model_spec
 
+    cls = env_class(env_id)
     kwargs = dict(env_kwargs)
-    params = _env_parameters(env_id)
-    for flag, key, value in (("--user", "user", user), ("--judge", "judge", judge)):
+    for flag, what, value in (("--user", "user", user), ("--judge", "judge", judge)):
         if value is None:
             continue
-        if params and key not in params:
-            raise ValueError(f"{flag} applies to envs with a {key} setting (Tau2-v0, VitaBench-v0); {env_id} has none.")
+        key = str(getattr(cls, f"{what}_setting", "") or "")
+        if not key:
+            raise ValueError(f"{flag} applies to envs that declare a simulated {what} ({what}_setting); {env_id} has none.")
         if key in kwargs and kwargs[key] != value:
             raise ValueError(f"{flag} {value!r} conflicts with --env-kwargs {key}={kwargs[key]!r}; give it once.")
         kwargs[key] = value
     model = agent if isinstance(agent, str) and is_model_spec(agent) else None
-    if "user" in params and kwargs.get("user") is None and kwargs.get("user_generate") is None:
-        kwargs["user"] = f"llm:{model}" if model else "scripted"
-    if "memory" in params and "memory" in kwargs:  # a bare rewrite memory rewrites with the agent's model, as upstream
-        from agentgym_suite.envs.vitabench.memory import rewrite_on_agent_model
-
-        kwargs["memory"] = rewrite_on_agent_model(kwargs["memory"], model)
-    return kwargs
+    fill = getattr(cls, "with_agent_model", None)
+    return dict(fill(kwargs, model)) if callable(fill) else kwargs
 
 
 SWEEP_ALIASES: dict[str, tuple[str, str]] = {

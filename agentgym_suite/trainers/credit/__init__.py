@@ -43,6 +43,7 @@ from agentgym_suite.trainers.credit.base import (
     CreditBatch,
     CreditConfig,
     CreditOutput,
+    EvidenceInputs,
 )
 from agentgym_suite.trainers.credit.registry import (
     CREDIT_ASSIGNERS,
@@ -58,6 +59,7 @@ __all__ = [
     "CreditBatch",
     "CreditConfig",
     "CreditOutput",
+    "EvidenceInputs",
     "available_credit_assigners",
     "credit_assigner_class",
     "get_credit_assigner",

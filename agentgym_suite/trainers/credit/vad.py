@@ -63,6 +63,7 @@ from agentgym_suite.trainers.credit.base import (
     AuxLossOutput,
     CreditBatch,
     CreditConfig,
+    EvidenceInputs,
     finite,
     masked_mean,
     require,
@@ -168,6 +169,10 @@ class VADCredit(GRPOCredit):
     has_aux_loss: ClassVar[bool] = True
     trainer_defaults: ClassVar[Mapping[str, Any]] = {"top_k": TRAINER_TOP_K}
     config: VADCreditConfig
+
+    def evidence_inputs(self) -> EvidenceInputs:
+        """The config's ``counterfactual`` and ``top_k``."""
+        return EvidenceInputs(counterfactual=self.config.counterfactual, top_k=self.config.top_k)
 
     def aux_loss(
         self, batch: CreditBatch, logprobs: Tensor, logits: Tensor | None = None
