@@ -132,8 +132,8 @@ class Tau2Env(ToolEnv):
     @classmethod
     def sweeps(cls) -> list[Any]:
         """``--sweep domains:A,B``: one run per domain, then τ²-bench's leaderboard view
-        (see :mod:`~agentgym_suite.evaluation.tau2_leaderboard`)."""
-        return ["agentgym_suite.evaluation.tau2_leaderboard:domains_sweep"]
+        (see :mod:`~agentgym_suite.envs.tau2.sweep`)."""
+        return ["agentgym_suite.envs.tau2.sweep:domains_sweep"]
 
     def __init__(
         self,

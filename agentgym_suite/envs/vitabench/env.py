@@ -145,8 +145,8 @@ class VitaBenchEnv(ToolEnv):
     def sweeps(cls) -> list[Any]:
         """``--sweep memories:A,B`` (2.0 memory backends compared on the same sequences) and
         ``--sweep domains:A,B`` (one run per domain, each summary printed)."""
-        return ["agentgym_suite.evaluation.memory_compare:memories_sweep",
-                "agentgym_suite.evaluation.memory_compare:domains_sweep"]
+        return ["agentgym_suite.envs.vitabench.sweep:memories_sweep",
+                "agentgym_suite.envs.vitabench.sweep:domains_sweep"]
 
     def __init__(
         self,
