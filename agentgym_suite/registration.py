@@ -51,6 +51,9 @@ class EnvEntry:
     empty for none. An env that plays over another (its class's ``wraps_setting``) gets ``env_id``."""
 
 
+REMOTE_ENV_ID = "Remote-v0"
+"""The id of the env that plays episodes on an OpenEnv server (what ``env_workers: openenv://...`` makes)."""
+
 ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry("TextWorld-v0", "agentgym_suite.envs.textworld.env:TextWorldEnv", 50,
              "TextWorld games generated offline (custom, cooking, coin collector, treasure hunter)",
@@ -101,7 +104,7 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.envs.rehearsal:RehearsalEnv", 20,
              "a world model answers every tool call of a tool env (EnvACE rehearsal)",
              card="agentgym_suite.envs.rehearsal.card:CARD", env_mode="rehearsal"),
-    EnvEntry("Remote-v0", "agentgym_suite.serving.remote_env:RemoteTextEnv", 1000,
+    EnvEntry(REMOTE_ENV_ID, "agentgym_suite.serving.remote_env:RemoteTextEnv", 1000,
              "any OpenEnv server's env as a suite env (gym.make('Remote-v0', url='ws://host:port'))",
              requires=("websockets", "pydantic"), card="agentgym_suite.serving.card:CARD"),
     EnvEntry("SkillRise-v0", "agentgym_suite.envs.skillrise.trial_env:SkillRiseEnv", 32,
