@@ -47,7 +47,7 @@ INFO_KEYS: dict[str, str] = {
     "task_type": "str, optional: the task's family within its benchmark (evaluation summaries break success "
                  "down by it).",
     "raw_observation": "str, optional: the observation without prompt rendering, when the env renders its own "
-                       "prompts (the anchor state that credit plug-ins grouping steps by state read).",
+                       "prompts (the anchor state of credit plug-ins that group steps by state).",
     "prompt_messages": "list[dict], optional: the whole prompt of the next turn when the env renders it itself; "
                        "sent to the model as it is.",
     "role": "str, optional: the role the next prompt asks the model to play (a multi-task trial: solve | curate).",

@@ -265,9 +265,9 @@ class TextEnv(gym.Env[str, str]):
     @classmethod
     def sweeps(cls) -> list[Any]:
         """The evaluation sweeps this benchmark declares (``agentgym eval ID --sweep NAME[:ARGS]``):
-        ``"module:factory"`` paths (resolved by the evaluation layer, so an env never imports it) of
-        functions returning :class:`~agentgym_suite.evaluation.sweep.Sweep` objects, or Sweep objects
-        themselves (an env defined outside the package), each turning its arguments into
+        ``"module:factory"`` paths (by convention ``envs/<benchmark>/sweep.py``, imported only when
+        sweeps are looked up) of functions returning :class:`~agentgym_suite.core.sweeps.Sweep`
+        declarations, or Sweep objects themselves (an env defined outside the package), each turning its arguments into
         variants (env-kwargs overlays) and combining their results (BFCL's overall score, τ²-bench's
         per-domain leaderboard view, VitaBench's memory comparison). Empty (the default) for none.
         A sweep with ``any_env=True`` is offered for every env id."""
