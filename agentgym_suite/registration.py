@@ -9,6 +9,7 @@ so ``agentgym list`` can tell what is usable on this machine without importing h
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import importlib.util
 import warnings
@@ -20,6 +21,7 @@ import gymnasium
 
 from agentgym_suite.core.data_sources import DataSource
 from agentgym_suite.core.env_card import EnvCard
+from agentgym_suite.core.info import declared_label_keys
 
 _T = TypeVar("_T")
 
@@ -44,7 +46,13 @@ class EnvEntry:
     """Where rollouts play this env when ``env_workers`` is unset: ``inline`` (in the rolling-out
     process), or ``processes`` (one worker process per CPU core, at most one per env, whenever
     more than one env is live): for backends whose steps cost real time (a planner, a JVM)."""
+    env_mode: str = ""
+    """The trainer's ``env_mode`` that trains on this env instead of ``env_id`` (e.g. ``synthetic``);
+    empty for none. An env that plays over another (its class's ``wraps_setting``) gets ``env_id``."""
 
+
+REMOTE_ENV_ID = "Remote-v0"
+"""The id of the env that plays episodes on an OpenEnv server (what ``env_workers: openenv://...`` makes)."""
 
 ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry("TextWorld-v0", "agentgym_suite.envs.textworld.env:TextWorldEnv", 50,
@@ -87,21 +95,26 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              "FinMCP-Bench financial tool calls replayed from recordings",
              data_source="agentgym_suite.envs.finmcp.data_source:SOURCE", card="agentgym_suite.envs.finmcp.card:CARD"),
     EnvEntry("SyntheticTools-v0", "agentgym_suite.envs.synthetic_tools:SyntheticToolsEnv", 20,
-             "procedurally generated stateful tool worlds", card="agentgym_suite.envs.synthetic_tools.card:CARD"),
+             "procedurally generated stateful tool worlds", card="agentgym_suite.envs.synthetic_tools.card:CARD",
+             env_mode="synthetic"),
     EnvEntry("ChecklistTools-v0", "agentgym_suite.envs.checklist_tools:ChecklistToolsEnv", 30,
              "tool-use training tasks in EnvACE's published per-turn checklist format",
              data_source="agentgym_suite.envs.checklist_tools.data_source:SOURCE",
              card="agentgym_suite.envs.checklist_tools.card:CARD"),
     EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.envs.rehearsal:RehearsalEnv", 20,
              "a world model answers every tool call of a tool env (EnvACE rehearsal)",
-             card="agentgym_suite.envs.rehearsal.card:CARD"),
-    EnvEntry("Remote-v0", "agentgym_suite.serving.remote_env:RemoteTextEnv", 1000,
+             card="agentgym_suite.envs.rehearsal.card:CARD", env_mode="rehearsal"),
+    EnvEntry(REMOTE_ENV_ID, "agentgym_suite.serving.remote_env:RemoteTextEnv", 1000,
              "any OpenEnv server's env as a suite env (gym.make('Remote-v0', url='ws://host:port'))",
              requires=("websockets", "pydantic"), card="agentgym_suite.serving.card:CARD"),
     EnvEntry("SkillRise-v0", "agentgym_suite.envs.skillrise.trial_env:SkillRiseEnv", 32,
              "SkillRise trials over any env: k tasks (or k attempts) with a curated skill document in between",
              card="agentgym_suite.envs.skillrise.card:CARD"),
 )
+
+
+DEFAULT_ENV_ID = "TextWorld-v0"
+"""The env a training config plays unless it names one (generated games: offline and quick)."""
 
 
 def entry(env_id: str) -> EnvEntry:
@@ -111,6 +124,11 @@ def entry(env_id: str) -> EnvEntry:
             return item
     ids = [e.id for e in ENV_ENTRIES]
     raise KeyError(f"Unknown env id {env_id!r}.{did_you_mean(env_id, ids)} Known ids: {', '.join(ids)}.")
+
+
+def training_env_modes() -> dict[str, str]:
+    """``env_mode`` -> the env id a trainer plays in that mode (besides ``real``: ``env_id`` itself)."""
+    return {item.env_mode: item.id for item in ENV_ENTRIES if item.env_mode}
 
 
 def did_you_mean(name: str, known: list[str]) -> str:
@@ -225,6 +243,14 @@ def env_class(env_id: str) -> Any:
         return entry_point if callable(entry_point) else gymnasium.envs.registration.load_env_creator(str(entry_point))
     except Exception:
         return None
+
+
+@functools.cache
+def label_keys() -> tuple[str, ...]:
+    """The label keys every implemented env declares (``label_keys``), unioned by
+    :func:`~agentgym_suite.core.info.declared_label_keys`: what evaluation summaries list under ``labels``."""
+    classes = [env_class(item.id) for item in ENV_ENTRIES if implemented(item)]
+    return declared_label_keys(*(cls for cls in classes if isinstance(cls, type)))
 
 
 def register_all() -> None:

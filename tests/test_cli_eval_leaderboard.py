@@ -55,4 +55,4 @@ def test_domains_prints_the_leaderboard_view_and_writes_it(tmp_path: Path, capsy
 
 def test_domains_on_an_env_without_domains_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["eval", "TextWorld-v0", "--domains", "a,b", "--agent", "random", "--out", str(tmp_path / "x"), "--no-progress"])
-    assert code == 2 and "--domains applies to envs with a domain setting" in capsys.readouterr().err
+    assert code == 2 and "--domains applies to envs that declare a 'domains' sweep" in capsys.readouterr().err

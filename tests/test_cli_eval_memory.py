@@ -49,8 +49,8 @@ def test_plain_run_reports_per_user_numbers(tmp_path: Path, capsys: pytest.Captu
 
 
 @pytest.mark.parametrize("env_id,kwargs,message", [
-    ("Tau2-v0", '{"domain": "mock"}', "memory setting"),
-    ("VitaBench-v0", '{"memory": "full"}', "--memory only"),
+    ("Tau2-v0", '{"domain": "mock"}', "declare a 'memories' sweep"),
+    ("VitaBench-v0", '{"memory": "full"}', "memories sweep only"),
     ("VitaBench-v0", '{"version": 1}', "version"),
 ])
 def test_memory_flag_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], env_id: str, kwargs: str, message: str) -> None:

@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
              "held-out tasks (Wilson intervals, McNemar against GRPO, learning curves, step time, memory)",
         description="Writes OUT/report.md. Run the same command again to resume: finished method/seed runs are kept.",
     )
-    parser.add_argument("--credit", dest="methods", help="comma-separated credit plug-ins, e.g. grpo,gigpo,sdar")
+    parser.add_argument("--credit", dest="methods", help="comma-separated credit plug-in names (agentgym_suite.trainers.credit."
+                                                             "available_credit_assigners()) or import paths")
     parser.add_argument("--env", dest="env_id", help="env id to train and evaluate on (default: the config's)")
     parser.add_argument("--out", default="compare", help="output folder (default: compare)")
     parser.add_argument("--config", help="recipe YAML of AgentGRPOConfig fields to start from (default: the CPU "
@@ -86,7 +87,7 @@ def settings_from(args: argparse.Namespace) -> CompareSettings:
     explicit = set(values)
     settings = CompareSettings(**values).with_preset(explicit)
     if "methods" not in explicit and settings.preset is None and args.methods is None:
-        raise ValueError("--credit is required (e.g. --credit grpo,gigpo), unless a --preset names the methods.")
+        raise ValueError("--credit is required (a comma list of credit plug-in names), unless a --preset names the methods.")
     return settings
 
 

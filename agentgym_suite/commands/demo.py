@@ -19,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     defaults = DemoSettings()
     helps = {
-        "out": "output folder (report.md, PNGs, trajectories.html, eval/, sft/, grpo/)",
+        "out": "output folder (report.md, PNGs, trajectories.html, and one folder per stage: eval/, sft/ and the RL stage's)",
         "env_id": "env to train and evaluate on",
         "env_kwargs": "JSON keyword arguments of the env family (the demo sets n_games and split)",
         "model": "model to train: default (SmolLM2-135M-Instruct), tiny, or hf:PATH_OR_ID",

@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Re-running with the same --out resumes: finished episodes are kept and skipped."
         ),
     )
-    parser.add_argument("env_id", metavar="ID", help="registered env id, e.g. TextWorld-v0 (see `agentgym list`)")
+    parser.add_argument("env_id", metavar="ID", help="registered env id (see `agentgym list`)")
     parser.add_argument("--env-kwargs", default="{}", metavar="JSON", help="JSON object of gymnasium.make kwargs")
     parser.add_argument(
         "--agent", default="random",
@@ -32,47 +32,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--user", default=None, metavar="SPEC",
-        help="who plays the customer in envs with a simulated user (Tau2-v0, VitaBench-v0): 'scripted' (offline test "
+        help="who plays the customer in envs with a simulated user (their user_setting): 'scripted' (offline test "
              "double) or 'llm:<backend spec>', e.g. llm:hf:Qwen/Qwen3-8B (default: llm:<agent> for a model agent, "
              "else scripted)",
     )
     parser.add_argument(
         "--judge", default=None, metavar="SPEC",
-        help="backend spec of the LLM judge (tau2 NL assertions, VitaBench rubrics), e.g. hf:PATH or openai:MODEL@URL; "
-             "without it tau2 tasks with NL assertions are not scorable and VitaBench uses its state check",
+        help="backend spec of the LLM judge in envs that declare one (their judge_setting), e.g. hf:PATH or "
+             "openai:MODEL@URL; without it each env says what it does instead (leaves tasks unscored, or falls back "
+             "to a state check)",
     )
     parser.add_argument(
         "--sweep", default=None, metavar="NAME[:ARGS]",
         help="run the benchmark's declared sweep: one resumable evaluation per variant in <out>/<variant>/, then its "
-             "aggregate (printed, and written to <out>/sweep.json): categories:all|A,B (BFCL-v0 overall score), "
-             "domains:A,B (Tau2-v0 leaderboard view; VitaBench-v0), memories:A,B (VitaBench-v0 2.0), "
-             "skillrise:sequence:K|repeat:K (any env)",
+             "aggregate (printed, and written to <out>/sweep.json); an unknown NAME lists the env's sweeps",
     )
-    parser.add_argument(
-        "--memory", default=None, metavar="A,B,...",
-        help="alias of --sweep memories:A,B. VitaBench 2.0: evaluate once per memory backend on the same sequences and print one table "
-             "(none, full, rewrite, rewrite:<backend spec>, bm25, embedding, embedding:minilm, embedding:hashing, groundtruth)",
-    )
-    parser.add_argument(
-        "--bfcl-overall", default=None, metavar="all|A,B,...",
-        help="alias of --sweep categories:all|A,B. BFCL-v0: evaluate every category (all) or the listed ones, each in <out>/<category>/, and print the "
-             "BFCL-v4 overall score with bfcl-eval's category weights",
-    )
-    parser.add_argument(
-        "--skillrise", default=None, metavar="MODE:K",
-        help="alias of --sweep skillrise:MODE:K. SkillRise evaluation: sequence:K (K related tasks, easier to harder, with the model's skill document "
-             "curated and carried between them) or repeat:K (one task K times); optional :TURNS per task (default 10). "
-             "Prints success per position and against sequence length",
-    )
-    parser.add_argument(
-        "--domains", default=None, metavar="A,B,...",
-        help="alias of --sweep domains:A,B: evaluate once per domain (env kwarg 'domain'), each in <out>/<domain>/, and print the benchmark's "
-             "leaderboard view when it declares one (Tau2-v0: Pass^1..Pass^k per domain, average Pass^1)",
-    )
+    parser.__class__ = _EvalParser  # the sweeps' alias flags are added when eval is parsed (see _EvalParser)
     parser.add_argument("--episodes", type=int, default=None, help="number of tasks (default: every task)")
     parser.add_argument("--k", type=int, default=None,
-                        help="attempts per task, for pass@k and pass^k (default: the benchmark's official setting, "
-                             "e.g. 4 for Tau2-v0, else 1)")
+                        help="attempts per task, for pass@k and pass^k (default: the benchmark's official setting "
+                             "when it declares one, else 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the task selection and the episodes")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (resumed when it exists)")
     parser.add_argument("--max-turns", type=int, default=None, help="most actions per episode (default: the env's)")
@@ -116,7 +95,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--env-workers", default=None, metavar="N|ray|openenv://HOST:PORT,...",
                         help="where envs run: 1 = in this process, N >= 2 = N worker processes (N episodes at once, "
                              "whatever the agent), ray = Ray actors, openenv://HOST:PORT,... = sessions on `agentgym serve` "
-                             "servers (default: the env's own; ALFWorld and ScienceWorld use processes when --batch-size > 1)")
+                             "servers (default: the env's own, from its registration entry: worker processes for envs whose "
+                             "steps cost real time when --batch-size > 1)")
     parser.add_argument("--rehearsal-budget", type=int, default=0, metavar="N",
                         help="test-time private rehearsal: N imagined attempts per task before the real one (default 0: off)")
     parser.add_argument("--rehearsal-mode", choices=("parallel", "sequential"), default="parallel",
@@ -205,66 +185,81 @@ def evaluation_settings(env_id: str, args: argparse.Namespace) -> tuple[dict[str
     return values, sources
 
 
-def _env_parameters(env_id: str) -> set[str]:
-    """Keyword arguments the constructor of ``env_id``'s class takes (empty when it cannot be inspected)."""
-    import inspect
-
-    creator = env_class(env_id)
-    try:
-        return set(inspect.signature(creator).parameters) if creator is not None else set()
-    except (TypeError, ValueError):  # a factory without a signature: no keyword is known
-        return set()
-
-
 def apply_user_and_judge(env_id: str, env_kwargs: dict[str, Any], agent: str, user: str | None,
                          judge: str | None) -> dict[str, Any]:
     """``env_kwargs`` with the ``--user``/``--judge`` settings folded in.
 
-    An env with a simulated user gets, unless the user is set already, the LLM user on the
-    agent's own backend when the agent is a model (as τ²-bench always plays the customer with a
-    model), and the scripted test double otherwise. A ``memory="rewrite"`` setting rewrites with the
-    agent's model when the agent is one (upstream's rewrite memory uses the agent's model).
+    Each flag sets the constructor argument the env class declares for it (``user_setting``,
+    ``judge_setting``); then the env's ``with_agent_model`` hook fills in what follows the agent
+    (an unset simulated user plays with the agent's own model when the agent is one, the
+    scripted test double otherwise).
 
     Raises:
-        ValueError: when a flag names a setting the env does not have.
+        ValueError: when a flag names a setting the env does not declare.
     """
     from agentgym_suite.evaluation.agent_specs import is_model_spec
 
+    cls = env_class(env_id)
     kwargs = dict(env_kwargs)
-    params = _env_parameters(env_id)
-    for flag, key, value in (("--user", "user", user), ("--judge", "judge", judge)):
+    for flag, what, value in (("--user", "user", user), ("--judge", "judge", judge)):
         if value is None:
             continue
-        if params and key not in params:
-            raise ValueError(f"{flag} applies to envs with a {key} setting (Tau2-v0, VitaBench-v0); {env_id} has none.")
+        key = str(getattr(cls, f"{what}_setting", "") or "")
+        if not key:
+            raise ValueError(f"{flag} applies to envs that declare a simulated {what} ({what}_setting); {env_id} has none.")
         if key in kwargs and kwargs[key] != value:
             raise ValueError(f"{flag} {value!r} conflicts with --env-kwargs {key}={kwargs[key]!r}; give it once.")
         kwargs[key] = value
     model = agent if isinstance(agent, str) and is_model_spec(agent) else None
-    if "user" in params and kwargs.get("user") is None and kwargs.get("user_generate") is None:
-        kwargs["user"] = f"llm:{model}" if model else "scripted"
-    if "memory" in params and "memory" in kwargs:  # a bare rewrite memory rewrites with the agent's model, as upstream
-        from agentgym_suite.envs.vitabench.memory import rewrite_on_agent_model
-
-        kwargs["memory"] = rewrite_on_agent_model(kwargs["memory"], model)
-    return kwargs
+    fill = getattr(cls, "with_agent_model", None)
+    return dict(fill(kwargs, model)) if callable(fill) else kwargs
 
 
-SWEEP_ALIASES: dict[str, tuple[str, str]] = {
-    "memory": ("memories", "envs with a memory setting (VitaBench-v0)"),
-    "bfcl_overall": ("categories", "envs with categories and an overall score (BFCL-v0)"),
-    "skillrise": ("skillrise", "every env"),
-    "domains": ("domains", "envs with a domain setting"),
-}
-"""The older per-benchmark flags (argparse dest) and the sweep each one is an alias of."""
+class _EvalParser(argparse.ArgumentParser):
+    """``agentgym eval``'s parser: adds the older flags that declared sweeps keep (``--ALIAS ARGS`` for
+    ``--sweep NAME:ARGS``, declared beside each benchmark's env) the first time eval's arguments are
+    parsed or its help is shown, so that other subcommands do not import every env to start."""
+
+    _aliases_added = False
+
+    def _add_sweep_aliases(self) -> None:
+        if self._aliases_added:
+            return
+        self._aliases_added = True
+        from agentgym_suite.evaluation.sweep import sweep_aliases
+
+        group = self.add_argument_group("older spellings of --sweep (declared by each benchmark's sweep)")
+        for flag, sweep in sweep_aliases().items():
+            group.add_argument(flag, default=None, dest=_alias_dest(flag), metavar=sweep.alias_metavar or "ARGS",
+                               help=sweep.alias_help or f"alias of --sweep {sweep.name}:ARGS")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """Parse, with the sweep aliases added."""
+        self._add_sweep_aliases()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        """The help, with the sweep aliases added."""
+        self._add_sweep_aliases()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        """The usage line, with the sweep aliases added."""
+        self._add_sweep_aliases()
+        return super().format_usage()
+
+
+def _alias_dest(flag: str) -> str:
+    """The argparse dest of an alias flag (``--bfcl-overall`` -> ``sweep_alias_bfcl_overall``)."""
+    return "sweep_alias_" + flag.lstrip("-").replace("-", "_")
 
 
 def _requested_sweep(args: argparse.Namespace) -> tuple[str, str, str] | None:
     """``(flag, sweep name, sweep args)`` of --sweep or one of its aliases; None for a plain evaluation."""
-    from agentgym_suite.evaluation.sweep import parse_sweep
+    from agentgym_suite.evaluation.sweep import parse_sweep, sweep_aliases
 
-    given = [(f"--{dest.replace('_', '-')}", name, value) for dest, (name, _) in SWEEP_ALIASES.items()
-             if (value := getattr(args, dest, None)) is not None]
+    given = [(flag, sweep.name, value) for flag, sweep in sweep_aliases().items()
+             if (value := getattr(args, _alias_dest(flag), None)) is not None]
     if args.sweep is not None:
         given.append(("--sweep", *parse_sweep(args.sweep)))
     if len(given) > 1:
@@ -278,7 +273,7 @@ def _sweep(args: argparse.Namespace, request: tuple[str, str, str], env_kwargs: 
     from rich.console import Console
 
     from agentgym_suite.evaluation.report import print_summary
-    from agentgym_suite.evaluation.sweep import SWEEP_FILE, declared_sweeps, run_sweep
+    from agentgym_suite.evaluation.sweep import SWEEP_FILE, declared_sweeps, render_table, run_sweep
 
     flag, name, sweep_args = request
     sweeps = declared_sweeps(args.env_id)
@@ -286,8 +281,8 @@ def _sweep(args: argparse.Namespace, request: tuple[str, str, str], env_kwargs: 
         offered = ", ".join(sweeps) or "none"
         if flag == "--sweep":
             raise ValueError(f"{args.env_id} declares no sweep {name!r}; its sweeps: {offered}.")
-        envs = next(phrase for dest, (alias, phrase) in SWEEP_ALIASES.items() if alias == name)
-        raise ValueError(f"{flag} applies to {envs}; {args.env_id} has none (its sweeps: {offered}).")
+        raise ValueError(f"{flag} applies to envs that declare a {name!r} sweep; {args.env_id} has none "
+                         f"(its sweeps: {offered}).")
     result = run_sweep(args.env_id, args.agent, sweeps[name], out_dir=args.out, args=sweep_args, env_kwargs=env_kwargs,
                        **options)
     outcome = result.outcome
@@ -295,13 +290,14 @@ def _sweep(args: argparse.Namespace, request: tuple[str, str, str], env_kwargs: 
         print(json.dumps(outcome.data, indent=2, ensure_ascii=False, default=str))
     else:
         if outcome.table is None:
-            for run in result.run.results.values():
+            for run in result.results.values():
                 print_summary(run.summary)
         else:
-            Console().print(outcome.table)
+            Console().print(render_table(outcome.table))
         for line in outcome.notes:
             print(line)
-        print(f"wrote {result.run.out_dir / SWEEP_FILE}")
+        written = [result.out_dir / file for file in (*outcome.files, SWEEP_FILE)]
+        print(f"wrote {' and '.join(str(path) for path in written)}")
     if result.crashed and not args.allow_errors:
         print(f"agentgym eval: {result.crashed} episode(s) crashed; exiting with status {EXIT_CRASHED}.", file=sys.stderr)
         return EXIT_CRASHED

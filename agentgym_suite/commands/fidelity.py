@@ -19,13 +19,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="replay the same caller actions in a tool env and in a world model; compare per tool",
         description=(
             "Plays --episodes tasks of BASE_ID with the oracle (and --caller models) in the real env, replays the same "
-            "actions in EnvACE-Rehearsal-v0 with --world-model, and reports per tool: format-valid rate, JSON-key "
+            "actions in the rehearsal env (the world model answers every tool call) with --world-model, and reports per tool: format-valid rate, JSON-key "
             "agreement and exact-value agreement of the replay, the same three for the teacher-forced one-step "
             "answers (tf_*: the simulator asked on the real history), and the agreement of the real env's own "
             "success check on the real run and on the rehearsed run's actions. Writes fidelity.json and fidelity.png to --out."
         ),
     )
-    parser.add_argument("base_id", metavar="BASE_ID", help="a tool env id: SyntheticTools-v0, BFCL-v0, Tau2-v0, VitaBench-v0, FinMCP-v0")
+    parser.add_argument("base_id", metavar="BASE_ID", help="a registered tool env id (see `agentgym list`)")
     parser.add_argument("--world-model", required=True, metavar="SPEC",
                         help="real | tiny | default | hf:PATH | vllm:PATH | openai:MODEL@URL")
     parser.add_argument("--episodes", type=int, default=5, help="number of tasks (default 5)")

@@ -15,7 +15,7 @@ HELP = "Type an action and press Enter. /actions lists admissible actions, /hint
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``play`` subcommand."""
     parser = subparsers.add_parser("play", help="play an env yourself in the terminal")
-    parser.add_argument("env_id", help="a registered id, e.g. TextWorld-v0")
+    parser.add_argument("env_id", help="a registered id (see `agentgym list`)")
     parser.add_argument("--env-kwargs", default="{}", help="JSON object of keyword arguments for gymnasium.make")
     parser.add_argument("--task-id", default=None, help="task to play (default: chosen by --seed)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the task choice")

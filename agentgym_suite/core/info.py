@@ -47,7 +47,7 @@ INFO_KEYS: dict[str, str] = {
     "task_type": "str, optional: the task's family within its benchmark (evaluation summaries break success "
                  "down by it).",
     "raw_observation": "str, optional: the observation without prompt rendering, when the env renders its own "
-                       "prompts (the anchor state of GiGPO).",
+                       "prompts (the anchor state of credit plug-ins that group steps by state).",
     "prompt_messages": "list[dict], optional: the whole prompt of the next turn when the env renders it itself; "
                        "sent to the model as it is.",
     "prompt_truncation": "str, optional, with prompt_messages: 'error' when the prompt must not be cut to fit the "
@@ -59,6 +59,9 @@ INFO_KEYS: dict[str, str] = {
                              "call order (empty after reset); trained when the credit plug-in asks for them.",
 }
 """Key -> type and meaning of the shared contract. Only the :data:`REQUIRED_INFO_KEYS` are always present."""
+
+SHARED_LABEL_KEYS: tuple[str, ...] = ("user_simulator",)
+"""Keys of the shared contract that say how a result was obtained (see :func:`declared_label_keys`)."""
 
 REQUIRED_INFO_KEYS = ("task_id", "task", "won", "score", "action_valid", "turn", "admissible_actions", "tools")
 
@@ -77,6 +80,18 @@ def declared_info_keys(*sources: Any) -> dict[str, str]:
         for cls in _declaring_classes(source):
             keys.update(vars(cls).get("info_keys") or {})
     return keys
+
+
+def declared_label_keys(*sources: Any) -> tuple[str, ...]:
+    """The final-info keys that say how a result was obtained (which simulated user, judge, memory or
+    retriever played its part): the shared ones, then each class's ``label_keys`` declaration in
+    ``sources`` (classes or instances, as for :func:`declared_info_keys`), without repeats.
+    Evaluation summaries list the values episodes reported for them under ``labels``."""
+    keys = list(SHARED_LABEL_KEYS)
+    for source in sources:
+        for cls in _declaring_classes(source):
+            keys.extend(vars(cls).get("label_keys") or ())
+    return tuple(dict.fromkeys(keys))
 
 
 def documented_keys(*sources: Any) -> frozenset[str]:

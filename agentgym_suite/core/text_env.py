@@ -21,6 +21,7 @@ from agentgym_suite.core.actions import INVALID_TAIL_CHARS, ActionFormat, Parsed
 from agentgym_suite.core.errors import UnknownTaskError
 from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.info import base_info
+from agentgym_suite.core.policy_loan import asks_for_policy
 from agentgym_suite.core.lifecycle import check_reset_options, deepcopy_env, refuse_if_closed
 from agentgym_suite.core.skills import SkillBook, load_skills
 from agentgym_suite.core.spaces import action_space, observation_space
@@ -79,6 +80,10 @@ class TextEnv(gym.Env[str, str]):
     type and meaning, one line each, also listed in the class docstring (as Gymnasium envs document
     theirs). :func:`~agentgym_suite.core.info.documented_keys` unions them over the class's MRO, so a
     subclass declares only the keys it adds."""
+    label_keys: ClassVar[tuple[str, ...]] = ()
+    """Keys of :attr:`info_keys` that say how a result was obtained (who judged it, which memory or
+    retriever served the agent); evaluation summaries list their values under ``labels`` (see
+    :func:`~agentgym_suite.core.info.declared_label_keys`)."""
     fixture_replaces_data: ClassVar[bool] = False
     """True when :meth:`fixture_kwargs` points the env at data it generates, so the env runs
     where its benchmark folder is absent (data that cannot be redistributed)."""
@@ -107,6 +112,21 @@ class TextEnv(gym.Env[str, str]):
     """How the benchmark's official harness runs an agent, for ``agentgym eval`` to use when no flag says
     otherwise: ``temperature`` and ``max_new_tokens`` of the agent's sampling, ``k`` trials per task.
     Empty: the suite's own defaults. The values used are written into ``summary.json``."""
+
+    user_setting: ClassVar[str] = ""
+    """The constructor argument that chooses who plays the benchmark's simulated user (``""``: the env
+    has none). ``agentgym eval --user`` sets it; left unset (see :meth:`user_is_set`), evaluation
+    fills it in with :meth:`with_agent_model` and training warns that the scripted test double plays."""
+    judge_setting: ClassVar[str] = ""
+    """The constructor argument that chooses the benchmark's LLM judge (``""``: none); ``agentgym eval
+    --judge`` sets it."""
+    policy_setting: ClassVar[str] = ""
+    """The constructor argument through which the env borrows the policy being trained (``""``: it
+    never does; see :mod:`~agentgym_suite.core.policy_loan`). A trainer sets it to ``POLICY`` unless
+    given, calls :meth:`lend_policy` before every rollout, and keeps the env in its own process."""
+    wraps_setting: ClassVar[str] = ""
+    """The constructor argument naming the env id this env plays over (``""``: none). A training
+    ``env_mode`` that trains on such an env gives it the run's ``env_id`` unless set."""
 
     def __init__(
         self,
@@ -238,11 +258,48 @@ class TextEnv(gym.Env[str, str]):
         return ""
 
     @classmethod
+    def user_is_set(cls, kwargs: dict[str, Any]) -> bool:
+        """True when constructor ``kwargs`` already say who plays the simulated user (always True for an
+        env without one). The default reads :attr:`user_setting`; an env with other ways to give the
+        user (a chat callable under another name) overrides it."""
+        return not cls.user_setting or kwargs.get(cls.user_setting) is not None
+
+    @classmethod
+    def borrows_policy(cls, kwargs: dict[str, Any]) -> bool:
+        """True when an env made with constructor ``kwargs`` asks for the trainer's policy (its
+        :attr:`policy_setting` is unset or ``POLICY``); always False without a policy setting."""
+        return bool(cls.policy_setting) and asks_for_policy(kwargs.get(cls.policy_setting))
+
+    def wants_policy(self) -> bool:
+        """True when this instance asked for the policy being trained (see :attr:`policy_setting`)."""
+        return False
+
+    def lend_policy(self, backend: Any) -> None:
+        """Give the env the trainer's current policy backend (called before every rollout while the env
+        :meth:`wants_policy`; the backend is rebuilt each time)."""
+        raise NotImplementedError(f"{type(self).__name__} declares no policy_setting and borrows no policy.")
+
+    @classmethod
+    def with_agent_model(cls, kwargs: dict[str, Any], model: str | None) -> dict[str, Any]:
+        """Constructor ``kwargs`` with the settings that follow the evaluated agent filled in.
+
+        ``model`` is the agent's backend spec (None when the agent is not a model). The default
+        plays an unset simulated user with the agent's own model (``llm:<model>``), as the official
+        harnesses play the customer with a model, and with the scripted test double for other
+        agents. An env with more such settings (a memory that rewrites with the agent's model)
+        overrides it and calls this one.
+        """
+        filled = dict(kwargs)
+        if not cls.user_is_set(filled):
+            filled[cls.user_setting] = f"llm:{model}" if model else "scripted"
+        return filled
+
+    @classmethod
     def sweeps(cls) -> list[Any]:
         """The evaluation sweeps this benchmark declares (``agentgym eval ID --sweep NAME[:ARGS]``):
-        ``"module:factory"`` paths (resolved by the evaluation layer, so an env never imports it) of
-        functions returning :class:`~agentgym_suite.evaluation.sweep.Sweep` objects, or Sweep objects
-        themselves (an env defined outside the package), each turning its arguments into
+        ``"module:factory"`` paths (by convention ``envs/<benchmark>/sweep.py``, imported only when
+        sweeps are looked up) of functions returning :class:`~agentgym_suite.core.sweeps.Sweep`
+        declarations, or Sweep objects themselves (an env defined outside the package), each turning its arguments into
         variants (env-kwargs overlays) and combining their results (BFCL's overall score, τ²-bench's
         per-domain leaderboard view, VitaBench's memory comparison). Empty (the default) for none.
         A sweep with ``any_env=True`` is offered for every env id."""

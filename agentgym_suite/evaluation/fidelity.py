@@ -192,7 +192,7 @@ def teacher_forced(rehearsed: Any, messages: Sequence[dict[str, Any]], records: 
     from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest
 
     requests, positions = [], []
-    tools = list(rehearsed.base.tool_index.values())
+    tools = list(rehearsed.env.tool_index.values())
     k = 0
     for j, message in enumerate(messages):
         if message.get("role") != "assistant":

@@ -19,8 +19,8 @@ call under ``end_on_tool_error``) is completed and lost.
 An env may report an episode as not scorable (final ``info["scorable"] is False``: e.g. a tau2
 task with NL assertions and no judge). Such episodes carry no verdict, so they are left out of
 the success rate, the mean score and pass@k/pass^k, and counted in ``unscorable_episodes``.
-The env's labels of how a result was obtained (:data:`LABEL_KEYS`, e.g. which simulated user
-played the customer) are collected into ``labels``.
+The labels of how a result was obtained (the keys envs declare as ``label_keys``, e.g. which
+simulated user played the customer) are collected into ``labels``.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agentgym_suite.registration import label_keys
 from agentgym_suite.rollout.records import Trajectory
 from agentgym_suite.rollout.summary import EpisodeOutcome, final_info, is_scorable, summarize_outcomes
 
@@ -72,16 +73,13 @@ def mean_pass(counts: dict[str, tuple[int, int]], k: int, *, hat: bool = False) 
     return (sum(values) / len(values) if values else None), len(values)
 
 
-LABEL_KEYS = ("user_simulator", "nl_judge", "judge", "scoring", "memory", "retriever", "corpus")
-"""Final-info keys that say how a result was obtained; :func:`summarize` lists their values under ``labels``."""
-
-
-def result_labels(records: Iterable[Trajectory]) -> dict[str, list[str]]:
-    """For each of :data:`LABEL_KEYS` some episode reported, the sorted distinct values."""
+def result_labels(records: Iterable[Trajectory], keys: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """For each label key some episode reported, the sorted distinct values; ``keys`` defaults to those
+    every registered env declares (:func:`agentgym_suite.registration.label_keys`)."""
     seen: dict[str, set[str]] = defaultdict(set)
     for record in records:
         info = final_info(record)
-        for key in LABEL_KEYS:
+        for key in keys if keys is not None else label_keys():
             if info.get(key) is not None:
                 seen[key].add(str(info[key]))
     return {key: sorted(values) for key, values in sorted(seen.items())}

@@ -74,7 +74,6 @@ from trl import GRPOTrainer
 
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
-from agentgym_suite.envs.rehearsal.world_model import POLICY
 from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
@@ -184,7 +183,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
     docstring): construction, then the rollout, score, loss and log phases, then evaluation.
     """
 
-    _tag_names = ["trl", "grpo", "agentgym-suite"]
+    _tag_names = [*GRPOTrainer._tag_names, "agentgym-suite"]  # TRL's tags (trl, its algorithm) and ours
 
     # ================================================================== construction
     def __init__(
@@ -470,16 +469,15 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             if not isinstance(env, gym.Env):  # an env in a worker never has the policy as world model
                 continue
             inner = env.unwrapped
-            if not callable(getattr(inner, "set_world_model", None)):
-                continue
-            world = getattr(inner, "world_model", None)
-            if id(inner) not in self._policy_world and not (world is not None and world.spec == POLICY):
+            wants = getattr(inner, "wants_policy", None)  # the env's declared hook (TextEnv.policy_setting)
+            if id(inner) not in self._policy_world and not (callable(wants) and wants()):
                 continue
             world_model_lockstep_check(self.sync, backend, self.use_vllm, self._dist)
-            inner.set_world_model(backend)
+            inner.lend_policy(backend)
             if not self._policy_world and SIMULATOR_ROLE not in self.credit.roles:
-                logger.warning("the policy answers the rehearsal env's tool calls, but credit=%s does not train the "
-                               "simulator role; use credit: envace to train both roles.", self.credit.name)
+                logger.warning("the policy answers %s's calls, but credit=%s does not train the %s role; use a plug-in "
+                               "whose roles include it to train both roles.", type(inner).__name__, self.credit.name,
+                               SIMULATOR_ROLE)
             self._policy_world.add(id(inner))
 
     def _dynamic_sampling(self, inputs: list[dict[str, Any]], episodes: list[Trajectory],
@@ -650,16 +648,17 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         (``x-``, the same prompt with the evidence tokens replaced as the plug-in's
         ``counterfactual`` says), reduced to the plug-in's top-k under ``x+``."""
         args: AgentGRPOConfig = self.args
+        wanted = self.credit.evidence_inputs()  # the plug-in's declaration (counterfactual, top_k)
         encode = lambda text: self.processing_class.encode(text, add_special_tokens=False)  # noqa: E731
         pos_ids, neg_ids = evidence_prompts(
             encode, [self._privileged_text(r) for r in rows], [r.prompt_ids for r in rows],
-            [r.episode.task_id for r in rows], counterfactual=getattr(self.credit.config, "counterfactual", "blank"),
+            [r.episode.task_id for r in rows], counterfactual=wanted.counterfactual,
             max_prompt_tokens=args.max_prompt_tokens)
         device = self.accelerator.device
         width = max(len(p) for p in pos_ids + [[pad_id]])
         pos = pad_left(pos_ids + [[pad_id]] * n_pad, pad_id, width)
         neg = pad_left(neg_ids + [[pad_id]] * n_pad, pad_id, width)
-        top_k = getattr(self.credit.config, "top_k", None)
+        top_k = wanted.top_k
         with self.accelerator.autocast(), self._teacher_weights() as teacher:
             pos_logits, neg_logits, index = teacher_logits(
                 teacher, (pos[0].to(device), pos[1].to(device)), (neg[0].to(device), neg[1].to(device)),

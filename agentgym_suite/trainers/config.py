@@ -16,18 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 from trl import GRPOConfig
 
+from agentgym_suite.registration import DEFAULT_ENV_ID, env_class, training_env_modes
 from agentgym_suite.rollout.workers import EnvWorkers
+from agentgym_suite.trainers.credit.registry import DEFAULT_CREDIT, IMPORT_PATH_EXAMPLE, available_credit_assigners
 
 if TYPE_CHECKING:
     from agentgym_suite.trainers.credit import CreditAssigner
 
-ENV_MODES = ("real", "synthetic", "rehearsal")
+ENV_MODES = ("real", *training_env_modes())
+"""``real`` trains on ``env_id``; each other mode on the env whose registration entry declares it."""
 ROW_LAYOUTS = ("turn", "trajectory")
 PROMPT_FORMATS = ("single", "chat")
 TEACHER_SOURCES = ("skills", "oracle", "env_response")
 KL_ESTIMATORS = ("k3", "low_var_kl")
-SYNTHETIC_ENV_ID = "SyntheticTools-v0"
-REHEARSAL_ENV_ID = "EnvACE-Rehearsal-v0"
 
 
 def _as_dict(name: str, value: Any) -> dict[str, Any]:
@@ -66,7 +67,7 @@ class AgentGRPOConfig(GRPOConfig):
         },
     )
     env_id: str = field(
-        default="TextWorld-v0",
+        default=DEFAULT_ENV_ID,
         metadata={"help": "Gymnasium id of the env to train on (see `agentgym list`)."},
     )
     env_kwargs: dict[str, Any] | str | None = field(
@@ -76,8 +77,9 @@ class AgentGRPOConfig(GRPOConfig):
     env_mode: str = field(
         default="real",
         metadata={
-            "help": "real: train on env_id itself; synthetic: on SyntheticTools-v0 (procedural tool worlds); "
-            "rehearsal: on EnvACE-Rehearsal-v0 wrapping env_id, with the policy as world model."
+            "help": "real: train on env_id itself; "
+            + "; ".join(f"{mode}: on {env} (over env_id when it plays over another env)"
+                        for mode, env in training_env_modes().items()) + "."
         },
     )
     group_size: int | None = field(
@@ -120,22 +122,19 @@ class AgentGRPOConfig(GRPOConfig):
         default=0.1,
         metadata={
             "help": "c in score_row = return - c*invalid (0.1 ALFWorld/WebShop, 0.01 Search). Passed to the credit "
-            "plug-in unless credit_params sets invalid_penalty or the plug-in fixes its own (skillrise 0.5, envace 0.1 on empty rows)."
+            "plug-in unless credit_params sets invalid_penalty or the plug-in's config fixes its own."
         },
     )
     credit: str = field(
-        default="grpo",
-        metadata={"help": "Credit-assignment plug-in (grpo, dr_grpo, gigpo, sdar, agentopsd, rlsd, skill_sd, "
-                          "skillrise, envace, vad), or your own CreditAssigner subclass by its import path, "
-                          "e.g. my_pkg.my_credit:MyCredit."},
+        default=DEFAULT_CREDIT,
+        metadata={"help": f"Credit-assignment plug-in ({', '.join(available_credit_assigners())}), or your own "
+                          f"CreditAssigner subclass by its import path, e.g. {IMPORT_PATH_EXAMPLE}."},
     )
     credit_params: dict[str, Any] | str | None = field(
         default=None,
         metadata={
-            "help": "Parameters of the credit plug-in, e.g. {lambda_: 0.01, beta: 5.0} for sdar; {tasks: 3, "
-            "turns_per_task: 10, max_chars: 4000} shape skillrise's trials; for vad, top_k (default 64 in the "
-            "trainer; null = full vocabulary) bounds the stored teacher logits and counterfactual (blank | "
-            "unrelated) says how the evidence is ablated in x-."
+            "help": "Parameters of the credit plug-in: the fields of its config class (<Plugin>.config_cls, "
+            "documented with the plug-in), e.g. {lambda_: 0.01, beta: 5.0}."
         },
     )
     teacher_context: str = field(
@@ -388,12 +387,8 @@ class AgentGRPOConfig(GRPOConfig):
 
     @property
     def train_env_id(self) -> str:
-        """The env id rollouts actually run on, after ``env_mode``."""
-        if self.env_mode == "synthetic":
-            return SYNTHETIC_ENV_ID
-        if self.env_mode == "rehearsal":
-            return REHEARSAL_ENV_ID
-        return self.env_id
+        """The env id rollouts actually run on, after ``env_mode`` (declared by the registration entries)."""
+        return training_env_modes().get(self.env_mode, self.env_id)
 
 
 def _check_rows_per_update(config: AgentGRPOConfig) -> None:
@@ -416,20 +411,23 @@ def _check_rows_per_update(config: AgentGRPOConfig) -> None:
 
 def _check_env_workers(config: AgentGRPOConfig) -> None:
     """Parse ``env_workers``, the one parse of it in a training run: the field keeps its canonical
-    text, :attr:`AgentGRPOConfig.parsed_env_workers` the value; refuse workers for a rehearsal env
-    whose world model is the policy being trained: that env must live in the training process."""
+    text, :attr:`AgentGRPOConfig.parsed_env_workers` the value; refuse workers for an env that borrows
+    the policy being trained (its class's ``borrows_policy``): that env must live in the training process."""
     from agentgym_suite.rollout.workers import parse_env_workers
 
     workers: EnvWorkers | None = parse_env_workers(config.env_workers)
     config.env_workers = None if workers is None else str(workers)
     config._parsed_env_workers = workers
-    world_model = (config.env_kwargs or {}).get("world_model", "policy")  # type: ignore[union-attr]
-    if workers is not None and workers.kind != "inline" and config.train_env_id == REHEARSAL_ENV_ID \
-            and world_model in (None, "policy"):
+    if workers is None or workers.kind == "inline":
+        return
+    cls = env_class(config.train_env_id)
+    borrows = getattr(cls, "borrows_policy", None)
+    if callable(borrows) and borrows(dict(config.env_kwargs or {})):  # type: ignore[arg-type]
+        setting = cls.policy_setting  # type: ignore[union-attr]
         raise ValueError(
-            f"env_workers={config.env_workers!r}: the rehearsal env's world model is the policy being trained, "
-            "which lives in the training process, so its envs must too. Set env_workers: 1, or give the rehearsal "
-            "env a world model of its own in env_kwargs (world_model: <backend spec>)."
+            f"env_workers={config.env_workers!r}: {config.train_env_id} borrows the policy being trained ({setting}), "
+            "which lives in the training process, so its envs must too. Set env_workers: 1, or give the env a "
+            f"model of its own in env_kwargs ({setting}: <backend spec>)."
         )
 
 

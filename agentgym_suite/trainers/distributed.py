@@ -245,6 +245,6 @@ def world_model_lockstep_check(sync: ProcessSync, backend: Any, use_vllm: bool, 
         why = "under ZeRO-3 and FSDP every transformers generation call is a collective (synced_gpus)"
     else:
         return
-    raise RuntimeError(f"the policy answers the rehearsal env's tool calls inside env steps, but {why}, so processes "
-                       "would wait on each other forever. Use DDP, or vLLM colocate mode with tensor parallel size 1, "
-                       "or a world model other than the policy.")
+    raise RuntimeError(f"an env that borrows the policy (its policy_setting) generates with it inside env steps, but "
+                       f"{why}, so processes would wait on each other forever. Use DDP, or vLLM colocate mode with "
+                       "tensor parallel size 1, or give the env a model of its own instead of the policy.")

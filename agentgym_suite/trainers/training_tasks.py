@@ -12,10 +12,10 @@ from typing import Any, Callable
 import gymnasium as gym
 from datasets import Dataset
 
-from agentgym_suite.envs.rehearsal.world_model import POLICY
+from agentgym_suite.core.policy_loan import POLICY
 from agentgym_suite.registration import env_class
 from agentgym_suite.rollout.seeding import episode_seed
-from agentgym_suite.trainers.config import REHEARSAL_ENV_ID, AgentGRPOConfig
+from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner
 
 logger = logging.getLogger(__name__)
@@ -40,10 +40,7 @@ def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = N
 
     env_id = args.train_env_id
     if env_id not in gym.registry:
-        why = {
-            "synthetic": "env_mode=synthetic trains on SyntheticTools-v0",
-            "rehearsal": "env_mode=rehearsal trains on EnvACE-Rehearsal-v0",
-        }.get(args.env_mode, f"env_id={env_id}")
+        why = f"env_id={env_id}" if env_id == args.env_id else f"env_mode={args.env_mode} trains on {env_id}"
         raise ValueError(
             f"{why}, but {env_id!r} is not registered in this install (its module is missing). "
             "Run `agentgym list` to see which env ids are ready, or choose env_mode=real with a ready env_id."
@@ -51,13 +48,16 @@ def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = N
     kwargs = {**(args.env_kwargs or {}), **((args.eval_env_kwargs or {}) if held_out else {})}
     for key, value in (credit.env_defaults(env_id) if credit is not None else {}).items():
         kwargs.setdefault(key, value)
-    if args.env_mode == "rehearsal":
-        kwargs.setdefault("base_env_id", args.env_id)
-    if env_id == REHEARSAL_ENV_ID:
-        kwargs.setdefault("world_model", POLICY)
+    cls = env_class(env_id)
+    wraps, borrows = getattr(cls, "wraps_setting", ""), getattr(cls, "policy_setting", "")
+    if wraps and env_id != args.env_id:  # an env_mode that trains over env_id
+        kwargs.setdefault(wraps, args.env_id)
+    if borrows:  # the env asks for the policy being trained unless the config gives it a model
+        kwargs.setdefault(borrows, POLICY)
     if args.action_format and "action_format" not in kwargs and _accepts(env_id, "action_format"):
         kwargs["action_format"] = args.action_format
-    if kwargs.get("user") is None and kwargs.get("user_generate") is None and _declares(env_id, "user"):
+    user_is_set = getattr(cls, "user_is_set", None)
+    if callable(user_is_set) and not user_is_set(kwargs):
         # an env with a simulated user plays the scripted test double when none is set (see its docs)
         logger.warning("%s plays its simulated user with the scripted test double (env_kwargs sets no user), so its "
                        "%s are not the benchmark's; set env_kwargs.user: llm:<backend spec> for the benchmark's LLM "
@@ -74,11 +74,6 @@ def _parameters(env_id: str) -> dict[str, inspect.Parameter] | None:
         return dict(inspect.signature(cls).parameters)
     except (TypeError, ValueError):
         return None
-
-
-def _declares(env_id: str, name: str) -> bool:
-    """True when the env's constructor names ``name`` itself (not only through ``**kwargs``)."""
-    return name in (_parameters(env_id) or {})
 
 
 def _accepts(env_id: str, name: str) -> bool:

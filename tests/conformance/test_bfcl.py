@@ -317,7 +317,7 @@ def _upstream_overall_row(results: dict[str, tuple[float, int]], tmp_path: Any) 
 @pytest.mark.parametrize("evaluated", ["all", "some"])
 def test_overall_columns_match_bfcl_evals_leaderboard_table(evaluated: str, tmp_path: Any) -> None:
     from agentgym_suite.envs.bfcl.scoring import LEADERBOARD_COLUMNS, SCORED_CATEGORIES, CategoryScore, leaderboard_row
-    from agentgym_suite.evaluation.bfcl_overall import category_counts
+    from agentgym_suite.envs.bfcl.sweep import category_counts
 
     counts = category_counts()
     chosen = SCORED_CATEGORIES if evaluated == "all" else ("simple_python", "live_simple", "live_multiple",

@@ -4,7 +4,7 @@
 conversation ended; 5 tasks x 4 trials) and what upstream's ``compute_metrics`` made of them
 (average reward, Pass^1..Pass^4, DB-match and termination counts), written by
 ``regenerate_tau2.py``. The same outcomes, as episode records of ``Tau2-v0``, must give the same
-numbers through :func:`agentgym_suite.evaluation.tau2_leaderboard.domain_metrics`.
+numbers through :func:`agentgym_suite.envs.tau2.sweep.domain_metrics`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentgym_suite.evaluation.tau2_leaderboard import leaderboard_view
+from agentgym_suite.envs.tau2.sweep import leaderboard_view
 from agentgym_suite.rollout.records import Trajectory, Turn
 
 METRICS = json.loads((Path(__file__).parent / "tau2" / "metrics.json").read_text(encoding="utf-8"))

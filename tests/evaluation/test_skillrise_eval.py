@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from agentgym_suite.evaluation.skillrise_eval import (
+from agentgym_suite.envs.skillrise.sweep import (
     SkillRiseSpec,
     parse_spec,
     position_results,
-    run_skillrise_eval,
     skillrise_report,
 )
+from agentgym_suite.evaluation.sweep import run_sweep
 from evaluation.fake_env import register_fake_env
 
 
@@ -40,6 +40,11 @@ class LearnsFromItsSkills:
         if "open the box" in document and document in observation:  # the document is in the prompt it sees
             return self.env.unwrapped.oracle()[0]
         return "wait"
+
+
+def run_skillrise_eval(env_id: str, agent: Any, spec: SkillRiseSpec, **kwargs: Any) -> Any:
+    """The skillrise sweep's report for ``spec`` (its typed result)."""
+    return run_sweep(env_id, agent, "skillrise", args=f"{spec.mode}:{spec.k}:{spec.turns_per_task}", **kwargs).outcome.value
 
 
 def test_parse_spec() -> None:

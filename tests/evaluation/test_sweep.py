@@ -9,20 +9,22 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from agentgym_suite.evaluation.sweep import SWEEP_FILE, Sweep, SweepOutcome, SweepRun, Variant, find_sweep, run_sweep
+from agentgym_suite.core.sweeps import Sweep, SweepOutcome, SweepRequest, Variant, VariantResult
+from agentgym_suite.evaluation.sweep import SWEEP_FILE, find_sweep, run_sweep
 
 from .fake_env import FakeEvalEnv
 
 SWEPT_ID = "FakeSweep-v0"
 
 
-def _variants(args: str, env_id: str, env_kwargs: dict[str, Any], options: dict[str, Any]) -> list[Variant]:
-    return [Variant(f"n{n}", {"n_tasks": int(n)}) for n in args.split(",")]
+def _variants(request: SweepRequest) -> list[Variant]:
+    return [Variant(f"n{n}", {"n_tasks": int(n)}) for n in request.args.split(",")]
 
 
-def _aggregate(run: SweepRun) -> SweepOutcome:
-    return SweepOutcome({"tasks": {name: r.summary["tasks"] for name, r in run.results.items()},
-                         "success": {name: r.summary["success_rate"] for name, r in run.results.items()}})
+def _aggregate(request: SweepRequest, results: dict[str, VariantResult]) -> SweepOutcome:
+    return SweepOutcome({"tasks": {name: r.summary["tasks"] for name, r in results.items()},
+                         "success": {name: r.summary["success_rate"] for name, r in results.items()}},
+                        files={"sizes.json": {"variants": list(results)}})
 
 
 class SweptEnv(FakeEvalEnv):
@@ -43,6 +45,7 @@ def test_sweep_runs_each_variant_resumes_and_aggregates(tmp_path: Path) -> None:
     assert result.outcome.data == {"tasks": {"n2": 2, "n3": 3}, "success": {"n2": 1.0, "n3": 1.0}}
     for name, count in (("n2", 2), ("n3", 3)):
         assert len((tmp_path / name / "trajectories.jsonl").read_text().splitlines()) == count
+    assert json.loads((tmp_path / "sizes.json").read_text()) == {"variants": ["n2", "n3"]}  # the aggregate's own file
     written = json.loads((tmp_path / SWEEP_FILE).read_text())
     assert written["sweep"] == "sizes" and [v["name"] for v in written["variants"]] == ["n2", "n3"]
     assert written["aggregate"]["tasks"] == {"n2": 2, "n3": 3}

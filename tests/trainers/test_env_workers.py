@@ -32,7 +32,7 @@ def test_config_keeps_env_workers_canonical(tmp_path: Path, value, canonical) ->
 def test_config_rejects_bad_env_workers(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="N >= 2"):
         tiny_config(str(tmp_path), env_workers="0")
-    with pytest.raises(ValueError, match="world model is the policy"):
+    with pytest.raises(ValueError, match="borrows the policy being trained"):
         tiny_config(str(tmp_path), env_workers=2, env_mode="rehearsal", env_id="SyntheticTools-v0")
     # a rehearsal env with a world model of its own may live in workers
     assert tiny_config(str(tmp_path), env_workers=2, env_mode="rehearsal", env_id="SyntheticTools-v0",

@@ -181,7 +181,7 @@ class BFCLEnv(ToolEnv):
     @classmethod
     def sweeps(cls) -> list[Any]:
         """``--sweep categories:all|A,B``: one run per category, then the BFCL-v4 overall score."""
-        return ["agentgym_suite.evaluation.bfcl_overall:categories_sweep"]
+        return ["agentgym_suite.envs.bfcl.sweep:categories_sweep"]
 
     def __init__(self, *, category: str = "base", system_prompt: str = "fc", memory_dir: str | Path | None = None,
                  web_corpus: str | None = None, web_search_backend: str | None = None, **kwargs: Any) -> None:

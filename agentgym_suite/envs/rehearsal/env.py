@@ -87,7 +87,7 @@ from agentgym_suite.envs.rehearsal.rewards import (
     judge_score,
     task_criteria,
 )
-from agentgym_suite.envs.rehearsal.world_model import REAL, Simulation, WorldModel
+from agentgym_suite.envs.rehearsal.world_model import POLICY, REAL, Simulation, WorldModel
 
 DEFAULT_BASE_ENV = "SyntheticTools-v0"
 GROUNDINGS = ("auto", "task", "training", "none")
@@ -198,6 +198,9 @@ class RehearsalEnv(ToolEnv):
                                                                                "variant": "validation"})
     """EnvACE ends an episode at the first malformed call by design; the hostile-input tests turn that
     off and use the validation variant, where the base env's own validation marks refused actions."""
+    policy_setting: ClassVar[str] = "world_model"
+    """A trainer lends its policy as the world model (EnvACE trains the Simulator role)."""
+    wraps_setting: ClassVar[str] = "base_env_id"
 
     def __init__(
         self,
@@ -305,6 +308,20 @@ class RehearsalEnv(ToolEnv):
                 "check reads the state its tools change. Use reward_mode='gold_calls' or 'judge', or world_model='real'."
             )
         return mode
+
+    @property
+    def env(self) -> ToolEnv:
+        """The base env the current task plays on (as a ``gymnasium.Wrapper`` names its inner env;
+        ``unwrapped`` stays this env, whose dynamics the caller drives)."""
+        return self.base
+
+    def wants_policy(self) -> bool:
+        """True when this env was made with ``world_model='policy'``."""
+        return self.world_model is not None and isinstance(self.world_model.spec, str) and self.world_model.spec == POLICY
+
+    def lend_policy(self, backend: Any) -> None:
+        """The trainer's policy backend becomes the world model (see :meth:`set_world_model`)."""
+        self.set_world_model(backend)
 
     def set_world_model(self, world_model: Any) -> None:
         """Swap the world model (e.g. the trainer's current policy backend); takes effect at the next call."""

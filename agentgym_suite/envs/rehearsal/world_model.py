@@ -14,6 +14,7 @@ import contextlib
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
 
+from agentgym_suite.core.policy_loan import POLICY  # the placeholder a trainer replaces with its policy backend
 from agentgym_suite.core.simulator_generation import SimulatorGeneration
 from agentgym_suite.envs.rehearsal.contract import SIMULATOR_FAILED, contract_error, is_error_result, parse_execution_result
 from agentgym_suite.envs.rehearsal.prompts import STYLES, SimulatorRequest, build_simulator_messages
@@ -21,8 +22,6 @@ from agentgym_suite.llm.base import SamplingParams
 
 REAL = "real"
 """The ``world_model`` value that executes the base env's real tools (fidelity reference)."""
-POLICY = "policy"
-"""The ``world_model`` placeholder a trainer replaces with its policy backend (``set_world_model``)."""
 
 EMBEDDED = ("default", "tiny")
 """Specs of the embedded small models (compact prompt by default)."""

@@ -70,6 +70,7 @@ class SearchR1Env(SearchQAEnv):
         "no_answer": "str: why the episode ended without an answer (a search in the last turn).",
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
+    label_keys: ClassVar[tuple[str, ...]] = ("retriever", "corpus")
     default_action_format = "search"
     fixture_replaces_data = True
 

@@ -44,7 +44,7 @@ class SkillRiseEnv(SkillRiseTrial):
     @classmethod
     def sweeps(cls) -> list[Any]:
         """``--sweep skillrise:MODE:K``, offered for every env id: SkillRise trials over it."""
-        return ["agentgym_suite.evaluation.skillrise_eval:skillrise_sweep"]
+        return ["agentgym_suite.envs.skillrise.sweep:skillrise_sweep"]
 
     def __init__(self, *, base_env_id: str = "TextWorld-v0", base_env_kwargs: dict[str, Any] | None = None, k: int = 3,
                  mode: str = "sequence", turns_per_task: int = DEFAULT_TURNS_PER_TASK, max_chars: int = 4000,

@@ -130,17 +130,23 @@ class Tau2Env(ToolEnv):
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(oracle_examples=15)
-    simulated_user: ClassVar[bool] = True
-    """``agentgym eval --user`` applies to this env."""
+    label_keys: ClassVar[tuple[str, ...]] = ("nl_judge",)
+    user_setting: ClassVar[str] = "user"
+    judge_setting: ClassVar[str] = "judge"
     eval_sampling_defaults: ClassVar[dict[str, Any]] = {"temperature": 0.0, "max_new_tokens": 4096, "k": 4}
     """τ²-bench runs its agent at temperature 0 with no cap of its own on a reply (4096 tokens stand in for
     the model's limit) and the leaderboard asks for 4 trials per task (Pass^1..Pass^4)."""
 
     @classmethod
+    def user_is_set(cls, kwargs: dict[str, Any]) -> bool:
+        """A ``user`` or a ``user_generate`` chat callable says who plays the customer."""
+        return kwargs.get("user") is not None or kwargs.get("user_generate") is not None
+
+    @classmethod
     def sweeps(cls) -> list[Any]:
         """``--sweep domains:A,B``: one run per domain, then τ²-bench's leaderboard view
-        (see :mod:`~agentgym_suite.evaluation.tau2_leaderboard`)."""
-        return ["agentgym_suite.evaluation.tau2_leaderboard:domains_sweep"]
+        (see :mod:`~agentgym_suite.envs.tau2.sweep`)."""
+        return ["agentgym_suite.envs.tau2.sweep:domains_sweep"]
 
     def __init__(
         self,

@@ -55,7 +55,7 @@ from agentgym_suite.core.tool_calls import ToolCall, parse_tool_calls
 from agentgym_suite.core.tool_env import Conversation, ToolEnv, ToolRecord
 from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat, chat_from
 from agentgym_suite.envs.vitabench import data
-from agentgym_suite.envs.vitabench.memory import Memory, make_memory, memory_departures
+from agentgym_suite.envs.vitabench.memory import Memory, make_memory, memory_departures, rewrite_on_agent_model
 from agentgym_suite.envs.vitabench.metrics import personalization_metrics
 from agentgym_suite.envs.vitabench.oracle import plan_calls
 from agentgym_suite.envs.vitabench.personalization import agent_system_prompt
@@ -134,15 +134,25 @@ class VitaBenchEnv(ToolEnv):
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(oracle_examples=15)
-    simulated_user: ClassVar[bool] = True
-    """``agentgym eval --user`` applies to this env."""
+    label_keys: ClassVar[tuple[str, ...]] = ("judge", "scoring", "memory")
+    user_setting: ClassVar[str] = "user"
+    judge_setting: ClassVar[str] = "judge"
+
+    @classmethod
+    def with_agent_model(cls, kwargs: dict[str, Any], model: str | None) -> dict[str, Any]:
+        """The shared user default, and a bare ``memory="rewrite"`` rewrites with the agent's model
+        when the agent is one (upstream's rewrite memory uses the agent's model)."""
+        filled = super().with_agent_model(kwargs, model)
+        if "memory" in filled:
+            filled["memory"] = rewrite_on_agent_model(filled["memory"], model)
+        return filled
 
     @classmethod
     def sweeps(cls) -> list[Any]:
         """``--sweep memories:A,B`` (2.0 memory backends compared on the same sequences) and
         ``--sweep domains:A,B`` (one run per domain, each summary printed)."""
-        return ["agentgym_suite.evaluation.memory_compare:memories_sweep",
-                "agentgym_suite.evaluation.memory_compare:domains_sweep"]
+        return ["agentgym_suite.envs.vitabench.sweep:memories_sweep",
+                "agentgym_suite.envs.vitabench.sweep:domains_sweep"]
 
     def __init__(
         self,

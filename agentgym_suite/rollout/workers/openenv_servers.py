@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 import gymnasium as gym
 
+from agentgym_suite.registration import REMOTE_ENV_ID
 from agentgym_suite.rollout.workers.base import EnvExecutor, ExecutorHandle, ResetCall, StepCall
 from agentgym_suite.rollout.workers.calls import reset_env, step_env
 from agentgym_suite.rollout.workers.remote import ANSWER_GRACE_S
@@ -93,16 +94,16 @@ class OpenEnvServers(EnvExecutor):
         failures: list[str] = []
         for server in sorted(self.servers, key=lambda s: (load[s], self.servers.index(s))):
             try:
-                env = gym.make("Remote-v0", url=server, **options)
+                env = gym.make(REMOTE_ENV_ID, url=server, **options)
             except ServerGone as gone:
                 failures.append(str(gone))
                 continue
             served = env.unwrapped.remote_name  # type: ignore[attr-defined]
-            if wanted not in (None, "Remote-v0") and served != wanted:
+            if wanted not in (None, REMOTE_ENV_ID) and served != wanted:
                 env.close()
                 raise ValueError(f"the server at {server} serves {served or 'an unnamed env'}, not {wanted}; point "
                                  f"env_workers at servers started with `agentgym serve {wanted}`.")
-            return ServedEnv(self, env, server, spec if wanted not in (None, "Remote-v0") else env.spec)
+            return ServedEnv(self, env, server, spec if wanted not in (None, REMOTE_ENV_ID) else env.spec)
         raise ServerGone("no env server answered: " + " ".join(failures), reason="unreachable")
 
     def usable(self, env: Any) -> bool:

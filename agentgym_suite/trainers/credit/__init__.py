@@ -43,6 +43,7 @@ from agentgym_suite.trainers.credit.base import (
     CreditBatch,
     CreditConfig,
     CreditOutput,
+    EvidenceInputs,
 )
 from agentgym_suite.trainers.credit.registry import (
     CREDIT_ASSIGNERS,
@@ -59,6 +60,7 @@ __all__ = [
     "CreditBatch",
     "CreditConfig",
     "CreditOutput",
+    "EvidenceInputs",
     "available_credit_assigners",
     "build_credit_assigner",
     "credit_assigner_class",

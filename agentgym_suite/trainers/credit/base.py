@@ -184,6 +184,19 @@ class CreditConfig:
         """Validate the fields (subclasses extend this)."""
 
 
+@dataclass(frozen=True)
+class EvidenceInputs:
+    """What a plug-in with ``needs_full_logits`` asks the trainer to compute from the teacher prompt.
+
+    ``counterfactual`` says how the evidence tokens are ablated in the counterfactual prompt ``x-``
+    (see :data:`agentgym_suite.trainers.teacher.COUNTERFACTUALS`); ``top_k`` is the vocabulary kept
+    per token of the stored teacher logits (None: the full vocabulary).
+    """
+
+    counterfactual: str = "blank"
+    top_k: int | None = None
+
+
 class CreditAssigner(ABC):
     """Base class of credit-assignment plug-ins.
 
@@ -253,6 +266,12 @@ class CreditAssigner(ABC):
         on (``env_id``). The default returns ``make_env`` unchanged; a method whose episodes have
         their own shape (SkillRise's multi-task trials) wraps each env here."""
         return make_env
+
+    def evidence_inputs(self) -> EvidenceInputs:
+        """How the trainer computes the teacher logits of a plug-in with ``needs_full_logits`` (read
+        from the plug-in's config by the plug-in itself); the default ablates with blanks and keeps the
+        full vocabulary."""
+        return EvidenceInputs()
 
     @property
     def required_fields(self) -> tuple[str, ...]:

@@ -44,6 +44,9 @@ CREDIT_ASSIGNERS: dict[str, type[CreditAssigner]] = {
 }
 """Every registered plug-in class by name."""
 
+DEFAULT_CREDIT = GRPOCredit.name
+"""The plug-in a training config uses unless it names one (plain group-relative credit)."""
+
 IMPORT_PATH_EXAMPLE = "my_pkg.my_credit:MyCredit"
 
 

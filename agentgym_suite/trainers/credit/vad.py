@@ -79,6 +79,7 @@ from agentgym_suite.trainers.credit.base import (
     CreditBatch,
     CreditConfig,
     CreditOutput,
+    EvidenceInputs,
     finite,
     masked_mean,
     require,
@@ -220,6 +221,10 @@ class VADCredit(GRPOCredit):
     def one_turn_equivalent(self) -> tuple[str, float]:
         """GRPO scaled by ``reward_coef``."""
         return ("grpo", float(self.config.reward_coef if self.config.reward_coef is not None else 1.0))
+
+    def evidence_inputs(self) -> EvidenceInputs:
+        """The config's ``counterfactual`` and ``top_k``."""
+        return EvidenceInputs(counterfactual=self.config.counterfactual, top_k=self.config.top_k)
 
     def aux_loss(
         self, batch: CreditBatch, logprobs: Tensor, logits: Tensor | None = None

@@ -1,4 +1,5 @@
-"""τ²-bench's leaderboard view of an evaluation over several domains, computed as upstream's metrics do.
+"""τ²-bench's evaluation sweep: ``agentgym eval Tau2-v0 --sweep domains:A,B`` (alias ``--domains``), one run
+per domain, then the leaderboard view of them, computed as upstream's metrics do.
 
 Per domain: the average reward, Pass^1..Pass^k (for each task, the chance that ``k`` trials drawn
 without replacement from its ``n`` all succeed, C(successes, k) / C(n, k), averaged over tasks;
@@ -20,9 +21,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from agentgym_suite.evaluation.metrics import final_info, is_scorable
-from agentgym_suite.rollout.records import Trajectory
+from agentgym_suite.core.sweeps import Sweep, SweepOutcome, SweepRequest, SweepTable, VariantResult, kwarg_sweep
 
+LEADERBOARD_FILE = "leaderboard.json"
 SUCCESS_TOLERANCE = 1e-6
 ERROR_ENDS = ("too_many_errors", "agent_error", "user_error")
 
@@ -34,13 +35,23 @@ def pass_hat(trials: int, successes: int, k: int) -> float:
     return math.comb(successes, k) / math.comb(trials, k)
 
 
-def _reward(record: Trajectory) -> float:
+def final_info(record: Any) -> dict[str, Any]:
+    """The info of an episode record's last turn (empty when it has no turns)."""
+    return record.turns[-1].info if record.turns else {}
+
+
+def is_scorable(record: Any) -> bool:
+    """False when the env reported the episode as not scorable (``info["scorable"] is False``)."""
+    return final_info(record).get("scorable", True) is not False
+
+
+def _reward(record: Any) -> float:
     info = final_info(record)
     breakdown = info.get("reward_breakdown") or {}
     return float(breakdown.get("reward", record.score) or 0.0)
 
 
-def domain_metrics(records: Sequence[Trajectory]) -> dict[str, Any]:
+def domain_metrics(records: Sequence[Any]) -> dict[str, Any]:
     """Upstream's metrics of one domain's episodes (crashed ones left out)."""
     played = [r for r in records if not r.broken]
     per_task: dict[str, list[bool]] = defaultdict(list)
@@ -89,15 +100,11 @@ class LeaderboardView:
                 "domains": {d: {**m, "pass_hat_k": {str(k): v for k, v in m["pass_hat_k"].items()}}
                             for d, m in self.domains.items()}}
 
-    def table(self) -> Any:
-        """A rich table with one column per domain: tasks and simulations, average reward, Pass^1..Pass^k,
+    def table(self) -> SweepTable:
+        """A table with one column per domain: tasks and simulations, average reward, Pass^1..Pass^k,
         DB match counts and termination counts."""
-        from rich.table import Table
-
-        table = Table(title=f"τ²-bench leaderboard view · k={self.k} · average Pass^1 over domains = {_fmt(self.average_pass_1)}")
-        table.add_column("metric")
-        for domain in self.domains:
-            table.add_column(domain, justify="right")
+        table = SweepTable(title=f"τ²-bench leaderboard view · k={self.k} · average Pass^1 over domains = "
+                                 f"{_fmt(self.average_pass_1)}", columns=["metric", *self.domains], left=("metric",))
         metrics = list(self.domains.values())
         rows: list[tuple[str, list[str]]] = [
             ("tasks / simulations", [f"{m['tasks']} / {m['simulations']}" for m in metrics]),
@@ -110,8 +117,7 @@ class LeaderboardView:
               for m in metrics]),
             ("unscored (counted as failures)", [str(m["unscored"]) for m in metrics]),
         ]
-        for name, values in rows:
-            table.add_row(name, *values)
+        table.rows = [[name, *values] for name, values in rows]
         return table
 
 
@@ -119,7 +125,7 @@ def _fmt(value: Any) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def leaderboard_view(runs: dict[str, Sequence[Trajectory]], k: int, departures: Sequence[str] = ()) -> LeaderboardView:
+def leaderboard_view(runs: dict[str, Sequence[Any]], k: int, departures: Sequence[str] = ()) -> LeaderboardView:
     """The view of one evaluation per domain (``runs``: domain -> its episodes)."""
     domains = {domain: domain_metrics(records) for domain, records in runs.items()}
     reasons = list(departures)
@@ -129,24 +135,26 @@ def leaderboard_view(runs: dict[str, Sequence[Trajectory]], k: int, departures: 
     return LeaderboardView(domains, k, sorted(set(reasons), key=reasons.index))
 
 
-def _domains_aggregate(run: Any) -> Any:
+def _domains_aggregate(request: SweepRequest, results: dict[str, VariantResult]) -> SweepOutcome:
     """The ``domains`` sweep's aggregate: the leaderboard view, also written to ``leaderboard.json``."""
-    import json
-
-    from agentgym_suite.evaluation.sweep import SweepOutcome
-
-    departures = sorted({r for result in run.results.values() for r in result.summary.get("leaderboard_departures") or []})
-    view = leaderboard_view({d: r.records for d, r in run.results.items()}, int(run.options.get("k") or 1), departures)
+    departures = sorted({r for result in results.values() for r in result.summary.get("leaderboard_departures") or []})
+    view = leaderboard_view({d: r.records for d, r in results.items()}, int(request.options.get("k") or 1), departures)
     data = view.as_dict()
-    data["settings"] = next(iter(run.results.values())).summary.get("agent_settings")
-    (run.out_dir / "leaderboard.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    data["settings"] = next(iter(results.values())).summary.get("agent_settings") if results else None
     notes = [f"  - not comparable: {reason}" for reason in data.get("leaderboard_departures") or []]
-    notes.append(f"wrote {run.out_dir / 'leaderboard.json'} and one run folder per domain")
-    return SweepOutcome(data, view.table(), notes)
+    notes.append("wrote one run folder per domain")
+    return SweepOutcome(data, view.table(), notes, {LEADERBOARD_FILE: data}, view)
 
 
-def domains_sweep() -> Any:
-    """``--sweep domains:retail,airline,telecom``: one run per domain in ``<out>/<domain>/``, then the leaderboard view."""
-    from agentgym_suite.evaluation.sweep import kwarg_sweep
+def domains_sweep() -> Sweep:
+    """``--sweep domains:retail,airline,telecom`` (alias ``--domains``): one run per domain in ``<out>/<domain>/``,
+    then the leaderboard view."""
+    return kwarg_sweep("domains", "domain", "retail,airline,telecom", _domains_aggregate, alias="--domains",
+                       alias_help=DOMAINS_ALIAS_HELP)
 
-    return kwarg_sweep("domains", "domain", "retail,airline,telecom", _domains_aggregate)
+
+DOMAINS_ALIAS_HELP = ("alias of --sweep domains:A,B: evaluate once per domain (env kwarg 'domain'), each in "
+                      "<out>/<domain>/, and print the benchmark's leaderboard view when it declares one")
+
+
+__all__ = ["LEADERBOARD_FILE", "LeaderboardView", "domain_metrics", "domains_sweep", "leaderboard_view", "pass_hat"]

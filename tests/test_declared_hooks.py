@@ -1,0 +1,89 @@
+"""The generic layers follow what an env or a plug-in declares, never its name: a throwaway env
+registered at run time under an unknown id gets the same treatment as the suite's own."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import pytest
+
+from agentgym_suite.commands.eval import apply_user_and_judge
+from agentgym_suite.core.info import declared_label_keys
+from agentgym_suite.core.policy_loan import POLICY
+from agentgym_suite.core.text_env import TextEnv
+from agentgym_suite.registration import ENV_ENTRIES, training_env_modes
+from agentgym_suite.trainers.config import ENV_MODES, _check_env_workers
+
+USER_ID = "HookUser-v0"
+BORROW_ID = "HookBorrow-v0"
+
+
+class WithUser(TextEnv):
+    """Declares a simulated user (under its own argument name), a judge, a label key and a model-following setting."""
+
+    user_setting: ClassVar[str] = "customer"
+    judge_setting: ClassVar[str] = "grader"
+    label_keys: ClassVar[tuple[str, ...]] = ("grader",)
+
+    def __init__(self, customer: Any = None, grader: Any = None, notes: str = "", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+
+    @classmethod
+    def with_agent_model(cls, kwargs: dict[str, Any], model: str | None) -> dict[str, Any]:
+        filled = super().with_agent_model(kwargs, model)
+        if filled.get("notes") == "same":
+            filled["notes"] = f"written by {model}"
+        return filled
+
+
+class Borrows(TextEnv):
+    """Borrows the trained policy through ``helper``."""
+
+    policy_setting: ClassVar[str] = "helper"
+
+    def __init__(self, helper: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+
+
+def setup_module() -> None:
+    for env_id, cls in ((USER_ID, WithUser), (BORROW_ID, Borrows)):
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=cls, max_episode_steps=3)
+
+
+def test_user_and_judge_follow_the_declared_settings() -> None:
+    setup_module()
+    assert apply_user_and_judge(USER_ID, {}, "hf:some/model", None, None)["customer"] == "llm:hf:some/model"
+    assert apply_user_and_judge(USER_ID, {}, "oracle", None, "hf:judge") == {"customer": "scripted", "grader": "hf:judge"}
+    assert apply_user_and_judge(USER_ID, {"notes": "same"}, "tiny", "scripted", None)["notes"] == "written by tiny"
+    with pytest.raises(ValueError, match="user_setting"):
+        apply_user_and_judge(BORROW_ID, {}, "oracle", "scripted", None)
+    assert apply_user_and_judge(BORROW_ID, {}, "tiny", None, None) == {}  # no user declared: nothing filled in
+
+
+def test_workers_are_refused_only_for_an_env_that_borrows_the_policy() -> None:
+    setup_module()
+    config = SimpleNamespace(env_workers="2", env_kwargs={}, train_env_id=BORROW_ID)
+    with pytest.raises(ValueError, match="borrows the policy"):
+        _check_env_workers(config)  # type: ignore[arg-type]
+    assert Borrows.borrows_policy({"helper": POLICY}) and not Borrows.borrows_policy({"helper": "hf:own/model"})
+    _check_env_workers(SimpleNamespace(env_workers="2", env_kwargs={"helper": "hf:own/model"}, train_env_id=BORROW_ID))  # type: ignore[arg-type]
+    _check_env_workers(SimpleNamespace(env_workers="2", env_kwargs={}, train_env_id=USER_ID))  # type: ignore[arg-type]
+    assert not WithUser.borrows_policy({})
+
+
+def test_env_modes_and_label_keys_come_from_the_declarations() -> None:
+    modes = training_env_modes()
+    assert ENV_MODES == ("real", *modes) and all(modes.values())
+    assert {item.id for item in ENV_ENTRIES if item.env_mode} == set(modes.values())
+    assert declared_label_keys(WithUser) == ("user_simulator", "grader")
+
+
+def test_the_plugin_declares_its_evidence_inputs() -> None:
+    from agentgym_suite.trainers.credit import EvidenceInputs, get_credit_assigner
+
+    assert get_credit_assigner("grpo").evidence_inputs() == EvidenceInputs()
+    vad = get_credit_assigner("vad", top_k=8, counterfactual="unrelated")
+    assert vad.evidence_inputs() == EvidenceInputs(counterfactual="unrelated", top_k=8)
