@@ -25,7 +25,7 @@ from agentgym_suite.envs.synthetic_tools import SyntheticToolsEnv
 def _recorded_world(env: RehearsalEnv) -> ScriptedBackend:
     """A simulator answering each call with the result recorded for it (a faithful world for the gold calls)."""
     def answer(name: str, arguments: dict[str, Any]) -> str:
-        for example in env.base.recorded_examples():
+        for example in env.env.recorded_examples():
             if example["name"] == name and canonical(example["arguments"]) == canonical(arguments):
                 return format_execution_result(example["result"] if example["result"] else {"ok": True})
         return format_execution_result({"ok": True})
@@ -104,7 +104,7 @@ def test_checklist_reward_is_deterministic_and_partial() -> None:
         reward, terminated, won, _ = _play(env, skipped)
         rewards.append(reward)
         assert terminated and not won
-    [checklist] = env.base.checklists()
+    [checklist] = env.env.checklists()
     n = len(checklist[0])
     assert rewards[0] == rewards[1] == pytest.approx(1.0 - 1.0 / n)
 
@@ -114,7 +114,7 @@ def test_unmet_required_standard_stops_before_the_next_turn() -> None:
     env.reset(options={"task_id": "w0-t1"})
     reward, terminated, won, info = _play(env, ["I could not do it."])
     assert terminated and not won
-    [checklist] = env.base.checklists()
+    [checklist] = env.env.checklists()
     reply_weight = checklist[0][-1]["weight"]
     assert info["checklist_turn_scores"] == pytest.approx([reply_weight])
     assert reward == pytest.approx(reply_weight / 2)  # sum of turn scores / (checklists x turns)

@@ -41,8 +41,8 @@ def test_benchmark_examples_come_from_oracle_runs_on_the_training_split(env_id: 
     kwargs = _finmcp(tmp_path) if kwargs == "fixtures" else kwargs
     env = RehearsalEnv(base_env=env_id, base_env_kwargs=kwargs, world_model=_world())
     assert env.grounding_mode() == "training"
-    overrides, training = env.base.training_tasks()
-    evaluation = env.base.evaluation_tasks()
+    overrides, training = env.env.training_tasks()
+    evaluation = env.env.evaluation_tasks()
     if not overrides:
         assert not set(training) & set(evaluation)  # the holdout is never evaluated
     task = evaluation[0]
@@ -51,15 +51,15 @@ def test_benchmark_examples_come_from_oracle_runs_on_the_training_split(env_id: 
     assert bank.examples, f"{env_id}: the oracle runs on the training split recorded nothing"
     assert set(bank.tasks) <= set(training) and task not in bank.tasks
     assert all(e["task"] in training for e in bank.examples)
-    offered = set(env.base.tool_index)
+    offered = set(env.env.tool_index)
     assert all(e["name"] in offered for e in env._examples)
 
 
 def test_tau2_grounds_on_its_published_train_split() -> None:
     env = RehearsalEnv(base_env="Tau2-v0", base_env_kwargs={"domain": "retail", "split": "test"}, world_model=_world())
-    overrides, training = env.base.training_tasks()
-    assert overrides == {"split": "train"} and not set(training) & set(env.base.task_ids())
-    env.reset(options={"task_id": env.base.task_ids()[0]})
+    overrides, training = env.env.training_tasks()
+    assert overrides == {"split": "train"} and not set(training) & set(env.env.task_ids())
+    env.reset(options={"task_id": env.env.task_ids()[0]})
     assert env._examples and "## Recorded examples\n<unavailable>" not in _prompt_of(env)
 
 
@@ -74,7 +74,7 @@ def _prompt_of(env: RehearsalEnv) -> str:
 def test_training_worlds_ground_on_the_task_itself() -> None:
     env = RehearsalEnv(world_model=_world(), base_env_kwargs={"seed": 0})
     env.reset(options={"task_id": "w0-t0"})
-    assert env.grounding_mode() == "task" and env._examples == env.base.recorded_examples()
+    assert env.grounding_mode() == "task" and env._examples == env.env.recorded_examples()
 
 
 def test_holdout_is_fixed_and_a_fifth_and_banks_round_trip() -> None:

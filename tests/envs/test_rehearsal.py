@@ -97,7 +97,7 @@ def test_simulated_results_reach_the_caller_and_nothing_executes() -> None:
     backend = _table_world({"search_vehicles": [{"id": "vh-0000", "name": "Imagined"}]})
     env = RehearsalEnv(world_model=backend, base_env_kwargs={"seed": 0})
     env.reset(options={"task_id": "w0-t0"})
-    before = env.base.database()
+    before = env.env.database()
     obs, reward, terminated, _, info = env.step(env.oracle()[0])
     assert "Imagined" in obs and not terminated and reward == 0.0
     assert backend.calls == [("search_vehicles", {"query": "Quiet Raven"})]
@@ -105,7 +105,7 @@ def test_simulated_results_reach_the_caller_and_nothing_executes() -> None:
     assert gen.role == "simulator" and gen.tool_name == "search_vehicles" and gen.contract_valid
     assert gen.result == [{"id": "vh-0000", "name": "Imagined"}] and gen.turn == 1
     assert "## Candidate tools" in gen.prompt_messages[1]["content"]
-    assert env.base.database() == before  # no tool ran
+    assert env.env.database() == before  # no tool ran
     assert env.tool_log[-1].result == gen.result
 
 
@@ -232,7 +232,7 @@ def test_finmcp_base_reward_without_execution(tmp_path: Path) -> None:
     assert env.reward_mode == "base"
     env.reset(options={"task_id": "202"})
     bank = env.example_bank()
-    assert set(bank.tasks) <= set(env.base.training_tasks()[1])
+    assert set(bank.tasks) <= set(env.env.training_tasks()[1])
     own = [{k: e[k] for k in ("name", "arguments", "result")} for e in bank.examples if e["task"] == "202"]
     assert not any(e in env._examples for e in own)  # never the task being played
     grounded = RehearsalEnv(base_env="FinMCP-v0", base_env_kwargs=_finmcp_kwargs(tmp_path), world_model=_table_world({}),

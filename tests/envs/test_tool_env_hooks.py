@@ -67,7 +67,7 @@ def test_rehearsal_wraps_a_tool_env_it_has_never_heard_of() -> None:
     env.reset(seed=0)
     obs, *_ = env.step(env.oracle()[0])
     _, reward, terminated, _, info = env.step("Done.")
-    assert "imagined hi" in obs and env.base.handled == [] and world.calls == [("echo", {"text": "hi"})]
+    assert "imagined hi" in obs and env.env.handled == [] and world.calls == [("echo", {"text": "hi"})]
     assert terminated and reward == 1.0 and info["won"]
 
 

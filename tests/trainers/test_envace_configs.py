@@ -34,7 +34,7 @@ def test_the_synthetic_config_builds_a_checklist_scored_rehearsal_env() -> None:
     assert inner.base_env_id == "SyntheticTools-v0" and inner.reward_mode == "checklist"
     assert inner.world_model.spec == "policy" and inner.world_model.sampling.structured == ""  # training sampling
     env.reset(seed=0)
-    [checklist] = inner.base.checklists()
+    [checklist] = inner.env.checklists()
     assert len(checklist) == 2  # user_turns: 2
     env.close()
 
