@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentgym_suite.evaluation.runner import evaluate
+from agentgym_suite.rollout.model_turns import turn_sampling_seed
 
 from reliability.fakes import HANG_ID
 from reliability.stub_openai import stub_server
@@ -19,8 +20,10 @@ def _play(url: str, out: Path, batch_size: int) -> dict[str, list[str]]:
                       batch_size=batch_size, env_kwargs={"n_tasks": 4}, progress=False,
                       agent_options={"temperature": 1.0, "max_new_tokens": 8})
     for record in result.records:
-        # every request carried its own episode's seed, offset by the turn
-        assert [t.request["seed"] for t in record.turns] == [record.seed + i for i in range(record.num_turns)]
+        # every request carried its own episode's seed for that turn (rollout.model_turns.turn_sampling_seed;
+        # the agent was given no sampling seed of its own: 0)
+        assert [t.request["seed"] for t in record.turns] == [turn_sampling_seed(0, record.seed, i)
+                                                              for i in range(record.num_turns)]
     return {r.key: [t.completion_text for t in r.turns] for r in result.records}
 
 
