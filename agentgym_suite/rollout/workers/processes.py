@@ -75,8 +75,7 @@ class ProcessWorkers(RemoteWorkers):
         process = worker.handle[0]
         if process.is_alive():
             return None
-        process.join(0.5)
-        return exit_reason(process.exitcode)
+        return exit_reason(_reaped(process))
 
     def _start(self, worker: Worker) -> None:
         parent, child = self._ctx.Pipe()
@@ -91,8 +90,7 @@ class ProcessWorkers(RemoteWorkers):
         try:
             conn.send_bytes(message)
         except (OSError, EOFError, ValueError):  # ValueError: the pipe was closed here
-            process.join(0.5)
-            raise WorkerGone(exit_reason(process.exitcode)) from None
+            raise WorkerGone(exit_reason(_reaped(process))) from None
         return conn
 
     def _gather(self, tickets: dict[int, Any], timeouts: dict[int, float | None]) -> dict[int, bytes | WorkerGone]:
@@ -114,11 +112,9 @@ class ProcessWorkers(RemoteWorkers):
                     try:
                         answers[index] = conn.recv_bytes()
                     except (EOFError, OSError):
-                        process.join(0.5)
-                        answers[index] = WorkerGone(exit_reason(process.exitcode))
+                        answers[index] = WorkerGone(exit_reason(_reaped(process)))
                 elif process.sentinel in ready:
-                    process.join(0.5)
-                    answers[index] = WorkerGone(exit_reason(process.exitcode))
+                    answers[index] = WorkerGone(exit_reason(_reaped(process)))
                 elif deadlines[index] is not None and seconds_left(deadlines[index]) == 0:
                     answers[index] = WorkerGone(f"did not answer within {timeouts[index]:g} s and was killed")
                 else:
@@ -146,3 +142,12 @@ class ProcessWorkers(RemoteWorkers):
         for worker in workers:
             worker.handle[1].close()
 
+
+def _reaped(process: Any, patience: float = 5.0) -> int | None:
+    """The exit code of a worker whose pipe or sentinel says it ended, waiting up to ``patience``
+    seconds for it: a killed process with several threads closes its pipe before the kernel lets
+    its parent reap it, and a loaded machine can stretch that gap past half a second."""
+    process.join(0.5)
+    if process.exitcode is None:
+        process.join(patience)
+    return process.exitcode
