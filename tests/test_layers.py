@@ -17,13 +17,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentgym_suite"
 FLOORS: dict[str, int] = {
     "core": 0,
     "llm": 1, "registration": 1,
-    "envs": 2, "serving": 2,
+    "serving": 2,
     "rollout": 3,
-    "agents": 4, "vector": 4,
-    "evaluation": 5, "trainers": 5, "integrations": 5,
-    "demo": 6,
-    "comparisons": 7,
-    "commands": 8, "cli": 8,
+    "envs": 4,
+    "agents": 5, "vector": 5,
+    "evaluation": 6, "trainers": 6, "integrations": 6,
+    "demo": 7,
+    "comparisons": 8,
+    "commands": 9, "cli": 9,
 }
 """Floor of each subpackage (and top-level module); ``agentgym_suite/__init__.py`` registers the
 envs and is above them all."""

@@ -1,7 +1,9 @@
 """The ``Agent`` and ``BatchedAgent`` protocols and the two agents every env supports: random and oracle.
 
 The rollout engine plays either kind (``agentgym_suite.rollout.policies.AgentPolicy``): an
-``Agent`` one episode at a time, a ``BatchedAgent`` many episodes in lockstep.
+``Agent`` one episode at a time, a ``BatchedAgent`` many episodes in lockstep. The oracle agent
+lives beside the engine (``agentgym_suite.rollout.oracle_agent``) because envs that play scripted
+episodes themselves (the rehearsal env's grounding) use it too; it is re-exported here.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from agentgym_suite.core.errors import BatchActionError  # noqa: F401  (part of the Agent protocol: act_batch raises it)
+from agentgym_suite.rollout.oracle_agent import OracleAgent  # noqa: F401  (one of the two agents every env supports)
 
 
 @runtime_checkable
@@ -98,41 +101,3 @@ class RandomAgent:
         if self._env is not None:
             return self._env.unwrapped.format_action(command)
         return command
-
-
-class OracleAgent:
-    """Follows ``env.unwrapped.oracle()``: the actions that solve the episode from its current state.
-
-    The suite's one scripted player: ``agentgym eval --agent oracle``, the demo's imitation data and
-    fidelity's gold episodes all play it through the rollout engine.
-
-    Args:
-        plan_at_reset: follow the plan the oracle gives at reset and ask again only once it runs
-            out (a recorded gold sequence). Default: ask every turn, so the agent recovers from
-            states other agents left behind.
-        when_done: the action when the oracle has no step left (default: the env's ``look``).
-    """
-
-    name = "oracle"
-
-    def __init__(self, *, plan_at_reset: bool = False, when_done: str | None = None) -> None:
-        self.plan_at_reset = plan_at_reset
-        self.when_done = when_done
-        self._env: gym.Env | None = None
-        self._plan: list[str] = []
-
-    def reset(self, env: gym.Env, *, seed: int | None = None) -> None:
-        """Start an episode in ``env`` (already reset: with ``plan_at_reset`` its plan is read now)."""
-        self._env = env
-        self._plan = [str(a) for a in env.unwrapped.oracle()] if self.plan_at_reset else []
-
-    def act(self, observation: str, info: dict[str, Any]) -> str:
-        """The next step of the plan made at reset, else the oracle's next step from this state."""
-        if self._env is None:
-            raise RuntimeError("OracleAgent.act() called before reset(env).")
-        if self._plan:
-            return self._plan.pop(0)
-        plan = self._env.unwrapped.oracle()
-        if plan:
-            return plan[0]
-        return self.when_done if self.when_done is not None else self._env.unwrapped.format_action("look")

@@ -198,7 +198,7 @@ def evaluate(
         agent_options: extra keyword arguments for a model agent (``temperature``…).
         rehearsal: test-time private rehearsal, ``{"budget": N, "mode": "parallel"|"sequential",
             "world_model": "same"|SPEC}``: the agent is wrapped in a
-            :class:`~agentgym_suite.agents.rehearsing_agent.RehearsingAgent` and the summary gets
+            :class:`~agentgym_suite.envs.rehearsal.rehearsing_agent.RehearsingAgent` and the summary gets
             ``rehearsal`` counts (real env steps and tool calls vs imagined ones).
         batch_size: episodes played at once: in lockstep with one batched generation call per
             turn for agents that support it (model agents: ``reset_batch``/``act_batch``/``keep_slots``),
@@ -270,7 +270,7 @@ def evaluate(
         policy = make_agent(agent, seed=seed, prompt_format=prompt_format, backend_options=backend_options,
                             **(agent_options or {})) if todo else None
         if policy is not None and "rehearsal" in config:
-            from agentgym_suite.agents.rehearsing_agent import RehearsingAgent
+            from agentgym_suite.agents import RehearsingAgent
 
             options = dict(config["rehearsal"])
             policy = RehearsingAgent(policy, options.pop("world_model", "same") or "same", **options)

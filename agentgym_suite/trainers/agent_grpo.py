@@ -32,7 +32,8 @@ came back malformed, the env reported an error without terminating, e.g. a step 
 dropped before the rows are built — masked out, not given a zero advantage: they get no gradient,
 not even for the turns before the failure, and are left out of their group's baseline, so a
 partial return never reads as a real outcome. They are still written to the step's trajectory
-file with the reason in ``error`` and counted in ``episodes/error_rate``. An env that terminates
+file with the reason in ``error``, counted in ``episodes/crashed`` and ``episodes/error_rate`` and left
+out of ``episodes/success_rate`` (the one episode summary's rule). An env that terminates
 an episode with an error (EnvACE's malformed tool call) has scored the agent's play; that
 episode is trained on.
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from agentgym_suite.rollout.records import Trajectory
+from agentgym_suite.rollout.summary import EpisodeOutcome, summarize_outcomes
 from agentgym_suite.trainers.rows import Row
 
 
-def episode_record(traj: Trajectory) -> dict[str, float]:
-    """What the metrics need of one episode (small and picklable)."""
+def episode_record(traj: Trajectory) -> dict[str, Any]:
+    """What the metrics need of one episode (small and picklable): its outcome for the one episode
+    summary, and the training-only counts."""
     return {
-        "won": float(traj.won), "return": float(traj.episode_return), "score": float(traj.score),
-        "turns": float(traj.num_turns), "invalid": float(traj.invalid_count), "truncated": float(traj.truncated),
-        "error": float(traj.error is not None),
+        "outcome": EpisodeOutcome.of(traj), "invalid": float(traj.invalid_count), "truncated": float(traj.truncated),
         "simulator_generations": float(sum(len(turn.simulator_generations) for turn in traj.turns)),
     }
 
@@ -30,21 +30,35 @@ def batch_record(trajectories: Sequence[Trajectory], rows: Sequence[Row]) -> dic
             "simulator_rows": sum(r.role == "simulator" for r in rows)}
 
 
+SUMMARY_METRICS = {
+    "success_rate": "episodes/success_rate", "mean_score": "episodes/score_mean",
+    "mean_reward": "episodes/return_mean", "mean_turns": "episodes/turns_mean", "error_rate": "episodes/error_rate",
+}
+"""The metrics taken from :func:`~agentgym_suite.rollout.summary.summarize_outcomes`, by its key."""
+
+
 def episode_metrics_of(parts: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Success rate, return, turns, invalid-action rate and row counts of the gathered batch records."""
+    """Success rate, return, turns, invalid-action rate and row counts of the gathered batch records.
+
+    Success, score, return and turns are the one episode summary's
+    (:func:`~agentgym_suite.rollout.summary.summarize_outcomes`, as held-out evaluation and
+    ``agentgym eval`` compute them): a crashed episode is no loss, it is counted in
+    ``episodes/crashed`` and left out of those rates and means (which are not logged when no
+    episode counts towards them); ``episodes/error_rate`` is the share of all episodes with an error.
+    """
     episodes = [e for part in parts for e in part["episodes"]]
     if not episodes:
         return {"episodes/count": 0.0}
     n = len(episodes)
     total = lambda key: sum(e[key] for e in episodes)  # noqa: E731
+    summary = summarize_outcomes(e["outcome"] for e in episodes)
+    metrics = {name: float(summary[key]) for key, name in SUMMARY_METRICS.items() if summary[key] is not None}
     return {
-        "episodes/success_rate": total("won") / n,
-        "episodes/return_mean": total("return") / n,
-        "episodes/score_mean": total("score") / n,
-        "episodes/turns_mean": total("turns") / n,
-        "episodes/invalid_action_rate": total("invalid") / max(total("turns"), 1.0),
+        "episodes/count": float(n),
+        "episodes/crashed": float(summary["crashed"]),
+        **metrics,
+        "episodes/invalid_action_rate": total("invalid") / max(sum(float(e["outcome"].turns) for e in episodes), 1.0),
         "episodes/truncated_rate": total("truncated") / n,
-        "episodes/error_rate": total("error") / n,
         "episodes/rows": float(sum(part["rows"] for part in parts)),
         "episodes/simulator_rows": float(sum(part["simulator_rows"] for part in parts)),
         "episodes/simulator_generations": total("simulator_generations"),

@@ -87,3 +87,31 @@ def test_holdout_is_fixed_and_a_fifth_and_banks_round_trip() -> None:
     assert ExampleBank.from_json(bank.to_json()) == bank
     assert bank.for_tools(["f"], exclude_task="t1") == [{"name": "f", "arguments": {"a": 2}, "result": {"r": 3}}]
     assert call_in_prompt  # the scripted backend reads the call back from the prompt it gets
+
+
+def test_grounding_plays_the_oracle_agent_through_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grounding is a scripted episode like any other: the rollout engine plays the one oracle
+    agent, each task seeded by episode_seed, and the bank records the calls the engine's episodes made."""
+    import gymnasium
+
+    from agentgym_suite.envs.rehearsal.grounding import collect_examples
+    from agentgym_suite.rollout import RolloutEngine
+    from agentgym_suite.rollout.oracle_agent import OracleAgent
+    from agentgym_suite.rollout.seeding import episode_seed
+
+    played: list[tuple[str, int, int]] = []
+    run = RolloutEngine.run
+
+    def recording_run(self: RolloutEngine, envs: Any, specs: Any, **kwargs: Any) -> Any:
+        assert isinstance(self.policy.agent, OracleAgent) and self.policy.agent.plan_at_reset
+        out = run(self, envs, specs, **kwargs)
+        played.extend((s.task_id, s.seed, len(t.turns)) for s, t in zip(specs, out))
+        return out
+
+    monkeypatch.setattr(RolloutEngine, "run", recording_run)
+    env = gymnasium.make("BFCL-v0", category="base")
+    tasks = env.unwrapped.task_ids()[:3]
+    bank = collect_examples(env, tasks, seed=7)
+    assert [(t, s) for t, s, _ in played] == [(t, episode_seed(7, t)) for t in tasks]
+    assert all(turns > 0 for *_, turns in played) and bank.tasks == tasks
+    assert bank.examples and {e["task"] for e in bank.examples} <= set(tasks)

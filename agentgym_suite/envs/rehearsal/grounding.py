@@ -26,6 +26,9 @@ from agentgym_suite.envs.shared.canonical_json import canonical
 MAX_GROUNDING_TASKS = 8
 """Most training tasks the oracle plays to collect examples (first in id order)."""
 
+DONE_REPLY = "Done."
+"""The oracle's text reply once it has no step left: a plain assistant message, which calls no tool."""
+
 
 @dataclass
 class ExampleBank:
@@ -64,29 +67,26 @@ def collect_examples(env: Any, task_ids: Sequence[str], *, max_tasks: int = MAX_
                      max_steps: int = 40, seed: int = 0) -> ExampleBank:
     """Play the oracle on ``task_ids`` of the real tool env ``env`` and record its successful calls.
 
+    Each task is one episode of the rollout engine with the suite's oracle agent (the plan it
+    makes at reset, then its next step once that runs out), seeded by
+    :func:`~agentgym_suite.rollout.seeding.episode_seed` from ``seed``, like every scripted episode.
     Each distinct (name, arguments) is kept once, with the first result seen; calls with error
-    results are left out. A task the oracle cannot play (an exception) is skipped.
+    results are left out. A task the oracle cannot finish (the engine records the env's error)
+    still yields the calls it made before.
     """
     from agentgym_suite.core.tool_env import ToolEnv
+    from agentgym_suite.rollout import EpisodeSpec, RolloutEngine
+    from agentgym_suite.rollout.oracle_agent import OracleAgent
+    from agentgym_suite.rollout.seeding import episode_seed
 
     base = env.unwrapped
     if not isinstance(base, ToolEnv):
         raise TypeError(f"grounding needs a tool env, got {type(base).__name__}.")
+    engine = RolloutEngine(OracleAgent(plan_at_reset=True, when_done=DONE_REPLY), max_turns=max_steps, info_keys=())
     seen: set[tuple[str, str]] = set()
     bank = ExampleBank()
     for task_id in list(task_ids)[:max_tasks]:
-        try:  # the plan the oracle makes at reset, then its next step once the plan runs out
-            env.reset(seed=seed, options={"task_id": task_id})
-            plan = list(base.oracle())
-            for _ in range(max_steps):
-                action = plan.pop(0) if plan else (base.oracle() or [None])[0]
-                if action is None:
-                    break
-                *_, terminated, truncated, _ = env.step(action)
-                if terminated or truncated:
-                    break
-        except Exception:  # a task the oracle cannot finish still yields the calls it made
-            pass
+        engine.run([env], [EpisodeSpec(task_id, episode_seed(seed, task_id), task_id)])
         bank.tasks.append(task_id)
         for record in base.tool_log:
             if not record.ok:

@@ -12,7 +12,7 @@ import agentgym_suite.registration as registration
 from agentgym_suite.core.info import undocumented_keys
 from agentgym_suite.envs.rehearsal import RehearsalEnv
 from agentgym_suite.agents.base import OracleAgent
-from agentgym_suite.agents.rehearsing_agent import Attempt, RehearsingAgent, render_memory, with_memory
+from agentgym_suite.envs.rehearsal.rehearsing_agent import Attempt, RehearsingAgent, render_memory, with_memory
 from agentgym_suite.envs.rehearsal import format_execution_result
 from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
 from agentgym_suite.evaluation.runner import evaluate

@@ -35,6 +35,7 @@ from typing import Any, Callable, ClassVar
 
 import gymnasium as gym
 
+from agentgym_suite.envs.rehearsal.env import RehearsalEnv
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine
 from agentgym_suite.rollout.seeding import episode_seed
 
@@ -254,8 +255,6 @@ class RehearsingAgent:
         return attempt
 
     def _imagined_env(self) -> Any:
-        from agentgym_suite.envs.rehearsal import RehearsalEnv
-
         if self._imagined is None:
             assert self._env is not None
             if self.base_env_factory is not None:
