@@ -21,6 +21,8 @@ from agentgym_suite.envs.shared.canonical_json import canonical
 from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
 from agentgym_suite.envs.synthetic_tools import SyntheticToolsEnv
 
+from .oracle import step_through
+
 
 def _recorded_world(env: RehearsalEnv) -> ScriptedBackend:
     """A simulator answering each call with the result recorded for it (a faithful world for the gold calls)."""
@@ -36,17 +38,6 @@ def _rehearsal(**base: Any) -> RehearsalEnv:
     env = RehearsalEnv(world_model="policy", base_env_kwargs={"seed": 0, **base})
     env.set_world_model(_recorded_world(env))
     return env
-
-
-def _play(env: RehearsalEnv, actions: list[str]) -> tuple[float, bool, bool, dict[str, Any]]:
-    """(episode return = sum of step rewards, terminated, won, last info)."""
-    total, terminated, info = 0.0, False, {}
-    for action in actions:
-        _, reward, terminated, _, info = env.step(action)
-        total += reward
-        if terminated:
-            break
-    return total, terminated, bool(info.get("won")), info
 
 
 def test_generated_checklists_have_the_published_layout_and_sum_to_one() -> None:
@@ -86,7 +77,7 @@ def test_oracle_in_a_faithful_world_earns_the_full_checklist_reward(turns: int) 
     env = _rehearsal(user_turns=turns, task_length=4)
     env.reset(options={"task_id": "w0-t1"})
     assert env.reward_mode == "checklist"
-    reward, terminated, won, info = _play(env, env.oracle())
+    reward, terminated, won, info = step_through(env, env.oracle())
     assert terminated and won and reward == pytest.approx(1.0)
     assert info["checklist_turn_scores"] == pytest.approx([1.0] * turns)
     assert not undocumented_keys(info, env)
@@ -101,7 +92,7 @@ def test_checklist_reward_is_deterministic_and_partial() -> None:
     rewards = []
     for _ in range(2):
         env.reset(options={"task_id": "w0-t1"})
-        reward, terminated, won, _ = _play(env, skipped)
+        reward, terminated, won, _ = step_through(env, skipped)
         rewards.append(reward)
         assert terminated and not won
     [checklist] = env.env.checklists()
@@ -112,7 +103,7 @@ def test_checklist_reward_is_deterministic_and_partial() -> None:
 def test_unmet_required_standard_stops_before_the_next_turn() -> None:
     env = _rehearsal(user_turns=2, task_length=4)
     env.reset(options={"task_id": "w0-t1"})
-    reward, terminated, won, info = _play(env, ["I could not do it."])
+    reward, terminated, won, info = step_through(env, ["I could not do it."])
     assert terminated and not won
     [checklist] = env.env.checklists()
     reply_weight = checklist[0][-1]["weight"]

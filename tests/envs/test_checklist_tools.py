@@ -15,6 +15,8 @@ from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
 from agentgym_suite.envs.shared.checklists import ChecklistJudge
 from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
 
+from .oracle import step_through
+
 
 @pytest.fixture
 def data(tmp_path: Path) -> str:
@@ -23,13 +25,8 @@ def data(tmp_path: Path) -> str:
 
 def _play(env: Any, actions: list[str]) -> tuple[float, bool, dict[str, Any]]:
     """(episode return = sum of step rewards, won, last info)."""
-    total, info = 0.0, {}
-    for action in actions:
-        _, reward, terminated, _, info = env.step(action)
-        total += reward
-        if terminated:
-            break
-    return total, bool(info.get("won")), info
+    total, _, won, info = step_through(env, actions)
+    return total, won, info
 
 
 def test_published_items_load_with_tools_turns_checklists_and_recordings(data: str) -> None:

@@ -16,6 +16,8 @@ from agentgym_suite.core.data import has_benchmark_data
 from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
 from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
 
+from .oracle import play_oracle
+
 registration.register_all()
 
 
@@ -26,18 +28,10 @@ def _finmcp_kwargs(tmp: Path) -> dict[str, Any]:
 
 
 def _play_oracle(env: gymnasium.Env, task_id: str, replan: bool, limit: int = 60) -> list[tuple[str, float, bool, bool]]:
-    """Reset to ``task_id`` and follow the oracle (asked again each step when ``replan``, else the
-    plan made at reset); return (observation, reward, terminated, won) per step."""
-    env.reset(seed=3, options={"task_id": task_id})
-    out = []
-    plan = env.unwrapped.oracle() + ["Thanks, that is all."] * limit
-    for step in range(limit):
-        action = env.unwrapped.oracle()[0] if replan else plan[step]
-        obs, reward, terminated, truncated, info = env.step(action)
-        out.append((obs, reward, terminated, bool(info["won"])))
-        if terminated or truncated:
-            break
-    return out
+    """The oracle on ``task_id`` (asked again each step when ``replan``, else the plan made at reset);
+    (observation, reward, terminated, won) per step."""
+    return play_oracle(env, task_id, limit, seed=3, plan_at_reset=not replan, when_done="Thanks, that is all.",
+                       check=False).outcomes()
 
 
 CASES = [  # env id, make kwargs, task ids (None: the first three), ask the oracle every step

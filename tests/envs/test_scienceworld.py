@@ -17,6 +17,8 @@ from agentgym_suite.envs.scienceworld.backend import JavaNotFoundError, find_jav
 from agentgym_suite.envs.scienceworld.env import ScienceWorldEnv  # noqa: E402
 from agentgym_suite.envs.scienceworld.tasks import TASKS, find_task, select_tasks  # noqa: E402
 
+from .oracle import play_oracle  # noqa: E402
+
 
 def _has_java() -> bool:
     try:
@@ -32,15 +34,9 @@ QUICK_TASKS = ("find-living-thing/0", "lifespan-longest-lived/0", "power-compone
 
 
 def replay_oracle(env: ScienceWorldEnv, task_id: str) -> tuple[float, dict]:
-    """Reset to ``task_id``, play the oracle, return (return, last info)."""
-    env.reset(options={"task_id": task_id})
-    total, info = 0.0, {}
-    for action in env.oracle():
-        _, reward, terminated, truncated, info = env.step(action)
-        total += reward
-        if terminated or truncated:
-            break
-    return total, info
+    """Play ``task_id``'s gold plan (the oracle's plan at reset); (return, last info)."""
+    played = play_oracle(env, task_id, 400, plan_at_reset=True, check=False)
+    return played.total, played.info
 
 
 @pytest.fixture(scope="module")

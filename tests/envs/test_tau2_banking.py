@@ -14,17 +14,15 @@ from agentgym_suite.core.errors import DataNotFoundError
 from agentgym_suite.envs.tau2 import Tau2Env
 from agentgym_suite.envs.tau2.banking.data import BANKING_FILES
 
+from .oracle import play_oracle
+
 needs_banking = pytest.mark.skipif(not has_benchmark_data("tau2", *BANKING_FILES),
                                    reason="τ² banking_knowledge data not found: run `agentgym data fetch tau2`")
 
 
 def _play_oracle(env: Tau2Env, task_id: str) -> tuple[float, dict]:
-    env.reset(options={"task_id": task_id})
-    for _ in range(80):
-        _, reward, terminated, truncated, info = env.step(env.oracle()[0])
-        if terminated or truncated:
-            return reward, info
-    raise AssertionError("the oracle did not finish")
+    played = play_oracle(env, task_id, 80)
+    return played.reward, played.info
 
 
 def test_missing_banking_data_says_what_to_fetch(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
