@@ -99,7 +99,7 @@ from agentgym_suite.trainers.memory_bound import (
     policy_loss_scale,
     row_passes,
 )
-from agentgym_suite.trainers.episode_metrics import batch_record, completion_records, episode_metrics_of
+from agentgym_suite.trainers.episode_metrics import batch_record, completion_records, episode_metrics_of, reward_of
 from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
 from agentgym_suite.trainers.step_profile import StepTimer
 from agentgym_suite.trainers.training_tasks import (  # noqa: F401  (default_env_factory, resolve_model_path: public here too)
@@ -815,10 +815,9 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         the main process (one line per row of every process)."""
         real = len(scored.rows)
         parts = self.sync.gather(batch_record(played, scored.rows))
-        returns = [e["return"] for part in parts for e in part["episodes"]]
         for key, value in {**episode_metrics_of(parts), **scored.credit_metrics}.items():
             self._metrics[mode][key].append(float(value))
-        self._metrics[mode]["reward"].append(sum(returns) / len(returns) if returns else 0.0)
+        self._metrics[mode]["reward"].append(reward_of(parts))
         if mode == "train" and self.args.save_trajectories:
             self._trajectory_log().write_step(self.state.global_step + 1, played)
         if not self.log_completions:

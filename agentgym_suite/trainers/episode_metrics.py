@@ -65,6 +65,13 @@ def episode_metrics_of(parts: Sequence[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+def reward_of(parts: Sequence[dict[str, Any]]) -> float:
+    """TRL's ``reward`` metric: the mean return of every episode of the gathered batch records,
+    crashed ones included (0 when there is none)."""
+    returns = [e["outcome"].episode_return for part in parts for e in part["episodes"]]
+    return sum(returns) / len(returns) if returns else 0.0
+
+
 def completion_records(rows: Sequence[Row], advantages: Sequence[float]) -> list[dict[str, Any]]:
     """One completions-table line per trained row: its prompt and completion text, the episode
     return and the row's advantage (the mean over its trained tokens)."""

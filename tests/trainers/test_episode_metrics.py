@@ -8,7 +8,7 @@ import pytest
 
 from agentgym_suite.rollout.records import Trajectory, Turn
 from agentgym_suite.rollout.summary import EpisodeOutcome, summarize_outcomes
-from agentgym_suite.trainers.episode_metrics import batch_record, episode_metrics_of
+from agentgym_suite.trainers.episode_metrics import batch_record, episode_metrics_of, reward_of
 
 
 def _episode(task: str, *, won: bool, turns: int = 2, error_stage: str | None = None, terminated: bool = True,
@@ -46,3 +46,8 @@ def test_a_batch_of_only_crashes_logs_no_success_rate() -> None:
     metrics = episode_metrics_of([batch_record([_episode("x", won=False, error_stage="generate", terminated=False)], [])])
     assert metrics["episodes/crashed"] == 1.0 and "episodes/success_rate" not in metrics
     assert episode_metrics_of([]) == {"episodes/count": 0.0}
+
+
+def test_trl_reward_is_the_mean_return_of_every_episode() -> None:
+    parts = [batch_record([_episode("a", won=True), _episode("b", won=False, error_stage="step", terminated=False)], [])]
+    assert reward_of(parts) == 0.5 and reward_of([]) == 0.0
