@@ -145,9 +145,16 @@ class ProcessWorkers(RemoteWorkers):
 
 def _reaped(process: Any, patience: float = 5.0) -> int | None:
     """The exit code of a worker whose pipe or sentinel says it ended, waiting up to ``patience``
-    seconds for it: a killed process with several threads closes its pipe before the kernel lets
-    its parent reap it, and a loaded machine can stretch that gap past half a second."""
-    process.join(0.5)
-    if process.exitcode is None:
-        process.join(patience)
+    seconds for it.
+
+    A killed process with several threads closes its pipe before the kernel lets its parent reap
+    it, and a loaded machine can stretch that gap. ``Process.join`` cannot be used to wait: it waits
+    on the process's sentinel pipe, which stays open while any other process still holds a copy of
+    its write end, so a killed worker could read as "still running" long after it died. So the
+    process is polled with ``is_alive()`` (``waitpid`` with ``WNOHANG``), which reaps it as soon as
+    it is a zombie.
+    """
+    deadline = time.monotonic() + patience
+    while process.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
     return process.exitcode
