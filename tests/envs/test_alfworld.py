@@ -44,6 +44,7 @@ def test_a_train_subset_is_reported_as_a_departure() -> None:
     assert gym.make("ALFWorld-v0", split="valid_seen").unwrapped.leaderboard_departures() == []
 
 
+@pytest.mark.slow  # the default run checks ALFWorld-v0 the same way (tests/test_registration.py, check_env on every id)
 def test_check_env_warnings_as_errors(env: gym.Env) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
