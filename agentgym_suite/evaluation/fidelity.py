@@ -38,6 +38,7 @@ from typing import Any, Sequence
 
 from agentgym_suite.agents.base import OracleAgent
 from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
+from agentgym_suite.envs.rehearsal.grounding import DONE_REPLY
 from agentgym_suite.envs.shared.canonical_json import canonical
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.seeding import episode_seed
@@ -145,7 +146,7 @@ def _play(env: Any, agent: Any, task_id: str, seed: int, max_turns: int) -> Traj
 def _play_real(env: Any, caller: Any, task_id: str, seed: int, max_turns: int) -> Trajectory:
     """Play the task in the real env with the caller (when None, the oracle: the plan it gives at
     reset, then its next step once that runs out)."""
-    oracle = OracleAgent(plan_at_reset=True, when_done="Done.")
+    oracle = OracleAgent(plan_at_reset=True, when_done=DONE_REPLY)
     return _play(env, oracle if caller is None else caller, task_id, seed, max_turns)
 
 

@@ -23,12 +23,6 @@ def data(tmp_path: Path) -> str:
     return str(ChecklistToolsEnv.fixture_kwargs(tmp_path)["data_path"])
 
 
-def _play(env: Any, actions: list[str]) -> tuple[float, bool, dict[str, Any]]:
-    """(episode return = sum of step rewards, won, last info)."""
-    total, _, won, info = step_through(env, actions)
-    return total, won, info
-
-
 def test_published_items_load_with_tools_turns_checklists_and_recordings(data: str) -> None:
     samples = load_checklist_samples(data)
     assert list(samples) == ["weather-1", "plan-2"]
@@ -55,7 +49,7 @@ def test_bad_items_get_clear_errors() -> None:
 def test_recording_replays_and_the_judge_scores_the_oracle(data: str) -> None:
     env = ChecklistToolsEnv(data_path=data, judge=snippet_judge)
     env.reset(options={"task_id": "plan-2"})
-    reward, won, _ = _play(env, env.oracle())
+    reward, _, won, _ = step_through(env, env.oracle())
     assert won and reward == pytest.approx(1.0)
     env.reset(options={"task_id": "plan-2"})
     obs, *_ = env.step('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>')
@@ -73,10 +67,10 @@ def test_rehearsal_on_checklist_data_is_scored_per_turn_by_the_fixed_judge(data:
     env.reset(options={"task_id": "plan-2"})
     assert env.reward_mode == "checklist"
     assert [e["name"] for e in env.unwrapped._examples] == ["get_weather", "add_event"]
-    reward, won, info = _play(env, env.oracle())
+    reward, _, won, info = step_through(env, env.oracle())
     assert won and reward == pytest.approx(1.0) and info["checklist_turn_scores"] == [1.0, 1.0]
     env.reset(options={"task_id": "plan-2"})
-    reward, won, info = _play(env, ["I cannot help with that."])
+    reward, _, won, info = step_through(env, ["I cannot help with that."])
     assert not won and info["checklist_turn_scores"] == [0.0] and reward == 0.0  # required standard unmet: stops
 
 
@@ -91,6 +85,6 @@ def test_tiny_model_as_the_fixed_judge_gives_a_bounded_score(data: str) -> None:
                        world_model=ScriptedBackend(lambda n, a: format_execution_result({"celsius": 4})),
                        judge=ChecklistJudge("tiny", max_new_tokens=8))
     env.reset(options={"task_id": "weather-1"})
-    reward, _, info = _play(env, env.oracle())
+    reward, _, _, info = step_through(env, env.oracle())
     assert 0.0 <= reward <= 1.0 and len(info["checklist_turn_scores"]) == 1
     assert env.unwrapped._checklist_judge.calls >= 2  # one verdict per standard and step

@@ -1,11 +1,9 @@
-"""A killed worker is named by how it ended even while another process holds its sentinel pipe.
+"""A killed worker is named by how it ended, promptly, even while another process holds its sentinel pipe.
 
-``Process.join`` waits on the process's sentinel, a pipe whose write end every copy of the worker's
-file table keeps open: a grandchild the worker forked (or a process forked elsewhere while the pipe
-was open) keeps it open after the worker died. After the Ray tests had run in the same pytest
-process, ``tests/test_vector.py``'s killed-mid-step test read the SIGKILLed worker as "still
-running" in 2 of 3 runs; the pool now polls ``waitpid`` (``rollout.workers.processes._reaped``)
-and names it in every run.
+``rollout.workers.processes._reaped`` polls ``waitpid`` instead of joining the worker. This test
+covers the held-sentinel case (a grandchild the worker forked keeps the pipe open); it does not
+reproduce the failure that led to the change (a SIGKILLed worker read as "still running" after the
+Ray tests had run in the same pytest process, in 2 of 3 runs), which needs that test order.
 """
 
 from __future__ import annotations
