@@ -10,6 +10,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_suite.commands.model_call_flags import add_model_call_flags, model_call_options, run_rescore
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.registration import env_class
 
@@ -108,6 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="exit 0 even when episodes crashed (default: exit 1, after writing every result)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print summary.json instead of a table")
+    add_model_call_flags(parser)
     parser.set_defaults(func=run)
 
 
@@ -350,10 +352,13 @@ def run(args: argparse.Namespace) -> int:
             rehearsal={"budget": args.rehearsal_budget, "mode": args.rehearsal_mode,
                        "world_model": args.rehearsal_world_model} if args.rehearsal_budget else None,
         )
+        calls = model_call_options(args)
+        options.update(calls)
         request = _requested_sweep(args)
         if request is not None:
             return _sweep(args, request, env_kwargs, options)
-        result = evaluate(args.env_id, args.agent, out_dir=args.out, env_kwargs=env_kwargs, **options)
+        result = run_rescore(args, calls) if args.rescore is not None else \
+            evaluate(args.env_id, args.agent, out_dir=args.out, env_kwargs=env_kwargs, **options)
     except (AgentGymError, ValueError, KeyError, ImportError, gym.error.Error) as exc:
         print(f"agentgym eval: {exc}", file=sys.stderr)
         return 2

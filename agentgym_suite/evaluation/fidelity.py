@@ -266,9 +266,9 @@ def run_fidelity(
     from agentgym_suite.evaluation.task_selection import select_tasks
 
     if isinstance(world_model, str) and world_model != "real":
-        from agentgym_suite.llm import load_backend
+        from agentgym_suite.llm.role_client import role_backend
 
-        world_model = load_backend(world_model)
+        world_model = role_backend("world_model", world_model, shared=False)  # cached and accounted as the world_model role
     label = world_model if isinstance(world_model, str) else str(getattr(world_model, "name", type(world_model).__name__))
     real = RehearsalEnv(base_env=base_env, base_env_kwargs=base_env_kwargs, world_model="real")
     rehearsed = RehearsalEnv(base_env=base_env, base_env_kwargs=base_env_kwargs, world_model=world_model,

@@ -98,6 +98,13 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
     references = reference_table(summary)
     if references is not None:
         console.print(references)
+    from agentgym_suite.evaluation.model_accounting import model_calls_table, rescore_lines
+
+    roles = model_calls_table(summary)
+    if roles is not None:
+        console.print(roles)
+    for line in rescore_lines(summary):
+        console.print(line, markup=False)
     departures = summary.get("leaderboard_departures") or []
     if departures:
         console.print("Not comparable to the official leaderboard:")

@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -180,6 +181,9 @@ def evaluate(
     backend_options: dict[str, Any] | None = None,
     env_workers: Any = None,
     settings_sources: dict[str, str] | None = None,
+    model_cache: str | Path | None = "auto",
+    prices: dict[str, dict[str, float]] | None = None,
+    replay_roles: tuple[str, ...] = (),
 ) -> EvalResult:
     """Evaluate ``agent`` on ``env_id`` and write the results to ``out_dir``; resumable.
 
@@ -218,7 +222,17 @@ def evaluate(
         settings_sources: where ``k`` and the agent's sampling settings came from (a flag, the env's
             ``evaluation_defaults``, the suite's default); written into ``summary.json`` as
             ``agent_settings_sources`` next to ``agent_settings``.
+        model_cache: the cache folder of the model-played roles (simulated users, judges, world models):
+            ``"auto"`` (``model-cache/`` beside ``out_dir``), a folder, or None for none. Their calls
+            are summed per role into the summary's ``model_calls``
+            (:mod:`~agentgym_suite.evaluation.model_accounting`).
+        prices: USD per million prompt/completion tokens per model, for ``model_calls``' cost
+            (:func:`~agentgym_suite.evaluation.model_accounting.load_prices`).
+        replay_roles: roles that may only answer from the cache (``--rescore`` replays the user).
     """
+    from agentgym_suite.evaluation.model_accounting import account, call_settings
+    from agentgym_suite.llm.role_client import model_calls
+
     step_timeout = check_timeout(step_timeout)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
@@ -241,11 +255,15 @@ def evaluate(
     if settings_sources:
         config["agent_settings_sources"] = dict(settings_sources)
     _check_config(out, config)
+    calls = call_settings(out, model_cache, tuple(replay_roles))
+    config["model_cache"] = str(calls.cache_dir) if calls.cache_dir is not None else None
     kwargs = env_kwargs_for(config["env_kwargs"], max_turns)
     workers = parse_env_workers(env_workers)  # the one parse: what follows takes the parsed value
     width = parallel_width(batch_size, workers)
     pool = EnvPool(step_timeout, workers=workers, live_envs=width)
+    routed = ExitStack()
     try:
+        invocation = routed.enter_context(model_calls(calls))  # envs (and the workers they start) see the settings
         env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
         config["leaderboard_departures"] = leaderboard_departures(env)
@@ -315,9 +333,13 @@ def evaluate(
             players = agents.agents if isinstance(agents, AgentPolicy) else [policy]
             if policy is not None and callable(getattr(policy, "rehearsal_stats", None)):
                 summary["rehearsal"] = merged_stats([a.rehearsal_stats() for a in players])
+            accounting = account(out, invocation, prices)
+            if accounting:
+                summary["model_calls"] = {**accounting, "cache": config["model_cache"]}
             _write_json(out / SUMMARY_FILE, summary)
     finally:
         pool.close()
+        routed.close()
     return EvalResult(summary=summary, records=records, out_dir=out, ran=ran, load_report=load_report,
                       skipped_crashed=skipped_crashed)
 

@@ -23,7 +23,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -70,6 +70,8 @@ class StubState:
         box_action: always answer this in the box game (a model that never solves it).
         delay: seconds each answer takes (``max_in_flight`` then shows the client's concurrency).
         faults: task id -> fault (default :data:`FAULTS`; ``{}`` for a healthy server).
+        reply: when set, ``reply(body)`` is the text of every chat answer (a test's own model:
+            a simulated user, a judge), and any model name is served.
     """
 
     model: str = "stub"
@@ -82,6 +84,7 @@ class StubState:
     box_action: str | None = None
     delay: float = 0.0
     faults: dict[str, str] = field(default_factory=lambda: dict(FAULTS))
+    reply: Callable[[dict[str, Any]], str] | None = None
     in_flight: int = 0
     max_in_flight: int = 0
     requests: Counter[str] = field(default_factory=Counter)
@@ -119,6 +122,8 @@ def _error(message: str, kind: str, code: int) -> dict[str, Any]:
 
 def _answer(state: StubState, body: dict[str, Any], task: str) -> tuple[dict[str, Any], str]:
     """The assistant message for a request, and its finish reason."""
+    if state.reply is not None:
+        return {"role": "assistant", "content": state.reply(body)}, "stop"
     messages = body.get("messages") or []
     last = messages[-1] if messages else {}
     system = str(messages[0].get("content") or "") if messages and messages[0].get("role") == "system" else ""
@@ -191,7 +196,7 @@ def _handler(state: StubState) -> type[BaseHTTPRequestHandler]:
                 with state.lock:
                     state.invalid.append(problems)
                 return self._json(path, body, 400, _error("; ".join(problems), "BadRequestError", 400))
-            if body.get("model") != state.model:
+            if body.get("model") != state.model and state.reply is None:
                 return self._json(path, body, 404, _error(f"The model `{body.get('model')}` does not exist.",
                                                           "NotFoundError", 404))
             text = _text(body)

@@ -623,12 +623,9 @@ class RehearsalEnv(ToolEnv):
     def _judge_backend(self) -> Any:
         if self._judge is None:
             spec = self._judge_spec
-            if isinstance(spec, str):
-                from agentgym_suite.llm import load_backend
+            from agentgym_suite.llm.role_client import role_backend
 
-                self._judge = load_backend(spec)
-            else:
-                self._judge = spec
+            self._judge = role_backend("judge", spec, shared=False)  # a spec or backend answers as the cached, accounted judge
         return self._judge
 
 

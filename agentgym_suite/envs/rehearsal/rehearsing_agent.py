@@ -284,9 +284,9 @@ class RehearsingAgent:
                     )
                 self._world_backend = backend
             elif isinstance(spec, str):
-                from agentgym_suite.llm import load_backend
+                from agentgym_suite.llm.role_client import role_backend
 
-                self._world_backend = load_backend(spec)
+                self._world_backend = role_backend("world_model", spec, shared=False)
             else:
                 self._world_backend = spec
         return self._world_backend

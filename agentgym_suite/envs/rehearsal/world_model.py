@@ -167,7 +167,7 @@ class WorldModel:
     def backend(self) -> Any:
         """The backend, loading it from the spec on first access."""
         if self._backend is None:
-            from agentgym_suite.llm import load_backend
+            from agentgym_suite.llm.role_client import role_backend
 
             assert self.spec is not None
             if self.spec == POLICY:
@@ -175,7 +175,7 @@ class WorldModel:
                     "world_model='policy' is a placeholder: the trainer must call "
                     "env.unwrapped.set_world_model(<its generation backend>) before the first tool call."
                 )
-            self._backend = load_backend(self.spec)
+            self._backend = role_backend("world_model", self.spec, shared=False)
         return self._backend
 
     def simulate(self, requests: Sequence[SimulatorRequest], *, seed: int | None = None,

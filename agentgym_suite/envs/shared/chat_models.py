@@ -7,12 +7,13 @@ Python, from ``agentgym eval`` flags and from YAML ``env_kwargs``. A spec is any
 ``vllm:PATH``, ``openai:MODEL@URL``), optionally prefixed with ``llm:``.
 
 Backends are loaded on first use and shared within the process, so a user simulator, a judge
-and several env copies naming the same spec hold one model.
+and several env copies naming the same spec hold one model. Every call goes through the
+role client (:mod:`agentgym_suite.llm.role_client`): cached and accounted for under the
+chat's ``role``.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -21,8 +22,6 @@ ChatFn = Callable[[list[dict[str, Any]]], str]
 
 LLM_PREFIX = "llm:"
 
-_BACKENDS: dict[str, Any] = {}
-_LOCK = threading.Lock()
 
 
 def strip_llm_prefix(spec: str) -> str:
@@ -33,15 +32,9 @@ def strip_llm_prefix(spec: str) -> str:
 
 def shared_backend(spec: str) -> Any:
     """The generation backend for ``spec``, loaded once per process."""
-    spec = strip_llm_prefix(spec)
-    if not spec:
-        raise ValueError("empty backend spec; use e.g. 'tiny', 'hf:PATH', 'openai:MODEL@URL'.")
-    with _LOCK:
-        if spec not in _BACKENDS:
-            from agentgym_suite.llm import load_backend  # generation backends load only when a spec is used
+    from agentgym_suite.llm.role_client import shared_backend as load_shared  # backends load only when used
 
-            _BACKENDS[spec] = load_backend(spec)
-        return _BACKENDS[spec]
+    return load_shared(spec)
 
 
 @dataclass
@@ -54,6 +47,8 @@ class BackendChat:
         temperature: sampling temperature (0 = greedy, the tau2 default for users and judges).
         max_new_tokens: most tokens per reply.
         seed: sampling seed; replies are reproducible for a fixed seed and prompt.
+        role: the part the model plays (``user``, ``judge``, ``memory``...): its calls are cached and
+            accounted for under this name (:func:`~agentgym_suite.llm.role_client.role_backend`).
     """
 
     spec: str = ""
@@ -63,6 +58,7 @@ class BackendChat:
     seed: int | None = 0
     prompts: list[list[dict[str, Any]]] = field(default_factory=list, repr=False)
     keep_prompts: bool = False
+    role: str = "model"
 
     @property
     def label(self) -> str:
@@ -74,8 +70,12 @@ class BackendChat:
     def __call__(self, messages: list[dict[str, Any]]) -> str:
         from agentgym_suite.llm.base import SamplingParams
 
+        from agentgym_suite.llm.role_client import role_backend
+
         if self.backend is None:
-            self.backend = shared_backend(self.spec)
+            self.backend = role_backend(self.role, strip_llm_prefix(self.spec))
+        elif getattr(self.backend, "role", None) != self.role:
+            self.backend = role_backend(self.role, self.backend)
         if self.keep_prompts:
             self.prompts.append([dict(m) for m in messages])
         params = SamplingParams(temperature=self.temperature, max_new_tokens=self.max_new_tokens, seed=self.seed)

@@ -311,12 +311,12 @@ class ChecklistJudge:
 
     @property
     def backend(self) -> Any:
-        """The judge backend or callable (a spec loads on first access)."""
-        if self._judge is None:
-            from agentgym_suite.llm import load_backend
+        """The judge backend or callable (a spec loads on first access; a backend answers through the
+        role client, :func:`~agentgym_suite.llm.role_client.role_backend`, as the ``judge`` role)."""
+        if self._judge is None or (getattr(self._judge, "role", None) != "judge" and not callable(self._judge)):
+            from agentgym_suite.llm.role_client import role_backend
 
-            assert self.spec is not None
-            self._judge = load_backend(self.spec)
+            self._judge = role_backend("judge", self.spec if self._judge is None else self._judge, shared=False)
         return self._judge
 
     def sampling(self, seed: int | None = None) -> Any:

@@ -206,7 +206,7 @@ class Tau2Env(ToolEnv):
             if not user.startswith(LLM_PREFIX) or not user[len(LLM_PREFIX):].strip():
                 raise ValueError(f"user={user!r}; use one of {', '.join(USER_SETTINGS)} "
                                  "(e.g. 'llm:hf:Qwen/Qwen3-8B', 'llm:tiny'), or pass a UserSimulator.")
-            chat = BackendChat(spec=user, **sampling)
+            chat = BackendChat(spec=user, **{"role": "user", **sampling})
             return LLMUser(chat, self.data.guidelines, label=f"llm:{chat.label}")
         if isinstance(user, UserSimulator):
             return user
@@ -218,7 +218,7 @@ class Tau2Env(ToolEnv):
         if judge is None:
             return None, "none"
         if isinstance(judge, str):
-            chat = BackendChat(spec=judge)
+            chat = BackendChat(spec=judge, role="judge")
             return ModelNLJudge(chat, label=f"llm:{chat.label}"), f"llm:{chat.label}"
         if callable(judge):
             return judge, str(getattr(judge, "label", None) or f"custom:{getattr(judge, '__name__', type(judge).__name__)}")

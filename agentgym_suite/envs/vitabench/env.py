@@ -193,7 +193,7 @@ class VitaBenchEnv(ToolEnv):
         self.judge_label = "none"
         if judge is not None:
             spec = judge[len(LLM_PREFIX):] if isinstance(judge, str) and judge.startswith(LLM_PREFIX) else judge
-            self.judge, label = chat_from(spec, max_new_tokens=2048)
+            self.judge, label = chat_from(spec, max_new_tokens=2048, role="judge")
             self.judge_label = f"llm:{label}" if isinstance(judge, str) else label
         self._judge_template: str | None = None
         self.memory = make_memory(memory, summarise)
@@ -213,7 +213,7 @@ class VitaBenchEnv(ToolEnv):
         if isinstance(user, str):
             if not user.startswith(LLM_PREFIX) or not user[len(LLM_PREFIX):].strip():
                 raise ValueError(f"user={user!r}; use 'scripted' or 'llm:<backend spec>' (e.g. 'llm:hf:Qwen/Qwen3-8B').")
-            chat = BackendChat(spec=user, **sampling)
+            chat = BackendChat(spec=user, **{"role": "user", **sampling})
             simulated = LLMUser(chat, data.load_prompt("user_system_prompt", self.language), label=f"llm:{chat.label}", language=self.language)
             return simulated, simulated.label
         if hasattr(user, "reply") and hasattr(user, "start"):

@@ -364,7 +364,7 @@ def make_memory(kind: str | Memory, summarise: Callable[[str, str], str] | None 
         if option:
             from agentgym_suite.envs.shared.chat_models import BackendChat
 
-            chat = BackendChat(spec=option, max_new_tokens=REWRITE_BUDGET)
+            chat = BackendChat(spec=option, max_new_tokens=REWRITE_BUDGET, role="memory")
             return RewriteMemory(model_summariser(chat), label=f"rewrite:llm:{chat.label}")
         return RewriteMemory(summarise, label="rewrite" if summarise is None else "rewrite:custom")
     if base in ("bm25", "embedding"):
