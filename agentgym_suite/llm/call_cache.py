@@ -155,13 +155,13 @@ class CallCache(_SQLiteFile):
                                             (key,)).fetchone()
         except sqlite3.DatabaseError as exc:
             raise self._refuse(f"reading failed: {type(exc).__name__}: {exc}") from None
-        if row is None:
-            return None
-        version, payload, checksum = row
+        return None if row is None else self._valid(key, *row)
+
+    def _valid(self, key: str, version: Any, payload: Any, checksum: Any) -> list[dict[str, Any]] | None:
+        """The samples of a stored row, or None (with a warning) when it fails its version or checksum."""
         if version != SCHEMA_VERSION or not isinstance(payload, str) or checksum != _checksum(key, payload, version):
-            logger.warning("%s: ignoring a cached answer written by another version or damaged (version %r, checksum "
-                           "%s); the model is asked again and the row replaced.", self.path, version,
-                           "ok" if checksum == _checksum(key, str(payload), version) else "mismatch")
+            logger.warning("%s: ignoring a cached answer written by another version or damaged (version %r); the "
+                           "model is asked again and the row replaced.", self.path, version)
             return None
         try:
             samples = json.loads(payload)
@@ -170,15 +170,24 @@ class CallCache(_SQLiteFile):
         return samples if isinstance(samples, list) and all(isinstance(s, dict) for s in samples) else None
 
     def put(self, key: str, role: str, model: str, samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Store ``samples`` under ``key`` (committed at once) and return what the cache now holds for it:
-        when another process stored an answer first, that one (so every process replays the same answer)."""
+        """Store ``samples`` under ``key`` (committed at once) and return what the cache holds for it: when
+        another process stored a valid answer first, that one (so every process replays the same answer)."""
         payload = json.dumps(samples, ensure_ascii=False, sort_keys=True)
-        stored = self.get(key)
-        if stored is not None:
-            return stored
-        self._write("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (key, SCHEMA_VERSION, role, model, payload, _checksum(key, payload, SCHEMA_VERSION), time.time()))
-        return self.get(key) or samples
+        conn = self.connection()
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # the check and the write under one lock: the first writer wins
+            row = conn.execute("SELECT version, payload, checksum FROM answers WHERE key = ?", (key,)).fetchone()
+            stored = None if row is None else self._valid(key, *row)
+            if stored is None:
+                conn.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (key, SCHEMA_VERSION, role, model, payload, _checksum(key, payload, SCHEMA_VERSION),
+                              time.time()))
+            conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise self._refuse(f"writing failed: {type(exc).__name__}: {exc}") from None
+        return stored if stored is not None else json.loads(payload)
 
     def __len__(self) -> int:
         return int(self.connection().execute("SELECT COUNT(*) FROM answers").fetchone()[0])
