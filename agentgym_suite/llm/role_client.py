@@ -245,6 +245,18 @@ def role_backend(role: str, setting: Any, *, shared: bool = True) -> Any:
     return setting
 
 
+def declared_roles(env_cls: Any) -> dict[str, str]:
+    """The model-played roles an env class declares, as ``{constructor setting: role}``: its
+    ``user_setting`` plays ``user``, its ``judge_setting`` ``judge``, and its ``policy_setting`` the
+    part a borrowed policy plays, named as the setting (EnvACE's ``world_model``)."""
+    roles: dict[str, str] = {}
+    for hook, role in (("user_setting", "user"), ("judge_setting", "judge"), ("policy_setting", "")):
+        setting = str(getattr(env_cls, hook, "") or "")
+        if setting:
+            roles[setting] = role or setting
+    return roles
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelCallSettings:
     """Where a run's model-played roles keep their answers and their accounting.
@@ -295,5 +307,5 @@ def model_calls(settings: ModelCallSettings) -> Iterator[str]:
                 os.environ[name] = value
 
 
-__all__ = ["ModelCallSettings", "ROLES", "ReplayMiss", "RoleBackend", "call_key", "model_calls", "model_id",
+__all__ = ["ModelCallSettings", "ROLES", "ReplayMiss", "RoleBackend", "call_key", "declared_roles", "model_calls", "model_id",
            "role_backend", "shared_backend"]

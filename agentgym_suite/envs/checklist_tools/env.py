@@ -39,6 +39,8 @@ class ChecklistToolsEnv(ToolEnv):
     examples_are_training_data: ClassVar[bool] = True
     """A training world: its tasks' recorded examples are training data."""
     fixture_replaces_data = True
+    judge_setting: ClassVar[str] = "judge"
+    """``agentgym eval --judge`` sets the fixed judge of the standards without a machine check."""
 
     def __init__(self, *, data_path: str | Path | None = None, judge: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -1,0 +1,73 @@
+"""Every model-played role a registered env declares goes through the role client (cache and ledger).
+
+The roles are read from each env class's declared hooks (``user_setting``, ``judge_setting``,
+``policy_setting``: :func:`~agentgym_suite.llm.role_client.declared_roles`), never from a list of
+env ids. Each role is given a model served by a local OpenAI-compatible stub; the oracle plays the
+env's first tasks until the role has spoken, and the run's ledger must show its calls under the
+role's name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from agentgym_suite.agents.base import OracleAgent
+from agentgym_suite.llm.call_cache import LEDGER_FILE, CallLedger
+from agentgym_suite.llm.role_client import ModelCallSettings, declared_roles, model_calls
+from agentgym_suite.registration import ENV_ENTRIES
+from reliability.registered import cheap_kwargs, env_class, skip_unless_usable
+from reliability.stub_openai import stub_server
+
+ROLE_ENVS = [entry.id for entry in ENV_ENTRIES if declared_roles(env_class(entry.id))]
+TASKS_TRIED, STEPS = 12, 25
+
+
+def test_some_registered_envs_declare_model_roles() -> None:
+    assert len(ROLE_ENVS) >= 3  # the simulated users and judges of τ², VitaBench, EnvACE's world model...
+
+
+@pytest.mark.parametrize("env_id", ROLE_ENVS)
+def test_each_declared_role_is_routed_through_the_client(env_id: str, tmp_path: Path) -> None:
+    skip_unless_usable(env_id)
+    roles = declared_roles(env_class(env_id))
+    user_setting = str(getattr(env_class(env_id), "user_setting", "") or "")
+    with stub_server(faults={}, reply=lambda body: "###STOP###") as (url, state):
+        kwargs = {**cheap_kwargs(env_id, tmp_path)}
+        for setting, role in roles.items():
+            spec = f"openai:{role}@{url}"
+            kwargs[setting] = f"llm:{spec}" if setting == user_setting else spec
+        ledger = tmp_path / LEDGER_FILE
+        heard: set[str] = set()
+        with model_calls(ModelCallSettings(cache_dir=tmp_path / "cache", ledger=ledger)):
+            env = gym.make(env_id, **kwargs)
+            try:
+                for task in list(env.unwrapped.task_ids())[:TASKS_TRIED]:
+                    _play(env, task)
+                    heard = {row["role"] for row in CallLedger(ledger).rows()} if ledger.exists() else set()
+                    if set(roles.values()) <= heard:
+                        break
+            finally:
+                env.close()
+        asked = {e.body["model"] for e in state.answered()}
+    assert set(roles.values()) <= heard, f"{env_id}: roles {sorted(set(roles.values()) - heard)} never went through the client"
+    assert set(roles.values()) <= asked  # and each reached its model
+
+
+def _play(env: gym.Env, task: str) -> dict[str, Any]:
+    _, info = env.reset(seed=0, options={"task_id": task})
+    agent = OracleAgent()
+    agent.reset(env, seed=0)
+    observation = ""
+    for _ in range(STEPS):
+        try:
+            action = agent.act(observation, info)
+        except Exception:  # the oracle has nothing left to say: the episode's roles have been heard
+            break
+        observation, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    return info
