@@ -89,6 +89,16 @@ def test_second_run_makes_no_call_and_replays_everything(first_run: Any) -> None
     assert _episodes(root / "run2") == _episodes(root / "run1")
 
 
+def test_env_worker_processes_read_and_account_through_the_same_cache(first_run: Any) -> None:
+    root, url, state, first = first_run
+    before = len(_replies(state))
+    result = _run(root / "run-workers", url, env_workers=2)
+    assert len(_replies(state)) == before
+    calls = result.summary["model_calls"]
+    assert calls["this_invocation"] == {"calls": 0, "cache_hits": first.summary["model_calls"]["total"]["calls"]}
+    assert _episodes(root / "run-workers") == _episodes(root / "run1")
+
+
 def test_no_model_cache_asks_again(first_run: Any) -> None:
     root, url, state, _ = first_run
     before = len(_replies(state))
