@@ -9,6 +9,7 @@ import sys
 
 import gymnasium as gym
 
+from agentgym_suite.commands.model_call_flags import add_model_call_flags
 from agentgym_suite.core.errors import AgentGymError
 
 
@@ -38,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=None,
                         help="simulator tokens per tool call (default: the evaluation sampling profile's, 128)")
     parser.add_argument("--json", action="store_true", help="print fidelity.json instead of a table")
+    add_model_call_flags(parser, rescore=False)
     parser.set_defaults(func=run)
 
 
@@ -59,7 +61,10 @@ def print_table(per_tool: dict[str, dict[str, float]], title: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison, write the files and print the table."""
+    from agentgym_suite.commands.model_call_flags import model_call_options, print_model_calls
     from agentgym_suite.evaluation.fidelity import run_fidelity, write_report
+    from agentgym_suite.evaluation.model_accounting import call_settings
+    from agentgym_suite.llm.role_client import model_calls
 
     try:
         kwargs = json.loads(args.env_kwargs)
@@ -67,11 +72,13 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--env-kwargs must be a JSON object such as '{\"category\": \"simple\"}'.")
         if args.episodes < 1 or args.max_turns < 1 or (args.max_new_tokens is not None and args.max_new_tokens < 1):
             raise ValueError("--episodes, --max-turns and --max-new-tokens must be >= 1.")
-        report = run_fidelity(
-            args.base_id, args.world_model, episodes=args.episodes, base_env_kwargs=kwargs,
-            callers=["oracle", *args.caller], seed=args.seed, max_turns=args.max_turns,
-            sampling=None if args.max_new_tokens is None else {"max_new_tokens": args.max_new_tokens},
-        )
+        calls = model_call_options(args)
+        with model_calls(call_settings(args.out, calls["model_cache"])) as invocation:  # the world model's calls
+            report = run_fidelity(
+                args.base_id, args.world_model, episodes=args.episodes, base_env_kwargs=kwargs,
+                callers=["oracle", *args.caller], seed=args.seed, max_turns=args.max_turns,
+                sampling=None if args.max_new_tokens is None else {"max_new_tokens": args.max_new_tokens},
+            )
         json_path, png_path = write_report(report, args.out)
     except json.JSONDecodeError as exc:
         print(f"agentgym fidelity: --env-kwargs is not valid JSON ({exc.msg}).", file=sys.stderr)
@@ -83,5 +90,6 @@ def run(args: argparse.Namespace) -> int:
         print(json_path.read_text(encoding="utf-8"))
     else:
         print_table(report.per_tool, f"fidelity of {report.world_model} on {report.base_env}")
+        print_model_calls(args.out, invocation, calls["prices"])
         print(f"wrote {json_path} and {png_path}")
     return 0

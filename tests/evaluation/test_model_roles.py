@@ -89,6 +89,7 @@ def test_second_run_makes_no_call_and_replays_everything(first_run: Any) -> None
     assert _episodes(root / "run2") == _episodes(root / "run1")
 
 
+@pytest.mark.slow  # starts two env worker processes (~10 s)
 def test_env_worker_processes_read_and_account_through_the_same_cache(first_run: Any) -> None:
     root, url, state, first = first_run
     before = len(_replies(state))
@@ -170,3 +171,19 @@ def test_cli_reports_the_accounting_and_prices(first_run: Any, tmp_path: Path, c
     assert summary["model_calls"]["total"]["cost"] == 0.0
     assert main(["eval", "Tau2-v0", "--rescore", str(root / "run1"), "--out", str(tmp_path / "x"),
                  "--prices", str(tmp_path / "missing.json")]) == 2
+
+
+def test_fidelity_world_model_calls_are_cached_and_accounted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentgym_suite.cli import main
+
+    with stub_server(faults={}, reply=lambda body: '{"status": "success", "result": "ok"}') as (url, state):
+        reports = []
+        for out in ("a", "b"):
+            assert main(["fidelity", "SyntheticTools-v0", "--world-model", f"openai:wm@{url}", "--episodes", "1",
+                         "--out", str(tmp_path / out)]) == 0
+            reports.append(json.loads((tmp_path / out / "fidelity.json").read_text()))
+            printed = " ".join(capsys.readouterr().out.split())
+            asked = len(state.answered())
+            assert asked > 0 and ("0 cache hits" if out == "a" else f"0 calls, {asked} cache hits") in printed
+    assert len(state.answered()) == asked  # the second run asked nothing
+    assert reports[0]["per_tool"] == reports[1]["per_tool"]
