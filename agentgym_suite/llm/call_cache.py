@@ -74,7 +74,11 @@ class _SQLiteFile:
         if conn is not None and getattr(self._local, "pid", None) == os.getpid():
             return conn
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.DatabaseError as exc:
+            raise self._refuse(f"{type(exc).__name__}: {exc}") from None
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             with self._lock:
