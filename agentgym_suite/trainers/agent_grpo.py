@@ -79,6 +79,7 @@ from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, build_credit_assigner
+from agentgym_suite.trainers.trl_seam import check_trl_seam
 from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher, frozen_copy
 from agentgym_suite.trainers.distributed import (
     LockstepBackend,
@@ -204,6 +205,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             raise ValueError("AgentGRPOTrainer needs args=AgentGRPOConfig(...); see configs/ for examples.")
         if not isinstance(args, AgentGRPOConfig):
             raise TypeError(f"args must be an AgentGRPOConfig, got {type(args).__name__}.")
+        check_trl_seam()  # a TRL that moved a member the trainer overrides or uses fails here, naming it
         model = model if model is not None else resolve_model_path(args.model_name_or_path)
         if processing_class is None:
             path = model if isinstance(model, str) else model.config._name_or_path
@@ -788,7 +790,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         """Reference-model log-probs: TRL's reference model, or the policy with its adapter off (PEFT)."""
         if self.ref_model is not None:
             return self._logps(self.ref_model, input_ids, attention_mask, keep, bs)
-        from trl.models.utils import use_adapter
+        from trl.trainer.utils import use_adapter
 
         model = self.accelerator.unwrap_model(self.model)
         with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
