@@ -79,6 +79,7 @@ from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, build_credit_assigner
+from agentgym_suite.trainers.run_context import run_context
 from agentgym_suite.trainers.trl_seam import check_trl_seam
 from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher, frozen_copy
 from agentgym_suite.trainers.distributed import (
@@ -225,7 +226,9 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             eval_dataset = held_out.default_dataset(args, self.eval_env_factory, custom_env=env_factory is not None)
         self._envs: list[Any] = []
         """The envs of the last rollout (``gymnasium.Env`` objects inline, handles when they live in workers)."""
-        self._env_pool = EnvPool(args.step_timeout, workers=args.parsed_env_workers)
+        self.run_context = run_context(args)
+        """What the config's settings resolve to (the plug-in class, the parsed ``env_workers``), resolved once."""
+        self._env_pool = EnvPool(args.step_timeout, workers=self.run_context.env_workers)
         """Where the training and held-out envs live (``env_workers``), reused from rollout to rollout;
         every rollout engine the trainer makes is given it."""
         self._credit_batch: CreditBatch | None = None
@@ -1036,5 +1039,5 @@ def build_credit(args: AgentGRPOConfig) -> CreditAssigner:
     """The plug-in ``args`` names (``credit``, resolved when the config was built; ``credit_params``,
     ``invalid_action_penalty``), built by the registry
     (:func:`~agentgym_suite.trainers.credit.build_credit_assigner`)."""
-    return build_credit_assigner(args.credit_class, args.credit_params,
+    return build_credit_assigner(run_context(args).credit_class, args.credit_params,
                                  invalid_action_penalty=args.invalid_action_penalty)
