@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import gymnasium
 
+from agentgym_suite.core import plugins
 from agentgym_suite.core.data_sources import DataSource
 from agentgym_suite.core.env_card import EnvCard
 from agentgym_suite.core.info import declared_label_keys
@@ -113,22 +114,54 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
 )
 
 
+def plugin_entries() -> tuple[EnvEntry, ...]:
+    """The entries other installed distributions declare in the ``agentgym_suite.envs`` entry-point
+    group (:mod:`agentgym_suite.core.plugins`): each entry point loads an :class:`EnvEntry`, a list
+    of them, or a function returning either. An id the suite already registers, or a value of
+    another kind, is warned about and skipped."""
+    own = {item.id for item in ENV_ENTRIES}
+    found: list[EnvEntry] = []
+    for plugin in plugins.installed(plugins.ENVS_GROUP):
+        value = plugin.obj() if callable(plugin.obj) and not isinstance(plugin.obj, EnvEntry) else plugin.obj
+        items = [value] if isinstance(value, EnvEntry) else list(value) if isinstance(value, (list, tuple)) else None
+        if items is None or not all(isinstance(item, EnvEntry) for item in items):
+            plugins.warn_skipped(plugin, plugins.ENVS_GROUP, f"it gives {type(value).__name__}, not an EnvEntry "
+                                 "(or a list of them); point it at agentgym_suite.registration.EnvEntry values.")
+            continue
+        for item in items:
+            if item.id in own:
+                plugins.warn_skipped(plugin, plugins.ENVS_GROUP, f"{item.id} is already an id of "
+                                     f"{'the suite' if item.id in {e.id for e in ENV_ENTRIES} else 'another plug-in'}; "
+                                     "pick another id or bump its version (Name-vN).")
+                continue
+            own.add(item.id)
+            found.append(item)
+    return tuple(found)
+
+
+def all_entries() -> tuple[EnvEntry, ...]:
+    """The suite's own entries (:data:`ENV_ENTRIES`), then those of installed plug-in distributions
+    (:func:`plugin_entries`): what ``agentgym list``, :func:`entry` and :func:`register_all` go through."""
+    return ENV_ENTRIES + plugin_entries()
+
+
 DEFAULT_ENV_ID = "TextWorld-v0"
 """The env a training config plays unless it names one (generated games: offline and quick)."""
 
 
 def entry(env_id: str) -> EnvEntry:
     """Return the entry of ``env_id``; unknown ids list the known ones."""
-    for item in ENV_ENTRIES:
+    entries = all_entries()
+    for item in entries:
         if item.id == env_id:
             return item
-    ids = [e.id for e in ENV_ENTRIES]
+    ids = [e.id for e in entries]
     raise KeyError(f"Unknown env id {env_id!r}.{did_you_mean(env_id, ids)} Known ids: {', '.join(ids)}.")
 
 
 def training_env_modes() -> dict[str, str]:
     """``env_mode`` -> the env id a trainer plays in that mode (besides ``real``: ``env_id`` itself)."""
-    return {item.env_mode: item.id for item in ENV_ENTRIES if item.env_mode}
+    return {item.env_mode: item.id for item in all_entries() if item.env_mode}
 
 
 def did_you_mean(name: str, known: list[str]) -> str:
@@ -176,7 +209,7 @@ SHARED_DATA_SOURCES: tuple[str, ...] = ("agentgym_suite.envs.shared.skills_data:
 def data_sources() -> dict[str, DataSource]:
     """Every registered benchmark's data source, by benchmark name (the names ``agentgym data`` takes),
     and the shared ones (:data:`SHARED_DATA_SOURCES`, e.g. ``skills``)."""
-    sources = [data_source(item) for item in ENV_ENTRIES if implemented(item)]
+    sources = [data_source(item) for item in all_entries() if implemented(item)]
     for path in SHARED_DATA_SOURCES:
         module, _, name = path.partition(":")
         found = getattr(importlib.import_module(module), name)
@@ -249,12 +282,13 @@ def env_class(env_id: str) -> Any:
 def label_keys() -> tuple[str, ...]:
     """The label keys every implemented env declares (``label_keys``), unioned by
     :func:`~agentgym_suite.core.info.declared_label_keys`: what evaluation summaries list under ``labels``."""
-    classes = [env_class(item.id) for item in ENV_ENTRIES if implemented(item)]
+    classes = [env_class(item.id) for item in all_entries() if implemented(item)]
     return declared_label_keys(*(cls for cls in classes if isinstance(cls, type)))
 
 
 def register_all() -> None:
-    """Register every implemented entry with Gymnasium (idempotent)."""
-    for item in ENV_ENTRIES:
+    """Register every implemented entry, the suite's and installed plug-ins' (:func:`all_entries`),
+    with Gymnasium (idempotent)."""
+    for item in all_entries():
         if item.id not in gymnasium.registry and implemented(item):
             register_entry(item)

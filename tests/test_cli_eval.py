@@ -91,3 +91,22 @@ def test_eval_on_textworld(tmp_path: Path) -> None:
         assert summary["episodes"] == 1 and lines[0]["task_id"] == "game-0" and lines[0]["error"] is None
         if agent == "oracle":
             assert summary["success_rate"] == 1.0
+
+
+def test_env_workers_is_parsed_once_per_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentgym_suite.evaluation import runner
+    from agentgym_suite.rollout import env_pool, workers
+    from agentgym_suite.rollout.workers import EnvWorkers, parse_env_workers
+
+    parses: list[object] = []
+
+    def counting(value: object) -> EnvWorkers | None:
+        if not isinstance(value, EnvWorkers) and value is not None:  # a parsed value passing through is no parse
+            parses.append(value)
+        return parse_env_workers(value)
+
+    for module in (workers, runner, env_pool):
+        monkeypatch.setattr(module, "parse_env_workers", counting)
+    code = main(["eval", FAKE, "--agent", "oracle", "--episodes", "2", "--out", str(tmp_path / "out"),
+                 "--env-workers", "1", "--env-kwargs", '{"n_tasks": 3}'])
+    assert code == 0 and parses == ["1"]

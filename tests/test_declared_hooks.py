@@ -3,7 +3,6 @@ registered at run time under an unknown id gets the same treatment as the suite'
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -14,7 +13,8 @@ from agentgym_suite.core.info import declared_label_keys
 from agentgym_suite.core.policy_loan import POLICY
 from agentgym_suite.core.text_env import TextEnv
 from agentgym_suite.registration import ENV_ENTRIES, training_env_modes
-from agentgym_suite.trainers.config import ENV_MODES, _check_env_workers
+from agentgym_suite.trainers.config import ENV_MODES
+from agentgym_suite.trainers.run_context import _refuse_workers_for_a_borrowing_env
 
 USER_ID = "HookUser-v0"
 BORROW_ID = "HookBorrow-v0"
@@ -65,12 +65,11 @@ def test_user_and_judge_follow_the_declared_settings() -> None:
 
 def test_workers_are_refused_only_for_an_env_that_borrows_the_policy() -> None:
     setup_module()
-    config = SimpleNamespace(env_workers="2", env_kwargs={}, train_env_id=BORROW_ID)
     with pytest.raises(ValueError, match="borrows the policy"):
-        _check_env_workers(config)  # type: ignore[arg-type]
+        _refuse_workers_for_a_borrowing_env(BORROW_ID, "2", {})
     assert Borrows.borrows_policy({"helper": POLICY}) and not Borrows.borrows_policy({"helper": "hf:own/model"})
-    _check_env_workers(SimpleNamespace(env_workers="2", env_kwargs={"helper": "hf:own/model"}, train_env_id=BORROW_ID))  # type: ignore[arg-type]
-    _check_env_workers(SimpleNamespace(env_workers="2", env_kwargs={}, train_env_id=USER_ID))  # type: ignore[arg-type]
+    _refuse_workers_for_a_borrowing_env(BORROW_ID, "2", {"helper": "hf:own/model"})
+    _refuse_workers_for_a_borrowing_env(USER_ID, "2", {})
     assert not WithUser.borrows_policy({})
 
 

@@ -45,3 +45,21 @@ def test_envs_without_an_upstream_scorer_say_so_instead_of_pending_checks() -> N
         assert rows[env_id]["conformance"] not in ("-", "none against upstream yet"), env_id
     assert "no upstream harness" in rows["SyntheticTools-v0"]["conformance"]
     assert "Table 1" in rows["WebShop-v0"]["references"] and "0.752 success rate" in rows["WebShop-v0"]["references"]
+
+
+def test_the_docs_build_regenerates_the_catalogue_page() -> None:
+    import importlib.util
+    from types import SimpleNamespace
+
+    hook_path = DOCS.parents[1] / "docs_hooks" / "catalogue.py"
+    assert "docs_hooks/catalogue.py" in (DOCS.parents[1] / "mkdocs.yml").read_text(encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("catalogue_hook", hook_path)
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+
+    def page(uri: str) -> SimpleNamespace:
+        return SimpleNamespace(file=SimpleNamespace(src_uri=uri))
+
+    assert hook.on_page_markdown("stale", page("catalogue.md"), config={}, files=[]) == markdown()
+    assert hook.on_page_markdown("kept", page("index.md"), config={}, files=[]) == "kept"

@@ -1,8 +1,10 @@
 """``agentgym list``: every env id, whether it can run here, and its card (source, licence,
 conformance checks, published scores, measured cost).
 
-``agentgym list --markdown`` prints the catalogue that ``docs/catalogue.md`` holds (without the
-machine-dependent status column); a test keeps that file up to date.
+``agentgym list --markdown`` prints the catalogue that ``docs/catalogue.md`` holds (the suite's own
+ids, without the machine-dependent status column); a test keeps that file up to date. Plain
+``agentgym list`` also shows the ids of installed plug-in distributions (``agentgym_suite.envs``
+entry points).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentgym_suite.core.env_card import EnvCard
-from agentgym_suite.registration import ENV_ENTRIES, EnvEntry, env_card, missing_requirements
+from agentgym_suite.registration import ENV_ENTRIES, EnvEntry, all_entries, env_card, missing_requirements
 
 DOCS_HEADER = (
     "# Env catalogue\n\n"
@@ -85,12 +87,13 @@ def markdown() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print one line per env id."""
+    """Print one line per env id: the suite's, then those installed plug-in distributions declare."""
     if args.markdown:
         print(markdown(), end="")
         return 0
     rows = []
-    for item, facts in zip(ENV_ENTRIES, catalogue_rows(compact=True)):
+    entries = all_entries()
+    for item, facts in zip(entries, catalogue_rows(entries, compact=True)):
         missing = missing_requirements(item)
         status = "ready" if not missing else "missing: " + "; ".join(missing)
         rows.append((item.id, status, item.summary, facts))

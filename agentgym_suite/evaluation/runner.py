@@ -258,7 +258,7 @@ def evaluate(
     calls = call_settings(out, model_cache, tuple(replay_roles))
     config["model_cache"] = str(calls.cache_dir) if calls.cache_dir is not None else None
     kwargs = env_kwargs_for(config["env_kwargs"], max_turns)
-    workers = parse_env_workers(env_workers)  # the one parse: what follows takes the parsed value
+    workers = parse_env_workers(env_workers)  # a command's parsed value passes through; raw API values parse here
     width = parallel_width(batch_size, workers)
     pool = EnvPool(step_timeout, workers=workers, live_envs=width)
     routed = ExitStack()
@@ -344,21 +344,21 @@ def evaluate(
                       skipped_crashed=skipped_crashed)
 
 
-def parallel_width(batch_size: int, env_workers: EnvWorkers | str | int | None) -> int:
+def parallel_width(batch_size: int, workers: EnvWorkers | None) -> int:
     """Episodes an evaluation plays at once: ``batch_size``, or the number of env workers when more.
 
     ``--env-workers N`` (N processes, or ``ray:N`` actors) plays N episodes at once whatever the
     agent: a batched agent in lockstep, a one-at-a-time agent as N copies (:func:`agent_copies`).
+    ``workers`` is the parsed ``env_workers`` (None: the env's default).
     """
-    workers = parse_env_workers(env_workers)
     count = workers.count if workers is not None and workers.kind != "inline" and workers.count else 1
     return max(int(batch_size), int(count))
 
 
-def lane_agents(agents: Any, env_workers: EnvWorkers | str | int | None) -> list[Any]:
+def lane_agents(agents: Any, workers: EnvWorkers | None) -> list[Any]:
     """The agent copies that play free-running lanes (:func:`play_in_lanes`): those of a one-at-a-time
-    agent when the envs live in worker processes; empty otherwise (the lockstep engine plays)."""
-    workers = parse_env_workers(env_workers)
+    agent when the envs live in worker processes (``workers``: the parsed ``env_workers``); empty
+    otherwise (the lockstep engine plays)."""
     if not isinstance(agents, AgentPolicy) or workers is None or workers.kind != "processes":
         return []
     return list(agents.agents) if len(agents.agents) > 1 else []

@@ -79,6 +79,8 @@ from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, build_credit_assigner
+from agentgym_suite.trainers.run_context import run_context
+from agentgym_suite.trainers.trl_seam import check_trl_seam
 from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher, frozen_copy
 from agentgym_suite.trainers.distributed import (
     LockstepBackend,
@@ -204,6 +206,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             raise ValueError("AgentGRPOTrainer needs args=AgentGRPOConfig(...); see configs/ for examples.")
         if not isinstance(args, AgentGRPOConfig):
             raise TypeError(f"args must be an AgentGRPOConfig, got {type(args).__name__}.")
+        check_trl_seam()  # a TRL that moved a member the trainer overrides or uses fails here, naming it
         model = model if model is not None else resolve_model_path(args.model_name_or_path)
         if processing_class is None:
             path = model if isinstance(model, str) else model.config._name_or_path
@@ -223,7 +226,9 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             eval_dataset = held_out.default_dataset(args, self.eval_env_factory, custom_env=env_factory is not None)
         self._envs: list[Any] = []
         """The envs of the last rollout (``gymnasium.Env`` objects inline, handles when they live in workers)."""
-        self._env_pool = EnvPool(args.step_timeout, workers=args.parsed_env_workers)
+        self.run_context = run_context(args)
+        """What the config's settings resolve to (the plug-in class, the parsed ``env_workers``), resolved once."""
+        self._env_pool = EnvPool(args.step_timeout, workers=self.run_context.env_workers)
         """Where the training and held-out envs live (``env_workers``), reused from rollout to rollout;
         every rollout engine the trainer makes is given it."""
         self._credit_batch: CreditBatch | None = None
@@ -788,7 +793,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         """Reference-model log-probs: TRL's reference model, or the policy with its adapter off (PEFT)."""
         if self.ref_model is not None:
             return self._logps(self.ref_model, input_ids, attention_mask, keep, bs)
-        from trl.models.utils import use_adapter
+        from trl.trainer.utils import use_adapter
 
         model = self.accelerator.unwrap_model(self.model)
         with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
@@ -1034,5 +1039,5 @@ def build_credit(args: AgentGRPOConfig) -> CreditAssigner:
     """The plug-in ``args`` names (``credit``, resolved when the config was built; ``credit_params``,
     ``invalid_action_penalty``), built by the registry
     (:func:`~agentgym_suite.trainers.credit.build_credit_assigner`)."""
-    return build_credit_assigner(args.credit_class, args.credit_params,
+    return build_credit_assigner(run_context(args).credit_class, args.credit_params,
                                  invalid_action_penalty=args.invalid_action_penalty)

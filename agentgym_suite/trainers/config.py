@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from trl import GRPOConfig
 
-from agentgym_suite.registration import DEFAULT_ENV_ID, env_class, training_env_modes
+from agentgym_suite.registration import DEFAULT_ENV_ID, training_env_modes
 from agentgym_suite.rollout.workers import EnvWorkers
 from agentgym_suite.trainers.credit.registry import DEFAULT_CREDIT, IMPORT_PATH_EXAMPLE, available_credit_assigners
+from agentgym_suite.trainers.run_context import run_context
 
 if TYPE_CHECKING:
     from agentgym_suite.trainers.credit import CreditAssigner
@@ -339,14 +340,12 @@ class AgentGRPOConfig(GRPOConfig):
             raise ValueError(f"dynamic_sampling_max_rollouts must be >= 0 or null (got {self.dynamic_sampling_max_rollouts}).")
         if self.num_generations_eval is None:
             self.num_generations_eval = 1  # episodes per held-out task (evaluation plays no GRPO groups)
-        _check_env_workers(self)
         from agentgym_suite.core.guards import check_timeout
 
         self.step_timeout = check_timeout(self.step_timeout)
-        from agentgym_suite.trainers.credit import credit_assigner_class
-
-        # the one lookup of the plug-in by name (an unknown name or a broken import path fails here, clearly)
-        self._credit_plugin = (self.credit, credit_assigner_class(self.credit))
+        # resolves the plug-in and parses env_workers once (held by run_context, not here): an unknown name,
+        # a broken import path or a bad env_workers fails now, clearly; the field keeps the canonical text
+        self.env_workers = run_context(self).env_workers_text
         super().__post_init__()
         if self.num_iterations < 1:
             raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")
@@ -369,21 +368,15 @@ class AgentGRPOConfig(GRPOConfig):
 
     @property
     def credit_class(self) -> type[CreditAssigner]:
-        """The plug-in class ``credit`` names, resolved by the registry when the config was built
-        (again only if ``credit`` was changed since)."""
-        name, cls = self._credit_plugin
-        if name == self.credit:
-            return cls
-        from agentgym_suite.trainers.credit import credit_assigner_class
-
-        self._credit_plugin = (self.credit, credit_assigner_class(self.credit))
-        return self._credit_plugin[1]
+        """The plug-in class ``credit`` names: shorthand for ``run_context(config).credit_class``
+        (:mod:`~agentgym_suite.trainers.run_context`; resolved once per setting, not stored here)."""
+        return run_context(self).credit_class
 
     @property
     def parsed_env_workers(self) -> EnvWorkers | None:
-        """``env_workers`` as the value the env pool takes (parsed once, when the config is built;
-        None: the env's default)."""
-        return self._parsed_env_workers
+        """``env_workers`` as the value the env pool takes (None: the env's default): shorthand for
+        ``run_context(config).env_workers`` (parsed once per setting, not stored here)."""
+        return run_context(self).env_workers
 
     @property
     def train_env_id(self) -> str:
@@ -407,28 +400,6 @@ def _check_rows_per_update(config: AgentGRPOConfig) -> None:
                          f"loss_type ({', '.join(TOKEN_SUM_LOSSES)}); got loss_type={config.loss_type!r}.")
     if config.steps_per_generation != config.gradient_accumulation_steps:
         config.gradient_accumulation_steps = config.steps_per_generation
-
-
-def _check_env_workers(config: AgentGRPOConfig) -> None:
-    """Parse ``env_workers``, the one parse of it in a training run: the field keeps its canonical
-    text, :attr:`AgentGRPOConfig.parsed_env_workers` the value; refuse workers for an env that borrows
-    the policy being trained (its class's ``borrows_policy``): that env must live in the training process."""
-    from agentgym_suite.rollout.workers import parse_env_workers
-
-    workers: EnvWorkers | None = parse_env_workers(config.env_workers)
-    config.env_workers = None if workers is None else str(workers)
-    config._parsed_env_workers = workers
-    if workers is None or workers.kind == "inline":
-        return
-    cls = env_class(config.train_env_id)
-    borrows = getattr(cls, "borrows_policy", None)
-    if callable(borrows) and borrows(dict(config.env_kwargs or {})):  # type: ignore[arg-type]
-        setting = cls.policy_setting  # type: ignore[union-attr]
-        raise ValueError(
-            f"env_workers={config.env_workers!r}: {config.train_env_id} borrows the policy being trained ({setting}), "
-            "which lives in the training process, so its envs must too. Set env_workers: 1, or give the env a "
-            f"model of its own in env_kwargs ({setting}: <backend spec>)."
-        )
 
 
 def _choice(name: str, value: Any, options: tuple[str, ...]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from agentgym_suite.evaluation.runner import evaluate, parallel_width
+from agentgym_suite.rollout.workers import parse_env_workers
 
 from .fake_env import register_fake_env
 from .test_runner import _content
@@ -69,9 +70,12 @@ def _run(tmp_path: Path, name: str, agent: Any, **settings: Any) -> tuple[list[d
 
 
 def test_parallel_width_follows_the_larger_of_batch_size_and_env_workers() -> None:
-    assert parallel_width(1, None) == 1 and parallel_width(1, 1) == 1 and parallel_width(1, "inline") == 1
-    assert parallel_width(1, 2) == 2 and parallel_width(1, "ray:3") == 3 and parallel_width(4, 2) == 4
-    assert parallel_width(1, "ray") == 1  # as many actors as the cluster has CPUs: the batch size decides
+    def width(batch_size: int, setting: object) -> int:  # the value a command parsed once
+        return parallel_width(batch_size, parse_env_workers(setting))
+
+    assert width(1, None) == 1 and width(1, 1) == 1 and width(1, "inline") == 1
+    assert width(1, 2) == 2 and width(1, "ray:3") == 3 and width(4, 2) == 4
+    assert width(1, "ray") == 1  # as many actors as the cluster has CPUs: the batch size decides
 
 
 def test_env_workers_play_a_users_agent_n_at_a_time_with_inline_results(tmp_path: Path) -> None:

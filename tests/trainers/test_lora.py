@@ -26,3 +26,13 @@ def test_lora_adapter_is_trained_and_saved_merged(make_config, tmp_path) -> None
 def test_negative_rank_is_refused(make_config) -> None:
     with pytest.raises(ValueError, match="lora_r must be >= 0"):
         make_config(lora_r=-1)
+
+
+def test_lora_with_a_kl_term_takes_the_reference_from_the_base_weights(make_config) -> None:
+    # beta != 0 with an adapter: TRL builds no reference model, the trainer's reference pass runs the
+    # policy with its adapter off (trl.trainer.utils.use_adapter, listed in trainers/trl_seam.py)
+    trainer = AgentGRPOTrainer(args=make_config(max_steps=1, lora_r=2, beta=0.05), env_factory=make_letter_env)
+    assert trainer.ref_model is None
+    trainer.train()
+    kl = [entry["kl"] for entry in trainer.state.log_history if "kl" in entry]
+    assert kl and all(value == value and value >= 0 for value in kl)

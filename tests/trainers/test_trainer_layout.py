@@ -13,6 +13,7 @@ from pathlib import Path
 from agentgym_suite.trainers import agent_grpo
 from agentgym_suite.trainers.agent_grpo import AgentGRPOTrainer
 from agentgym_suite.trainers.credit import registry
+from agentgym_suite.trainers.run_context import run_context
 from trainers.fake_env import make_letter_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,7 +99,8 @@ def test_settings_are_resolved_once_and_the_engine_gets_the_trainers_pool(make_c
     monkeypatch.setattr(registry, "credit_assigner_class", second_lookup)
     trainer = AgentGRPOTrainer(args=args, env_factory=make_letter_env)
     assert trainer.credit.name == "gigpo"
-    assert trainer._env_pool.workers is args.parsed_env_workers  # the config's value, not parsed again
+    assert trainer._env_pool.workers is args.parsed_env_workers  # the value resolved with the config, not parsed again
+    assert trainer.run_context is run_context(args) and not {"_credit_plugin", "_parsed_env_workers"} & set(vars(args))
     pools = []
     engine_class = agent_grpo.RolloutEngine
 

@@ -104,9 +104,9 @@ def cpu_count() -> int:
 
 def env_default(env_id: str, live_envs: int) -> EnvWorkers:
     """The default of ``env_id`` for ``live_envs`` envs played at once (inline for ids outside the suite)."""
-    from agentgym_suite.registration import ENV_ENTRIES
+    from agentgym_suite.registration import all_entries
 
-    default = next((e.env_workers for e in ENV_ENTRIES if e.id == env_id), "inline")
+    default = next((e.env_workers for e in all_entries() if e.id == env_id), "inline")
     if default == "processes" and live_envs > 1:
         count = min(cpu_count(), live_envs)
         return EnvWorkers("processes", count) if count > 1 else EnvWorkers("inline")

@@ -34,7 +34,8 @@ rows of a group), ``dr_grpo``, ``gigpo``, ``agentopsd`` (``granularity='turn'|'t
 ``vad``. Each has a config dataclass (``<Plugin>.config_cls``) with the papers' defaults;
 invalid values and unknown names raise ``ValueError`` saying what to use instead. A plug-in of
 your own (a ``CreditAssigner`` subclass) is named by its import path, ``"my_pkg.my_credit:MyCredit"``,
-wherever a registry name is accepted.
+wherever a registry name is accepted, or by its name once a distribution declares it in the
+``agentgym_suite.credit`` entry-point group (``credit_assigners()`` lists them all).
 """
 
 from agentgym_suite.trainers.credit.base import (
@@ -50,6 +51,7 @@ from agentgym_suite.trainers.credit.registry import (
     available_credit_assigners,
     build_credit_assigner,
     credit_assigner_class,
+    credit_assigners,
     get_credit_assigner,
 )
 
@@ -64,5 +66,6 @@ __all__ = [
     "available_credit_assigners",
     "build_credit_assigner",
     "credit_assigner_class",
+    "credit_assigners",
     "get_credit_assigner",
 ]

@@ -4,9 +4,12 @@ This module is the one place a plug-in is looked up by name: :func:`credit_assig
 resolves a name (or an import path), and :func:`build_credit_assigner` builds the plug-in a
 trainer runs from its config's ``credit``, ``credit_params`` and ``invalid_action_penalty``.
 
-A plug-in outside the suite is named by its import path instead of a registry name,
-``"my_pkg.my_module:MyCredit"`` (or ``"my_pkg.my_module.MyCredit"``): the module is imported and
-the class must derive from :class:`~agentgym_suite.trainers.credit.base.CreditAssigner`.
+A plug-in outside the suite is found in one of two ways. An installed distribution that declares
+it in the ``agentgym_suite.credit`` entry-point group (:mod:`agentgym_suite.core.plugins`) adds
+its name to the registry (:func:`credit_assigners`), so ``--credit NAME`` works with no edit here.
+Any importable class is also named by its import path, ``"my_pkg.my_module:MyCredit"`` (or
+``"my_pkg.my_module.MyCredit"``): the module is imported and the class must derive from
+:class:`~agentgym_suite.trainers.credit.base.CreditAssigner`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import importlib
 from dataclasses import fields
 from typing import Any, Mapping
 
+from agentgym_suite.core import plugins
 from agentgym_suite.trainers.credit.agentopsd import AgentOPSDCredit
 from agentgym_suite.trainers.credit.base import CreditAssigner, CreditConfig
 from agentgym_suite.trainers.credit.envace import EnvACECredit
@@ -42,7 +46,7 @@ CREDIT_ASSIGNERS: dict[str, type[CreditAssigner]] = {
         VADCredit,
     )
 }
-"""Every registered plug-in class by name."""
+"""Every plug-in class the suite ships, by name (installed plug-ins: :func:`credit_assigners`)."""
 
 DEFAULT_CREDIT = GRPOCredit.name
 """The plug-in a training config uses unless it names one (plain group-relative credit)."""
@@ -50,9 +54,36 @@ DEFAULT_CREDIT = GRPOCredit.name
 IMPORT_PATH_EXAMPLE = "my_pkg.my_credit:MyCredit"
 
 
+def plugin_credit_assigners() -> dict[str, type[CreditAssigner]]:
+    """The plug-ins installed distributions declare in the ``agentgym_suite.credit`` entry-point
+    group, by the entry point's name. One that loads something other than a ``CreditAssigner``
+    subclass, or whose name is taken, is warned about and skipped."""
+    found: dict[str, type[CreditAssigner]] = {}
+    for plugin in plugins.installed(plugins.CREDIT_GROUP):
+        cls = plugin.obj
+        if not (isinstance(cls, type) and issubclass(cls, CreditAssigner)):
+            plugins.warn_skipped(plugin, plugins.CREDIT_GROUP, f"it loads {cls!r}, not a subclass of "
+                                 "agentgym_suite.trainers.credit.CreditAssigner.")
+        elif plugin.name in CREDIT_ASSIGNERS or plugin.name in found:
+            plugins.warn_skipped(plugin, plugins.CREDIT_GROUP, f"the name {plugin.name!r} is taken; rename the entry point.")
+        else:
+            if cls.name != plugin.name:
+                plugins.warn_skipped(plugin, plugins.CREDIT_GROUP, f"its class's name is {cls.name!r}; "
+                                     f"name the entry point {cls.name!r} so metrics and names agree.")
+                continue
+            found[plugin.name] = cls
+    return found
+
+
+def credit_assigners() -> dict[str, type[CreditAssigner]]:
+    """Every plug-in by name: the suite's (:data:`CREDIT_ASSIGNERS`), then installed ones
+    (:func:`plugin_credit_assigners`)."""
+    return {**CREDIT_ASSIGNERS, **plugin_credit_assigners()}
+
+
 def available_credit_assigners() -> list[str]:
-    """Names accepted by ``get_credit_assigner``, in registration order."""
-    return list(CREDIT_ASSIGNERS)
+    """Names accepted by ``get_credit_assigner``, in registration order (the suite's, then installed plug-ins')."""
+    return list(credit_assigners())
 
 
 def credit_assigner_class(name: str) -> type[CreditAssigner]:
@@ -64,11 +95,12 @@ def credit_assigner_class(name: str) -> type[CreditAssigner]:
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"credit plug-in name must be a non-empty string; got {name!r}.")
-    if name in CREDIT_ASSIGNERS:
-        return CREDIT_ASSIGNERS[name]
+    known = credit_assigners()
+    if name in known:
+        return known[name]
     if ":" not in name and "." not in name:
         raise ValueError(
-            f"unknown credit assigner {name!r}; choose one of {available_credit_assigners()}, "
+            f"unknown credit assigner {name!r}; choose one of {list(known)}, "
             f"or name your own CreditAssigner subclass by its import path, e.g. {IMPORT_PATH_EXAMPLE!r}."
         )
     module_name, _, attr = name.partition(":") if ":" in name else name.rpartition(".")

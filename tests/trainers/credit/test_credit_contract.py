@@ -203,10 +203,33 @@ class TestCreditContract:
             env.close()
 
 
-def test_registry_names() -> None:
-    assert NAMES == [
-        "grpo", "dr_grpo", "gigpo", "agentopsd", "sdar", "opsd", "rlsd", "skill_sd", "skillrise", "envace", "vad",
-    ]
+def suite_plugin_classes() -> list[type[CreditAssigner]]:
+    """Every concrete ``CreditAssigner`` subclass defined in a module of the suite's credit package
+    (found by walking the package, so a new plug-in module needs no edit here)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import agentgym_suite.trainers.credit as package
+
+    found: list[type[CreditAssigner]] = []
+    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+        module = importlib.import_module(info.name)
+        found += [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+                  if issubclass(cls, CreditAssigner) and cls.__module__ == module.__name__ and not inspect.isabstract(cls)]
+    return found
+
+
+def test_the_registry_holds_every_plugin_of_the_package_by_its_own_name() -> None:
+    classes = suite_plugin_classes()
+    assert len(classes) >= 2, "the walk found the package's plug-ins"
+    unregistered = sorted(f"{cls.__module__}:{cls.__name__}" for cls in classes if CREDIT_ASSIGNERS.get(cls.name) is not cls)
+    assert not unregistered, f"add {unregistered} to the tuple in trainers/credit/registry.py"
+    assert all(name == cls.name for name, cls in CREDIT_ASSIGNERS.items())
+    assert len({cls.name for cls in classes}) == len(classes), "two plug-ins share a name"
+    from agentgym_suite.trainers.credit.registry import DEFAULT_CREDIT
+
+    assert NAMES[: len(CREDIT_ASSIGNERS)] == list(CREDIT_ASSIGNERS) and NAMES[0] == DEFAULT_CREDIT  # the default first
 
 
 def test_unknown_name_lists_known_ones_and_the_import_path_form() -> None:
