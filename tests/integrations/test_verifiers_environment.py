@@ -111,3 +111,12 @@ def test_hostile_model_messages_are_the_suites_invalid_actions(tmp_path: Path) -
     environment = load_environment("SyntheticTools-v0", num_tasks=1, max_turns=3)
     (output,) = environment.evaluate_sync(JunkClient(), "junk")["outputs"]
     assert output["error"] is None and output["reward"] == 0.0 and output["metrics"]["num_turns"] == 3
+
+
+def test_verifiers_own_loader_finds_it_by_module_path() -> None:
+    """What ``vf-eval agentgym_suite.integrations.verifiers.environment -a '{"suite_env": ...}'`` loads."""
+    environment = vf.load_environment("agentgym_suite.integrations.verifiers.environment",
+                                      suite_env="SyntheticTools-v0", num_tasks=2)
+    assert environment.suite_env_id == "SyntheticTools-v0" and len(environment.get_eval_dataset()) == 2
+    with pytest.raises(TypeError, match="name the suite env"):
+        load_environment(num_tasks=2)

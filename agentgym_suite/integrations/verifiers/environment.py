@@ -154,9 +154,19 @@ class SuiteEnvironment(vf.MultiTurnEnv):
         return float((state.get("suite_info") or {}).get("score") or 0.0)
 
 
-def load_environment(env_id: str, **kwargs: Any) -> SuiteEnvironment:
+def load_environment(env_id: str | None = None, /, **kwargs: Any) -> SuiteEnvironment:
     """A verifiers environment over suite env ``env_id``: ``task_ids``, ``num_tasks``, ``seed``,
-    ``seeds`` and ``max_turns`` shape the dataset and rollouts (see :class:`SuiteEnvironment`); every other keyword
-    argument goes to ``gymnasium.make``."""
+    ``seeds`` and ``max_turns`` shape the dataset and rollouts (see :class:`SuiteEnvironment`); every
+    other keyword argument goes to ``gymnasium.make``.
+
+    verifiers' own loader (``vf.load_environment``, ``vf-eval``) calls this module's function with
+    keyword arguments only, and keeps ``env_id`` for itself: there, name the suite env ``suite_env``
+    (``vf-eval agentgym_suite.integrations.verifiers.environment -a '{"suite_env": "TextWorld-v0"}'``).
+    """
+    if env_id is None:
+        if "suite_env" not in kwargs:
+            raise TypeError("name the suite env: load_environment('TextWorld-v0', ...), or suite_env='TextWorld-v0' "
+                            "through verifiers' loader.")
+        env_id = str(kwargs.pop("suite_env"))
     shaping = {k: kwargs.pop(k) for k in ("task_ids", "num_tasks", "seed", "seeds", "max_turns") if k in kwargs}
     return SuiteEnvironment(env_id, kwargs, **shaping)
