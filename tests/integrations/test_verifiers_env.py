@@ -112,3 +112,12 @@ def test_the_suite_trainer_trains_two_steps_on_a_verifiers_env(tmp_path, kind: s
     assert len(losses) == 2 and all(math.isfinite(x) for x in losses)
     logged = set().union(*(h.keys() for h in trainer.state.log_history))
     assert "episodes/return_mean" in logged
+
+
+def test_agentgym_eval_plays_it_unchanged(tmp_path) -> None:
+    """The eval runner, with the oracle agent (the row's reference answer), wins every exact-match task."""
+    from agentgym_suite.evaluation.runner import evaluate
+
+    result = evaluate("Verifiers-v0", "oracle", out_dir=tmp_path / "eval", env_kwargs={"env": TOY, "kind": "exact"},
+                      progress=False)
+    assert len(result.records) == 4 and all(r.won and r.episode_return == 1.0 for r in result.records)

@@ -233,7 +233,7 @@ class McpEnvServer:
         """A Starlette app serving streamable HTTP on ``/mcp``, one env per MCP session."""
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from starlette.applications import Starlette
-        from starlette.routing import Mount
+        from starlette.routing import Route
 
         manager = StreamableHTTPSessionManager(app=self.server, session_idle_timeout=idle_timeout,
                                                max_sessions=max_sessions)
@@ -246,7 +246,17 @@ class McpEnvServer:
                 finally:
                     self.close()
 
-        return Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
+        return Starlette(routes=[Route("/mcp", endpoint=_AsgiEndpoint(manager))], lifespan=lifespan)
+
+
+class _AsgiEndpoint:
+    """The session manager as an ASGI endpoint on exactly ``/mcp`` (a mount would redirect it to ``/mcp/``)."""
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.manager.handle_request(scope, receive, send)
 
 
 class _Refused(Exception):
