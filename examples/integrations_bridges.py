@@ -1,6 +1,6 @@
 """The four bridges of docs/integrations.md, each run once (offline, no model): ``python examples/integrations_bridges.py``.
 
-1. ``MCP-v0``: an MCP server (examples/mcp_notes_server.py) played by the oracle on two tasks;
+1. ``MCP-v0``: an MCP server (agentgym_suite/integrations/mcp/demo_server.py) played by the oracle on two tasks;
 2. ``agentgym serve --mcp``: SyntheticTools-v0 served as an MCP server, played by the mcp SDK's own client;
 3. ``Verifiers-v0``: a verifiers SingleTurnEnv played as a suite env;
 4. ``load_environment``: SyntheticTools-v0 evaluated through verifiers' own ``evaluate``, the replies
@@ -29,7 +29,7 @@ TASKS = [
 
 def mcp_server_as_env() -> list[float]:
     """Bridge 1: the oracle's reward on each task of an MCP server played as ``MCP-v0``."""
-    env = gym.make("MCP-v0", server=f"stdio:{sys.executable} {HERE / 'mcp_notes_server.py'}", tasks=TASKS)
+    env = gym.make("MCP-v0", server=f"stdio:{sys.executable} -m agentgym_suite.integrations.mcp.demo_server", tasks=TASKS)
     rewards = []
     try:
         for task_id in env.unwrapped.task_ids():

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -40,6 +41,16 @@ from agentgym_suite.integrations.mcp.tasks import McpTask, calls_match, load_tas
 NOT_CARRIED_OVER = ("the server's prompts, resources, sampling and elicitation requests, progress notifications; "
                     "images are shown as placeholders")
 """What ``MCP-v0`` does not carry over from an MCP server (also in ``info["mcp_not_carried_over"]`` at reset)."""
+
+
+FIXTURE_TASKS = (
+    {"id": "sum", "instruction": "What is 2.5 + 4? Use the add tool.",
+     "expected_calls": [{"name": "add", "arguments": {"a": 2.5, "b": 4}}], "answer": {"contains": "6.5"}},
+    {"id": "note", "instruction": "Note down 'buy milk', then tell me your notes.",
+     "expected_calls": [{"name": "save_note", "arguments": {"text": "buy milk"}}, {"name": "list_notes", "arguments": {}}],
+     "answer": {"contains": "buy milk", "ignore_case": True}, "oracle_answer": "Your notes: buy milk."},
+)
+"""The tasks :meth:`McpEnv.fixture_kwargs` plays on the demo server."""
 
 
 def tool_call_text(name: str, arguments: dict[str, Any]) -> str:
@@ -111,8 +122,16 @@ class McpEnv(ToolEnv):
         "mcp_checks": "dict: at the end, each check of the task and whether it passed",
         "mcp_not_carried_over": "str: at reset, what of the MCP server the env does not use",
     }
-    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(needs_server=True)
-    """Made against an MCP server only: tests/integrations/test_mcp_env.py plays it against one."""
+    fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(fuzz_examples=15, oracle_examples=10)
+    """Each step is a round trip to a server process: smaller fuzz budgets in the default run."""
+
+    @classmethod
+    def fixture_kwargs(cls, scratch: Path) -> dict[str, Any]:
+        """The demo server (:mod:`agentgym_suite.integrations.mcp.demo_server`, over stdio) on two tasks."""
+        scratch.mkdir(parents=True, exist_ok=True)
+        tasks = scratch / "tasks.jsonl"
+        tasks.write_text("\n".join(json.dumps(task) for task in FIXTURE_TASKS) + "\n", encoding="utf-8")
+        return {"server": f"stdio:{sys.executable} -m agentgym_suite.integrations.mcp.demo_server", "tasks": str(tasks)}
 
     def __init__(self, server: str, tasks: str | Path | list[dict[str, Any]], *,
                  call_timeout: float = DEFAULT_CALL_TIMEOUT_S, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
