@@ -108,6 +108,12 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry(REMOTE_ENV_ID, "agentgym_suite.serving.remote_env:RemoteTextEnv", 1000,
              "any OpenEnv server's env as a suite env (gym.make('Remote-v0', url='ws://host:port'))",
              requires=("websockets", "pydantic"), card="agentgym_suite.serving.card:CARD"),
+    EnvEntry("MCP-v0", "agentgym_suite.integrations.mcp.env:McpEnv", 50,
+             "any MCP server's tools as a tool env, on a tasks file (gym.make('MCP-v0', server='stdio:...' or URL, "
+             "tasks='tasks.jsonl'))", requires=("mcp",)),
+    EnvEntry("Verifiers-v0", "agentgym_suite.integrations.verifiers.env:VerifiersEnv", 50,
+             "any verifiers environment as a suite env, one model turn a step (gym.make('Verifiers-v0', env=...))",
+             requires=("verifiers",)),
     EnvEntry("SkillRise-v0", "agentgym_suite.envs.skillrise.trial_env:SkillRiseEnv", 32,
              "SkillRise trials over any env: k tasks (or k attempts) with a curated skill document in between",
              card="agentgym_suite.envs.skillrise.card:CARD"),

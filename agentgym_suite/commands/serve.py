@@ -33,6 +33,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--show-errors", action="store_true",
                         help="send the env's own exception text to clients (paths masked); off: its type only")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    from agentgym_suite.integrations.mcp.serve_command import add_arguments
+
+    add_arguments(parser)  # --mcp, --transport
     parser.set_defaults(func=run)
 
 
@@ -52,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"--env-kwargs must be a JSON object such as '{{\"split\": \"test\"}}' ({exc}).", file=sys.stderr)
         return 2
+    if getattr(args, "mcp", False):
+        from agentgym_suite.integrations.mcp.serve_command import run_mcp
+
+        return run_mcp(args, env_kwargs)
     try:
         from agentgym_suite.core.guards import check_timeout
 
