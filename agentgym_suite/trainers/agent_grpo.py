@@ -278,6 +278,9 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         if args.rows_per_update is not None:
             verl_updates.check_update_setup(deepspeed=self.is_deepspeed_enabled, fsdp=self.is_fsdp_enabled,
                                             fp16_scaler=self.accelerator.scaler is not None)
+            for line in verl_updates.schedule_departures(args.rows_per_update, args.steps_per_generation,
+                                                         args.pad_rows_per_process):
+                logger.warning("rows_per_update departs from verl-agent's schedule: %s", line)
             if self.entropy_coef and not self.use_adaptive_entropy:
                 self._entropy_coef, self.entropy_coef = float(self.entropy_coef), 0.0
                 self._entropy_bonus_enabled = False
@@ -851,7 +854,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         args: AgentGRPOConfig = self.args
         if self.model.training and args.rows_per_update is not None and self._buffered_inputs is not buffered:
             self._update_ends = verl_updates.plan_updates(self._buffered_inputs, self._generation_rows,
-                                                          args.rows_per_update, self.sync)
+                                                          args.rows_per_update, self.sync, args.pad_rows_per_process)
             self._metrics["train"]["updates_per_generation"].append(float(len(self._update_ends)))
         return inputs
 
