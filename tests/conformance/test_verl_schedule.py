@@ -41,7 +41,7 @@ def _config_entries() -> list[tuple[str, tuple]]:
             up = entry["upstream"]
             if A + "ppo_micro_batch_size_per_gpu" not in up:
                 continue
-            value = lambda key: up[key]["value"] if key in up else None  # noqa: E731
+            value = lambda key, up=up: up[key]["value"] if key in up else None  # noqa: E731
             setting = (value(A + "ppo_mini_batch_size"), value(R + "n"), value(A + "ppo_micro_batch_size_per_gpu"),
                        value(R + "log_prob_micro_batch_size_per_gpu"), value(REF + "log_prob_micro_batch_size_per_gpu"),
                        bool(value(A + "use_kl_loss")), bool(value("algorithm.use_kl_in_reward")))

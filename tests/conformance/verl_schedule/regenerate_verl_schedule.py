@@ -55,7 +55,7 @@ def script_settings() -> list[dict]:
             up = entry["upstream"]
             if A + "ppo_micro_batch_size_per_gpu" not in up or R + "n" not in up:
                 continue
-            value = lambda key: up[key]["value"] if key in up else None  # noqa: E731
+            value = lambda key, up=up: up[key]["value"] if key in up else None  # noqa: E731
             setting = {"ppo_mini_batch_size": value(A + "ppo_mini_batch_size"), "rollout_n": value(R + "n"),
                        "ppo_micro_batch_size_per_gpu": value(A + "ppo_micro_batch_size_per_gpu"),
                        "log_prob_micro_batch_size_per_gpu": value(R + "log_prob_micro_batch_size_per_gpu"),
@@ -117,11 +117,11 @@ def run_case(verl, setting: dict, rows: int, world: int, epochs: int) -> dict | 
         worker = DataParallelPPOActor(config=actor, actor_module=model, actor_optimizer=optimizer)
         real_forward = worker._forward_micro_batch
 
-        def forward(micro_batch, *args, **kwargs):
+        def forward(micro_batch, *args, seen=seen, real_forward=real_forward, **kwargs):
             seen.append(int(micro_batch["input_ids"].shape[0]))
             return real_forward(micro_batch, *args, **kwargs)
 
-        def step(*_args, **_kwargs):
+        def step(*_args, seen=seen, log=log, worker=worker, **_kwargs):
             log.append((sum(seen), len(seen), worker.gradient_accumulation))
             seen.clear()
 
