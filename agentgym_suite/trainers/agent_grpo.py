@@ -276,8 +276,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         if args.kl_estimator == "low_var_kl" and self.beta != 0.0:
             self._kl_coef, self.beta = float(self.beta), 0.0  # TRL built the reference model already
         if args.rows_per_update is not None:
-            verl_updates.check_update_setup(deepspeed=self.is_deepspeed_enabled, fsdp=self.is_fsdp_enabled,
-                                            fp16_scaler=self.accelerator.scaler is not None)
+            verl_updates.check_update_setup(fp16_scaler=self.accelerator.scaler is not None)
             for line in verl_updates.schedule_departures(args.rows_per_update, args.steps_per_generation,
                                                          args.pad_rows_per_process):
                 logger.warning("rows_per_update departs from verl-agent's schedule: %s", line)
@@ -862,10 +861,12 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         """TRL's step; with ``rows_per_update``, an optimizer update after every micro-batch that ends
         an update but the generation batch's last (whose update the trainer takes as usual)."""
         chunk = self._step % self.args.steps_per_generation
+        ends_update = self.args.rows_per_update is not None and chunk in self._update_ends \
+            and chunk != self.args.steps_per_generation - 1
+        end = verl_updates.open_update_end(self) if ends_update else None
         loss = super().training_step(model, inputs, num_items_in_batch)
-        if self.args.rows_per_update is not None and chunk in self._update_ends \
-                and chunk != self.args.steps_per_generation - 1:
-            norm = verl_updates.step_optimizer(self)
+        if end is not None:
+            norm = verl_updates.close_update_end(self, end)
             if norm is not None:
                 self._metrics["train"]["update_grad_norm"].append(norm)
         return loss

@@ -14,8 +14,12 @@ that schedule (tests/conformance/verl_schedule holds verl's own numbers for it).
 ``rows_per_update`` runs it here: TRL cuts the generation batch into ``steps_per_generation``
 micro-batches and (with ``gradient_accumulation_steps`` set equal) steps the optimizer once after
 the last; :func:`plan_updates` groups the micro-batches into verl's updates in row order, each
-loss a token mean over its own rows times verl's weight, and :func:`step_optimizer` takes the
-earlier updates' optimizer steps in between (under DDP, DeepSpeed ZeRO and FSDP2). The old
+loss a token mean over its own rows times verl's weight, and :func:`open_update_end` /
+:func:`close_update_end` take the earlier updates' optimizer steps in between: under one process
+or DDP by :func:`step_optimizer` (gradients all-reduced first), under DeepSpeed ZeRO-2/3 by making
+the micro-batch a gradient-accumulation boundary (the engine steps), under FSDP2 by turning the
+gradient reduce-scatter on for that backward pass (tests/trainers/test_engine_updates.py runs all
+four on two CPU processes against one process). The old
 log-probs are those of the rollout policy, so PPO clipping acts from the second update on. The
 learning-rate scheduler still steps once per generation batch, as verl's does once per training step.
 
@@ -188,35 +192,93 @@ class UpdateOwner(Protocol):
     args: Any
 
 
-def step_optimizer(owner: UpdateOwner) -> float | None:
+@dataclass
+class UpdateEnd:
+    """What :func:`open_update_end` changed for the backward pass of a micro-batch that ends an update."""
+
+    engine: str
+    """``deepspeed``, ``fsdp2`` or ``ddp`` (one process or DDP)."""
+    restore: Any = None
+    """DeepSpeed: (previous ``sync_gradients``, the engine's LR scheduler); FSDP2: the sharded modules."""
+
+
+def deepspeed_engine(owner: UpdateOwner) -> Any:
+    """The DeepSpeed engine accelerate runs the model in, or None."""
+    wrapped = getattr(owner.accelerator, "deepspeed_engine_wrapped", None)
+    return None if wrapped is None else wrapped.engine
+
+
+def fsdp2_modules(model: Any) -> list[Any]:
+    """The modules of ``model`` that ``fully_shard`` (FSDP2) sharded, outermost first."""
+    try:
+        from torch.distributed.fsdp import FSDPModule
+    except ImportError:  # pragma: no cover - torch without FSDP2
+        return []
+    return [m for m in model.modules() if isinstance(m, FSDPModule)]
+
+
+def open_update_end(owner: UpdateOwner) -> UpdateEnd:
+    """Call before the backward pass of a micro-batch that ends an update inside the accumulation
+    window. DeepSpeed (ZeRO-2/3): the micro-batch is made a gradient-accumulation boundary (accelerate
+    then reduces the gradients and calls ``engine.step()``: clipping to ``gradient_clipping``, the
+    optimizer step, zeroed gradients), with the engine's LR scheduler held back so it still steps once
+    per generation batch. FSDP2: gradient reduce-scatter is switched on for this backward pass."""
+    engine = deepspeed_engine(owner)
+    if engine is not None:
+        state = owner.accelerator.gradient_state
+        previous = state.sync_gradients
+        state._set_sync_gradients(True)
+        scheduler, engine.lr_scheduler = engine.lr_scheduler, None
+        return UpdateEnd("deepspeed", (previous, scheduler))
+    sharded = fsdp2_modules(owner.model)
+    if sharded:
+        for module in sharded:
+            module.set_requires_gradient_sync(True)
+        return UpdateEnd("fsdp2", sharded)
+    return UpdateEnd("ddp")
+
+
+def close_update_end(owner: UpdateOwner, end: UpdateEnd) -> float | None:
+    """Call after that backward pass: take the update's optimizer step (DeepSpeed took it inside the
+    backward) and restore what :func:`open_update_end` changed. Returns the gradient norm before
+    clipping where this function clipped (None under DeepSpeed or without ``max_grad_norm``)."""
+    if end.engine == "deepspeed":
+        previous, scheduler = end.restore
+        deepspeed_engine(owner).lr_scheduler = scheduler
+        owner.accelerator.gradient_state._set_sync_gradients(previous)
+        return None
+    norm = step_optimizer(owner, reduce=end.engine == "ddp")
+    if end.engine == "fsdp2":
+        for module in end.restore:
+            module.set_requires_gradient_sync(False)  # the trainer's no_sync window goes on
+    return norm
+
+
+def step_optimizer(owner: UpdateOwner, reduce: bool = True) -> float | None:
     """One optimizer update in the middle of TRL's accumulation window: gradients averaged over
-    processes (they were accumulated without syncing), clipped to ``max_grad_norm``, stepped, zeroed.
-    The accelerate wrapper skips steps outside a sync step, so the wrapped optimizer is stepped.
-    Returns the gradient norm before clipping (None without ``max_grad_norm``)."""
+    processes (``reduce``: they were accumulated without syncing under DDP; FSDP2 reduced them
+    already), clipped to ``max_grad_norm``, stepped, zeroed. The accelerate wrapper skips steps
+    outside a sync step, so the wrapped optimizer is stepped. Returns the gradient norm before
+    clipping (None without ``max_grad_norm``)."""
     params = [p for p in owner.model.parameters() if p.requires_grad]
-    accelerator = owner.accelerator
-    if accelerator.num_processes > 1:
+    processes = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+    if reduce and processes > 1:
         for p in params:
             if p.grad is not None:
                 torch.distributed.all_reduce(p.grad)
-                p.grad.div_(accelerator.num_processes)
+                p.grad.div_(processes)
     norm = None
     if owner.args.max_grad_norm and owner.args.max_grad_norm > 0:
-        norm = float(torch.nn.utils.clip_grad_norm_(params, owner.args.max_grad_norm))
+        total = torch.nn.utils.clip_grad_norm_(params, owner.args.max_grad_norm)
+        norm = float(total.full_tensor() if hasattr(total, "full_tensor") else total)
     optimizer = getattr(owner.optimizer, "optimizer", owner.optimizer)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return norm
 
 
-def check_update_setup(*, deepspeed: bool, fsdp: bool, fp16_scaler: bool) -> None:
-    """Refuse ``rows_per_update`` where the trainer cannot take optimizer steps between micro-batches
-    (``deepspeed``/``fsdp``: the run is sharded by them; ``fp16_scaler``: fp16 loss scaling is on)."""
-    if deepspeed or fsdp:
-        raise ValueError(
-            "rows_per_update takes optimizer steps between micro-batches, which DeepSpeed and FSDP do not allow "
-            "from outside their own step. Run on one process or DDP, or set rows_per_update: null and "
-            "optimizer_steps_per_generation to the number of updates the rows of a generation batch give "
-            "(rows / rows_per_update).")
+def check_update_setup(*, fp16_scaler: bool) -> None:
+    """Refuse ``rows_per_update`` with fp16 loss scaling (a skipped step would desynchronise the
+    updates); one process, DDP, DeepSpeed ZeRO-2/3 and FSDP2 all take its optimizer steps."""
     if fp16_scaler:
         raise ValueError("rows_per_update does not support fp16 loss scaling; use bf16 (or fp32).")

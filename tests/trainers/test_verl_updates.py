@@ -75,7 +75,7 @@ def test_rows_per_update_takes_several_optimizer_steps_per_generation_batch(make
     trainer = AgentGRPOTrainer(args=args, env_factory=make_letter_env)
     steps: list[int] = []
     real_step = verl_updates.step_optimizer
-    monkeypatch.setattr(verl_updates, "step_optimizer", lambda t: steps.append(t._step) or real_step(t))
+    monkeypatch.setattr(verl_updates, "step_optimizer", lambda t, **kw: steps.append(t._step) or real_step(t, **kw))
     before = snapshot(trainer.model)
     trainer.train()
     assert trainer.state.global_step == 2 and changed(before, trainer.model)
