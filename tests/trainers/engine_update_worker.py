@@ -7,8 +7,8 @@ process (``--engine reference``, which sees every row). A tiny MLP takes one gen
 ``MICRO_BATCHES`` micro-batches as the trainer's accumulation loop does (no gradient sync but at
 the last, the loss of each micro-batch divided by its update's micro-batch count), with an update
 ending after each micro-batch in ``--ends``: :func:`verl_updates.open_update_end` before its
-backward pass, :func:`verl_updates.close_update_end` after, exactly as ``AgentGRPOTrainer.
-training_step`` calls them. Rank 0 writes ``<out>/<engine>.json``: the full weights afterwards, the
+backward pass, :func:`verl_updates.close_update_end` after, as ``AgentGRPOTrainer`` calls them
+(in ``_prepare_inputs`` and after ``training_step``). Rank 0 writes ``<out>/<engine>.json``: the full weights afterwards, the
 optimizer steps taken and whether the parameters (or their optimizer state) were sharded.
 """
 
