@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml Makefile | $(PY)
 	$(PIP) install "torch==$(TORCH_VERSION)" $(TORCH_SOURCE)
 	# ray: the Ray executor's tests run on a local two-CPU Ray (tests/rollout/test_env_workers_ray.py).
 	# mcp, verifiers: the MCP and verifiers bridges (docs/integrations.md); verifiers 0.3.1 is the line that co-installs with openenv's mcp<2.
-	$(PIP) install -e ".[dev,demo,alfworld,scienceworld,vitabench-memory,serve,webshop,searchqa-dense,ray,mcp,verifiers]"
+	$(PIP) install -e ".[dev,demo,alfworld,scienceworld,vitabench-memory,serve,webshop,searchqa-dense,ray,deepspeed,mcp,verifiers]"
 	# bfcl-eval pins an old numpy and many API clients: take its data and backends only, plus
 	# what its memory backends import (BM25, the summary memory's base class, the vector index)
 	# and what its prompting utilities import (format_sensitivity: tree-sitter parsers, tenacity).

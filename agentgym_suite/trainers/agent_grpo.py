@@ -278,11 +278,14 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         self._kl_coef = 0.0
         self._entropy_coef = 0.0
         self._update_ends: set[int] = set()
+        self._update_end: verl_updates.UpdateEnd | None = None
         if args.kl_estimator == "low_var_kl" and self.beta != 0.0:
             self._kl_coef, self.beta = float(self.beta), 0.0  # TRL built the reference model already
         if args.rows_per_update is not None:
-            verl_updates.check_update_setup(deepspeed=self.is_deepspeed_enabled, fsdp=self.is_fsdp_enabled,
-                                            fp16_scaler=self.accelerator.scaler is not None)
+            verl_updates.check_update_setup(fp16_scaler=self.accelerator.scaler is not None)
+            for line in verl_updates.schedule_departures(args.rows_per_update, args.steps_per_generation,
+                                                         args.pad_rows_per_process):
+                logger.warning("rows_per_update departs from verl-agent's schedule: %s", line)
             if self.entropy_coef and not self.use_adaptive_entropy:
                 self._entropy_coef, self.entropy_coef = float(self.entropy_coef), 0.0
                 self._entropy_bonus_enabled = False
@@ -856,18 +859,21 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         args: AgentGRPOConfig = self.args
         if self.model.training and args.rows_per_update is not None and self._buffered_inputs is not buffered:
             self._update_ends = verl_updates.plan_updates(self._buffered_inputs, self._generation_rows,
-                                                          args.rows_per_update, self.sync)
+                                                          args.rows_per_update, self.sync, args.pad_rows_per_process)
             self._metrics["train"]["updates_per_generation"].append(float(len(self._update_ends)))
+        chunk = self._step % args.steps_per_generation
+        if self.model.training and args.rows_per_update is not None and chunk in self._update_ends \
+                and chunk != args.steps_per_generation - 1:  # before this micro-batch's backward pass
+            self._update_end = verl_updates.open_update_end(self)
         return inputs
 
     def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:  # type: ignore[override]
         """TRL's step; with ``rows_per_update``, an optimizer update after every micro-batch that ends
         an update but the generation batch's last (whose update the trainer takes as usual)."""
-        chunk = self._step % self.args.steps_per_generation
-        loss = super().training_step(model, inputs, num_items_in_batch)
-        if self.args.rows_per_update is not None and chunk in self._update_ends \
-                and chunk != self.args.steps_per_generation - 1:
-            norm = verl_updates.step_optimizer(self)
+        loss = super().training_step(model, inputs, num_items_in_batch)  # opens an update's end (_prepare_inputs)
+        end, self._update_end = self._update_end, None
+        if end is not None:
+            norm = verl_updates.close_update_end(self, end)
             if norm is not None:
                 self._metrics["train"]["update_grad_norm"].append(norm)
         return loss

@@ -197,12 +197,23 @@ class AgentGRPOConfig(GRPOConfig):
     rows_per_update: int | None = field(
         default=None,
         metadata={
-            "help": "Rows (turns, over all processes) per optimizer update, as verl's mini-batches: "
-            "ppo_mini_batch_size * rollout.n (ALFWorld/Search 256*8, WebShop 64*8). A generation batch of R rows "
-            "takes ceil(R / rows_per_update) updates (at most steps_per_generation), each on its own share of the "
-            "micro-batches with its loss a token mean over that share; PPO clipping acts from the second update "
-            "on. Needs gradient_accumulation_steps = steps_per_generation (set for you) and a token-sum loss_type "
-            "(dapo). None: optimizer_steps_per_generation, or one update per generation batch."
+            "help": "Rows (step rows, over all processes) per optimizer update, as verl's mini-batches: "
+            "ppo_mini_batch_size * actor_rollout_ref.rollout.n, and verl-agent keeps that n at 1 (its group size "
+            "env.rollout.n only drives the rollout loop), so ALFWorld 256, WebShop 64, GiGPO search 512. A generation "
+            "batch of R rows takes verl-agent's ceil(R' / rows_per_update) updates (R': R padded as pad_rows_per_process "
+            "says; at most steps_per_generation here, a departure printed at the start), each on its own share of "
+            "the micro-batches with its loss a token mean over that share, a short last one weighted by its rows / "
+            "rows_per_update; PPO clipping acts from the second update on. Needs gradient_accumulation_steps = "
+            "steps_per_generation (set for you) and a token-sum loss_type (dapo). None: "
+            "optimizer_steps_per_generation, or one update per generation batch."
+        },
+    )
+    pad_rows_per_process: int | None = field(
+        default=None,
+        metadata={
+            "help": "With rows_per_update: verl-agent's adjust_batch pads a step's rows with duplicated rows to a "
+            "multiple of this x processes (the lcm of the script's per-GPU micro-batch sizes) before cutting them "
+            "into updates; the schedule counts those rows (here padding rows are all-masked). None: no padding."
         },
     )
     kl_estimator: str = field(
@@ -391,13 +402,15 @@ def _check_rows_per_update(config: AgentGRPOConfig) -> None:
 
     if config.rows_per_update < 1:
         raise ValueError(f"rows_per_update must be >= 1 or null (got {config.rows_per_update}); verl-agent's "
-                         "ALFWorld recipe updates every 256 * 8 = 2048 rows.")
+                         "ALFWorld recipe updates every 256 step rows (ppo_mini_batch_size 256 x actor rollout.n 1).")
     if config.optimizer_steps_per_generation is not None:
         raise ValueError("rows_per_update and optimizer_steps_per_generation both size the updates; set only one "
                          "(rows_per_update follows the rows each generation batch really has).")
     if config.loss_type not in TOKEN_SUM_LOSSES:
         raise ValueError(f"rows_per_update normalises each update's loss by its own tokens, which needs a token-sum "
                          f"loss_type ({', '.join(TOKEN_SUM_LOSSES)}); got loss_type={config.loss_type!r}.")
+    if config.pad_rows_per_process is not None and config.pad_rows_per_process < 1:
+        raise ValueError(f"pad_rows_per_process must be >= 1 or null (got {config.pad_rows_per_process}).")
     if config.steps_per_generation != config.gradient_accumulation_steps:
         config.gradient_accumulation_steps = config.steps_per_generation
 

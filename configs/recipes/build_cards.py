@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import math
 import re
 import subprocess
 from pathlib import Path
@@ -247,6 +248,21 @@ class Lookup:
         return value
 
 
+def pad_keys(get: Lookup) -> list[str]:
+    """The per-GPU micro-batch sizes ``adjust_batch`` pads a step's rows by (the reference pass's only with a KL)."""
+    a, r = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout."
+    keys = [a + "ppo_micro_batch_size_per_gpu", r + "log_prob_micro_batch_size_per_gpu"]
+    if get("algorithm.use_kl_in_reward") or get(a + "use_kl_loss"):
+        keys.append("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu")
+    return keys
+
+
+def pad_rows_per_gpu(get: Lookup) -> int:
+    """verl-agent's ``adjust_batch`` divisor per GPU: the lcm of the micro-batch sizes it pads by
+    (agent_system/multi_turn_rollout/utils.py; the divisor is this x GPUs)."""
+    return math.lcm(*(int(get(key)) for key in pad_keys(get)))
+
+
 def map_common(get: Lookup) -> dict[str, tuple[Any, list[str]]]:
     """Our fields from the keys every verl-agent script shares."""
     a, r = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout."
@@ -266,7 +282,11 @@ def map_common(get: Lookup) -> dict[str, tuple[Any, list[str]]]:
         "env_id": (env_id, ["env.env_name"]),
         "group_size": (n, ["env.rollout.n"]),
         "generation_batch_size": (tasks * n, ["data.train_batch_size", "env.rollout.n"]),
-        "rows_per_update": (get(a + "ppo_mini_batch_size") * n, [a + "ppo_mini_batch_size", "env.rollout.n"]),
+        # verl scales ppo_mini_batch_size by the actor's rollout.n, which verl-agent asserts is 1 (env.rollout.n is
+        # the group size, read by the rollout loop only): a mini-batch counts step rows
+        "rows_per_update": (get(a + "ppo_mini_batch_size") * get(r + "n"), [a + "ppo_mini_batch_size", r + "n"]),
+        "pad_rows_per_process": (pad_rows_per_gpu(get), [*pad_keys(get), "algorithm.use_kl_in_reward",
+                                                          a + "use_kl_loss"]),
         "num_iterations": (get(a + "ppo_epochs"), [a + "ppo_epochs"]),
         "learning_rate": (float(get(a + "optim.lr")), [a + "optim.lr"]),
         "lr_scheduler_type": (scheduler, [a + "optim.warmup_style", a + "optim.lr_warmup_steps_ratio"]),

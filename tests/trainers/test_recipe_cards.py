@@ -77,3 +77,16 @@ def test_print_recipe_shows_the_card_beside_the_config(capsys) -> None:
     assert "UNLISTED DIFFERENCE" in out and "learning_rate" in out
     departure = next(line for line in out.splitlines() if line.startswith("model_name_or_path"))
     assert departure.split()[1:] == ["Qwen/Qwen2.5-1.5B-Instruct", "Qwen/Qwen2.5-3B-Instruct", "departure"]
+
+
+@pytest.mark.parametrize(("method", "env", "config"), ENTRIES, ids=[f"{m}-{e}" for m, e, _ in ENTRIES])
+def test_rows_per_update_is_the_scripts_mini_batch_of_step_rows(method: str, env: str, config: str) -> None:
+    """verl scales ppo_mini_batch_size by the actor's rollout.n, which verl-agent keeps at 1 (env.rollout.n,
+    the group size, is not a factor): an update counts the script's ppo_mini_batch_size step rows."""
+    upstream = CARDS[method]["envs"][env]["upstream"]
+    if "actor_rollout_ref.actor.ppo_mini_batch_size" not in upstream:
+        pytest.skip(f"{method}/{env}: the script sizes its updates adaptively (no ppo_mini_batch_size)")
+    mini = upstream["actor_rollout_ref.actor.ppo_mini_batch_size"]["value"]
+    actor_n = upstream["actor_rollout_ref.rollout.n"]["value"]
+    assert actor_n == 1, "verl-agent asserts actor_rollout_ref.rollout.n == 1"
+    assert _load(config).rows_per_update == mini * actor_n

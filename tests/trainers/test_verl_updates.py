@@ -18,12 +18,30 @@ def _chunk(tokens_per_row: list[int]) -> dict[str, torch.Tensor]:
     return {"completion_mask": mask}
 
 
-def test_updates_are_sized_from_the_rows_and_capped_by_the_micro_batches():
-    assert verl_updates.updates_for(4000, 2048, 8) == 2
-    assert verl_updates.updates_for(4097, 2048, 8) == 3
-    assert verl_updates.updates_for(100, 2048, 8) == 1
-    assert verl_updates.updates_for(50_000, 2048, 8) == 8  # at most one update per micro-batch
-    assert [verl_updates.update_of(k, 3, 8) for k in range(8)] == [0, 0, 0, 1, 1, 1, 2, 2]
+def test_updates_are_sized_from_the_rows_as_verl_agent_sizes_them():
+    assert verl_updates.updates_for(4000, 256) == 16
+    assert verl_updates.updates_for(4097, 256) == 17
+    assert verl_updates.updates_for(100, 256) == 1
+    assert verl_updates.updates_for(6400, 256, processes=8, pad_rows_per_process=32) == 25  # no cap
+    # WebShop on 8 GPUs: adjust_batch pads to a multiple of 16 x 8 = 128 rows, above the 64-row mini-batch
+    webshop = verl_updates.verl_schedule(1000, 64, processes=8, pad_rows_per_process=16)
+    assert (webshop.padded_rows, webshop.duplicated_rows, webshop.updates) == (1024, 24, 16)
+    short = verl_updates.verl_schedule(2500, 256, processes=2, pad_rows_per_process=32, epochs=2)
+    assert short.padded_rows == 2560 and short.update_rows == (256,) * 10 * 2
+    last = verl_updates.verl_schedule(2600, 256, processes=2, pad_rows_per_process=32)
+    assert last.update_rows[-1] == 64 and last.loss_weights[-1] == 0.25  # divided by the full accumulation count
+    with pytest.raises(ValueError, match="one row per process"):
+        verl_updates.verl_schedule(100, 4, processes=8)
+
+
+def test_update_boundaries_follow_verl_rows_and_cap_at_the_micro_batches():
+    schedule = verl_updates.verl_schedule(2600, 256, processes=2, pad_rows_per_process=32)  # 2624 = 10 x 256 + 64
+    assert verl_updates.update_ends(schedule, 41) == [*range(4, 41, 4), 41]  # 64-row micro-batches: exact
+    # 20 micro-batches of ~131 rows: the short last update keeps one micro-batch of its own
+    assert verl_updates.update_ends(schedule, 20) == [*range(2, 19, 2), 19, 20]
+    assert verl_updates.update_ends(schedule, 8) == list(range(1, 9))  # 11 updates > 8 micro-batches: capped
+    lines = verl_updates.schedule_departures(256, 8, 32)
+    assert "steps_per_generation=8" in lines[0] and "2048 rows" in lines[0] and "duplicated" in lines[-1]
 
 
 def test_each_update_is_a_token_mean_over_its_own_micro_batches():
@@ -57,7 +75,7 @@ def test_rows_per_update_takes_several_optimizer_steps_per_generation_batch(make
     trainer = AgentGRPOTrainer(args=args, env_factory=make_letter_env)
     steps: list[int] = []
     real_step = verl_updates.step_optimizer
-    monkeypatch.setattr(verl_updates, "step_optimizer", lambda t: steps.append(t._step) or real_step(t))
+    monkeypatch.setattr(verl_updates, "step_optimizer", lambda t, **kw: steps.append(t._step) or real_step(t, **kw))
     before = snapshot(trainer.model)
     trainer.train()
     assert trainer.state.global_step == 2 and changed(before, trainer.model)
