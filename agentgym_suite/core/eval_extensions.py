@@ -1,0 +1,54 @@
+"""The extension point of ``agentgym eval``: a method that changes how an agent is evaluated.
+
+A method may bring its own way of evaluating an agent (EnvACE's test-time rehearsal wraps the
+agent in one that rehearses each task against a world model first). Such a method writes an
+:class:`EvalExtension` in its own home and declares it; the generic layers (the eval runner, the
+``agentgym eval`` command) ask every declared extension and never name one:
+
+* the command adds each extension's flags (:meth:`EvalExtension.add_arguments`) and reads its
+  options back (:meth:`EvalExtension.options_from_args`: ``None`` when the flags leave it off);
+* :func:`~agentgym_suite.evaluation.runner.evaluate` takes ``extensions={name: options}``, writes
+  the options into ``config.json`` under the extension's :attr:`~EvalExtension.name` (a resumed
+  run must share them), wraps the agent (:meth:`EvalExtension.wrap_agent`) and puts the
+  extension's :meth:`~EvalExtension.summary` of the players into ``summary.json`` under its name.
+
+Declaring one: the suite's own are named by the registration entry of the method's env
+(``EnvEntry(eval_extension="module:attribute")``); a package outside the suite declares an entry
+point of group :data:`~agentgym_suite.core.plugins.EVAL_GROUP`. Either way the attribute is an
+object with this protocol (an instance, not a class).
+:func:`~agentgym_suite.evaluation.extensions.eval_extensions` lists them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+
+@runtime_checkable
+class EvalExtension(Protocol):
+    """One method's addition to evaluation: command-line flags, an agent wrapper and a summary."""
+
+    name: str
+    """Key of the extension's options in ``config.json`` and ``evaluate(extensions=...)``, and of its
+    part of ``summary.json``; unique among the declared extensions."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the extension's flags to the ``agentgym eval`` parser (their names must not clash with the command's)."""
+
+    def options_from_args(self, args: argparse.Namespace) -> dict[str, Any] | None:
+        """The extension's options from the parsed flags, or ``None`` when they leave it off.
+
+        Raises:
+            ValueError: a flag's value is out of range (the message names the flag).
+        """
+
+    def wrap_agent(self, agent: Any, options: Mapping[str, Any]) -> Any:
+        """The agent the episodes are played with: ``agent`` wrapped as ``options`` say."""
+
+    def summary(self, agents: Sequence[Any]) -> dict[str, Any] | None:
+        """What ``summary.json`` reports under :attr:`name`, from the wrapped agents that played
+        (one per parallel copy); ``None`` for nothing."""
+
+
+__all__ = ["EvalExtension"]
