@@ -59,6 +59,12 @@ SOURCE = textwrap.dedent('''
         def summary(self, agents):
             return {"actions": sum(a.actions for a in agents), "every": agents[0].every}
 
+        def add_commands(self, subparsers, kit):
+            parser = subparsers.add_parser("count-agent", help="name the agent a spec makes")
+            parser.add_argument("spec")
+            kit.add_model_call_flags(parser)
+            parser.set_defaults(func=lambda args: print("agent:", kit.make_agent(args.spec, seed=0).name) or 0)
+
 
     EXTENSION = CountingExtension()
     NOT_ONE = object()
@@ -131,6 +137,17 @@ def test_a_third_party_extension_works_through_the_command(site: Path, tmp_path:
         evaluate("SyntheticTools-v0", "oracle", out_dir=out, episodes=2, progress=False, extensions={"counting": {"every": 6}})
     assert main(["eval", "SyntheticTools-v0", "--out", str(tmp_path / "b"), "--count-every", "-1"]) == 2
     assert "--count-every must be >= 0" in capsys.readouterr().err
+
+
+def test_an_extension_brings_its_own_subcommand_with_the_command_lines_services(
+        site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentgym_suite.cli import build_parser, main
+
+    _install(site, {"counting": f"{MODULE}:EXTENSION"})
+    assert main(["count-agent", "oracle", "--no-model-cache"]) == 0
+    assert capsys.readouterr().out.strip() == "agent: oracle"
+    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert {"fidelity", "count-agent"} <= set(commands)  # EnvACE's fidelity comes the same way
 
 
 def test_a_broken_or_wrong_entry_point_is_skipped_with_a_warning(site: Path) -> None:

@@ -11,6 +11,9 @@ The suite declares it through the ``eval_extension`` of the ``EnvACE-Rehearsal-v
 entry (:class:`~agentgym_suite.core.eval_extensions.EvalExtension`); the generic eval layers only
 ask the declared extensions. From Python: ``evaluate(..., extensions={"rehearsal": {"budget": 2,
 "mode": "parallel", "world_model": "same"}})``.
+
+It also brings EnvACE's own subcommand, ``agentgym fidelity`` (the world-model fidelity report,
+:mod:`~agentgym_suite.envs.rehearsal.fidelity_command`).
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from __future__ import annotations
 import argparse
 from typing import Any, Mapping, Sequence
 
+from agentgym_suite.core.eval_extensions import CommandKit
 from agentgym_suite.envs.rehearsal.rehearsing_agent import MODES, RehearsingAgent
 
 
 class RehearsalEvalExtension:
-    """The ``--rehearsal-*`` flags of ``agentgym eval``, the rehearsing agent and its counts."""
+    """The ``--rehearsal-*`` flags of ``agentgym eval``, the rehearsing agent and its counts, and ``agentgym fidelity``."""
 
     name = "rehearsal"
     """Key of the options in ``config.json`` and of the counts in ``summary.json``."""
@@ -57,6 +61,12 @@ class RehearsalEvalExtension:
         if not settings.get("budget"):
             return agent
         return RehearsingAgent(agent, settings.pop("world_model", "same") or "same", **settings)
+
+    def add_commands(self, subparsers: Any, kit: CommandKit) -> None:
+        """Add ``agentgym fidelity`` (:mod:`~agentgym_suite.envs.rehearsal.fidelity_command`)."""
+        from agentgym_suite.envs.rehearsal.fidelity_command import register
+
+        register(subparsers, kit)
 
     def summary(self, agents: Sequence[Any]) -> dict[str, Any] | None:
         """The rehearsing agents' counts added up (``None`` when none of them rehearsed)."""
