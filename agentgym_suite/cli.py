@@ -9,8 +9,12 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("list", "play", "eval", "view", "plot", "data", "train", "fidelity", "serve", "demo", "compare")
-"""Subcommand modules, in the order ``agentgym --help`` shows them."""
+COMMANDS = ("list", "play", "eval", "view", "plot", "data", "train", "serve", "demo", "compare")
+"""Subcommand modules, in the order ``agentgym --help`` shows them; the subcommands methods bring
+(EnvACE's ``fidelity``, a plug-in's own) follow (:mod:`agentgym_suite.commands.extension_commands`)."""
+
+EXTENSION_COMMANDS = "agentgym_suite.commands.extension_commands"
+"""The module that adds the declared extensions' subcommands (imported by name, as the others are)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         if importlib.util.find_spec(module_name) is None:
             continue
         importlib.import_module(module_name).register(subparsers)
+    importlib.import_module(EXTENSION_COMMANDS).register(subparsers)
     return parser
 
 

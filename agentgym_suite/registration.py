@@ -50,6 +50,10 @@ class EnvEntry:
     env_mode: str = ""
     """The trainer's ``env_mode`` that trains on this env instead of ``env_id`` (e.g. ``synthetic``);
     empty for none. An env that plays over another (its class's ``wraps_setting``) gets ``env_id``."""
+    eval_extension: str = ""
+    """``module:attribute`` of the evaluation extension the method of this env brings
+    (:class:`~agentgym_suite.core.eval_extensions.EvalExtension`: flags of ``agentgym eval``, an agent
+    wrapper, a summary part), declared in the method's own package; empty for none."""
 
 
 REMOTE_ENV_ID = "Remote-v0"
@@ -104,7 +108,8 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              card="agentgym_suite.envs.checklist_tools.card:CARD"),
     EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.envs.rehearsal:RehearsalEnv", 20,
              "a world model answers every tool call of a tool env (EnvACE rehearsal)",
-             card="agentgym_suite.envs.rehearsal.card:CARD", env_mode="rehearsal"),
+             card="agentgym_suite.envs.rehearsal.card:CARD", env_mode="rehearsal",
+             eval_extension="agentgym_suite.envs.rehearsal.eval_extension:EXTENSION"),
     EnvEntry(REMOTE_ENV_ID, "agentgym_suite.serving.remote_env:RemoteTextEnv", 1000,
              "any OpenEnv server's env as a suite env (gym.make('Remote-v0', url='ws://host:port'))",
              requires=("websockets", "pydantic"), card="agentgym_suite.serving.card:CARD"),

@@ -121,3 +121,155 @@ def test_generic_layers_name_no_env_and_no_plugin() -> None:
         "attributes or classmethods, the env's registration entry, the CreditAssigner's declarations, the env's "
         "sweeps) and ask it from here:\n" + "\n".join(offences)
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Method concepts, not only names
+#
+# A method can hide in the generic layers under other names than its registry name (EnvACE's
+# rehearsal as ``rehearsal=``, ``--rehearsal-*`` flags, ``simulator`` fields; a teacher's
+# ``evidence``; SDAR-style ``skill`` texts). So the layers below are also read for the concepts.
+#
+# The rule, exactly:
+#
+# * Scanned: ``agentgym_suite/core``, ``rollout``, ``evaluation`` and ``commands`` (``trainers``
+#   is read for names above; its method concepts are the credit plug-ins' own business).
+# * Read: every identifier the code defines or uses (modules imported, classes, functions,
+#   parameters, keywords, attributes, variables) and every non-docstring string constant.
+# * Concepts: any token holding ``rehears``, ``simulator``, ``evidence`` or ``skill``
+#   (case-insensitive; a token is a run of letters, digits, ``_ . - /``).
+# * Free: docstrings and comments (prose that may name a method as an example).
+# * Allowed: only the names of extension points a method plugs into, each with the reason
+#   (:data:`CONCEPT_EXTENSION_POINTS`, anywhere in these layers), a module that *is* one
+#   extension point (:data:`CONCEPT_MODULES`), and the few tokens of one module that belong to
+#   such a point (:data:`CONCEPT_ALLOWED_IN`). Everything else lives in the method's home and
+#   reaches these layers through a declared extension point.
+# ---------------------------------------------------------------------------------------------
+
+CONCEPT_LAYERS = ("core", "rollout", "evaluation", "commands")
+CONCEPT = re.compile(r"[\w.\-/]*(?:rehears|simulator|evidence|skill)[\w.\-/]*", re.IGNORECASE)
+
+_SKILLS_CAPABILITY = ("the skills capability of the env contract (core/capabilities.py SkillsAndPrivilegedText): "
+                      "an env declares its skill texts and how a task picks one; teachers ask it")
+_REHEARSAL_CAPABILITY = ("the rehearsal capability of the tool-env contract (core/capabilities.py RehearsalSupport): "
+                         "hooks a tool env overrides so a world model can stand in for its tools")
+_GENERATION_RECORD = ("the record of a model-played env role's generations (core/simulator_generation.py), which "
+                      "the engine keeps on Turn.simulator_generations for the trainer; an env declares the role "
+                      "with policy_setting")
+
+CONCEPT_EXTENSION_POINTS: dict[str, str] = {
+    "agentgym_suite.core.skills": _SKILLS_CAPABILITY,
+    "SkillBook": _SKILLS_CAPABILITY,
+    "load_skills": _SKILLS_CAPABILITY,
+    "skill_texts": _SKILLS_CAPABILITY + " (TextEnv.skill_texts)",
+    "skill_for_task": _SKILLS_CAPABILITY + " (TextEnv.skill_for_task)",
+    "skills_dir": _SKILLS_CAPABILITY + " (the user's own folder of texts)",
+    "skills_released": _SKILLS_CAPABILITY + " (TextEnv.skills_released)",
+    "skills_fallback": _SKILLS_CAPABILITY + " (TextEnv.skills_fallback)",
+    "SkillsAndPrivilegedText": _SKILLS_CAPABILITY + " (the protocol itself)",
+    "RehearsalSupport": _REHEARSAL_CAPABILITY + " (the protocol itself)",
+    "rehearsed_score": _REHEARSAL_CAPABILITY + " (ToolEnv.rehearsed_score)",
+    "agentgym_suite.core.simulator_generation": _GENERATION_RECORD,
+    "SimulatorGeneration": _GENERATION_RECORD,
+    "simulator_generations": _GENERATION_RECORD + " (the Turn field and its info key)",
+}
+"""Names of extension points that a method concept's word is part of -> why they are generic."""
+
+CONCEPT_MODULES: dict[str, str] = {
+    "core/skills.py": _SKILLS_CAPABILITY + "; this module reads the texts (released layout or the env's own)",
+    "core/simulator_generation.py": _GENERATION_RECORD + "; this module defines it",
+}
+"""Modules that are one extension point as a whole -> why."""
+
+CONCEPT_ALLOWED_IN: dict[tuple[str, str], str] = {
+    ("core/capabilities.py", "rehearsal"): "the label of the rehearsal capability (capabilities_of names it)",
+    ("core/capabilities.py", "skills"): "the label of the skills capability ('skills and privileged text')",
+    ("core/info.py", "user_simulator"): "a shared info key of every env with a simulated user (τ², VitaBench...): "
+                                        "evaluation summaries list who played the user under labels",
+    ("commands/compare.py", "skills"): "a value of --teacher-context: the teacher reads the env's declared skill texts "
+                                       "(TextEnv.skill_texts, the skills capability)",
+}
+"""(module under the package, token) -> why that module may hold it."""
+
+
+def _identifiers(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Name):
+            found.append((line, node.id))
+        elif isinstance(node, ast.Attribute):
+            found.append((line, node.attr))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.append((line, node.name))
+        elif isinstance(node, ast.arg):
+            found.append((line, node.arg))
+        elif isinstance(node, ast.keyword) and node.arg:
+            found.append((line, node.arg))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append((line, node.module))
+            found.extend((line, alias.asname or alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend((line, name) for alias in node.names for name in (alias.name, alias.asname) if name)
+    return found
+
+
+def concept_tokens(source: str) -> list[tuple[int, str]]:
+    """``(line, token)`` for each method-concept token in the identifiers and non-docstring strings of ``source``."""
+    tree = ast.parse(source)
+    docs = _docstring_nodes(tree)
+    texts = _identifiers(tree) + [(node.lineno, node.value) for node in ast.walk(tree)
+                                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+    return [(line, token) for line, text in texts for token in CONCEPT.findall(text)]
+
+
+def _concept_modules() -> list[tuple[str, Path]]:
+    return [(path.relative_to(PACKAGE).as_posix(), path) for layer in CONCEPT_LAYERS
+            for path in sorted((PACKAGE / layer).rglob("*.py"))]
+
+
+def _allowed(relative: str, token: str) -> bool:
+    return relative in CONCEPT_MODULES or token in CONCEPT_EXTENSION_POINTS or (relative, token) in CONCEPT_ALLOWED_IN
+
+
+def test_the_concept_rule_reads_identifiers_and_strings_and_lets_prose_be() -> None:
+    source = '''
+"""Prose may say rehearsal, simulator, evidence and skill."""
+from agentgym_suite.envs.rehearsal.agent import RehearsingAgent
+from agentgym_suite.core.skills import SkillBook
+def evaluate(env_id, rehearsal=None, *, judge_evidence=0):
+    """A docstring may too: the skill texts."""
+    # and a comment: simulator
+    book: SkillBook = load(skills_dir="x")
+    return RehearsingAgent(evaluate(env_id, max_simulator_calls=3), "see the skill document")
+'''
+    found = sorted({token for _, token in concept_tokens(source)})
+    assert found == ["RehearsingAgent", "SkillBook", "agentgym_suite.core.skills", "agentgym_suite.envs.rehearsal.agent",
+                     "judge_evidence", "max_simulator_calls", "rehearsal", "skill", "skills_dir"]
+    left = sorted({token for _, token in concept_tokens(source) if not _allowed("evaluation/x.py", token)})
+    assert left == ["RehearsingAgent", "agentgym_suite.envs.rehearsal.agent", "judge_evidence", "max_simulator_calls",
+                    "rehearsal", "skill"]
+
+
+def test_concept_allowlists_are_still_needed() -> None:
+    present: set[tuple[str, str]] = set()
+    for relative, path in _concept_modules():
+        present |= {(relative, token) for _, token in concept_tokens(path.read_text(encoding="utf-8"))}
+    tokens = {token for _, token in present}
+    assert set(CONCEPT_EXTENSION_POINTS) <= tokens, f"stale: {sorted(set(CONCEPT_EXTENSION_POINTS) - tokens)}"
+    assert set(CONCEPT_ALLOWED_IN) <= present, f"stale: {sorted(set(CONCEPT_ALLOWED_IN) - present)}"
+    assert set(CONCEPT_MODULES) <= {relative for relative, _ in present}, "a module in CONCEPT_MODULES holds no concept"
+
+
+def test_generic_layers_hold_no_method_concept() -> None:
+    offences = []
+    for relative, path in _concept_modules():
+        for line, token in concept_tokens(path.read_text(encoding="utf-8")):
+            if not _allowed(relative, token):
+                offences.append(f"agentgym_suite/{relative}:{line}: {token!r}")
+    assert not offences, (
+        "a method concept sits in a generic layer; move it into the method's home (its env package, its credit "
+        "plug-in) and let it plug into a declared extension point (an EvalExtension of core/eval_extensions.py, a "
+        "capability of core/capabilities.py, an info_keys declaration), or, if the name is such an extension point, "
+        "add it to CONCEPT_EXTENSION_POINTS with the reason:\n" + "\n".join(sorted(set(offences)))
+    )

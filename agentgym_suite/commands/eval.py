@@ -12,6 +12,7 @@ import gymnasium as gym
 
 from agentgym_suite.commands.model_call_flags import add_model_call_flags, model_call_options, run_rescore
 from agentgym_suite.core.errors import AgentGymError
+from agentgym_suite.evaluation.extensions import add_extension_arguments, extension_options
 from agentgym_suite.registration import env_class
 
 
@@ -98,12 +99,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "whatever the agent), ray = Ray actors, openenv://HOST:PORT,... = sessions on `agentgym serve` "
                              "servers (default: the env's own, from its registration entry: worker processes for envs whose "
                              "steps cost real time when --batch-size > 1)")
-    parser.add_argument("--rehearsal-budget", type=int, default=0, metavar="N",
-                        help="test-time private rehearsal: N imagined attempts per task before the real one (default 0: off)")
-    parser.add_argument("--rehearsal-mode", choices=("parallel", "sequential"), default="parallel",
-                        help="rehearsal attempts independent (parallel) or each seeing the previous ones (sequential)")
-    parser.add_argument("--rehearsal-world-model", default="same", metavar="SPEC",
-                        help="world model for rehearsal: 'same' (the agent's own model) or a backend spec")
+    add_extension_arguments(parser)  # the flags of each declared evaluation extension (a method's own)
     parser.add_argument("--retry-failed", action="store_true", help="run episodes that crashed earlier again")
     parser.add_argument("--allow-errors", action="store_true",
                         help="exit 0 even when episodes crashed (default: exit 1, after writing every result)")
@@ -320,8 +316,7 @@ def run(args: argparse.Namespace) -> int:
             args.batch_size = args.concurrency or 1
         if args.max_context_tokens is not None and args.max_context_tokens < 1:
             raise ValueError(f"--max-context-tokens must be >= 1, got {args.max_context_tokens}.")
-        if args.rehearsal_budget < 0:
-            raise ValueError(f"--rehearsal-budget must be >= 0, got {args.rehearsal_budget}.")
+        extensions = extension_options(args)
         settings, sources = evaluation_settings(args.env_id, args)
         args.k = settings["k"]
         for name in ("k", "episodes", "max_turns", "batch_size"):
@@ -349,8 +344,7 @@ def run(args: argparse.Namespace) -> int:
                            "max_context_tokens": args.max_context_tokens},
             settings_sources=sources,
             backend_options=backend_options or None,
-            rehearsal={"budget": args.rehearsal_budget, "mode": args.rehearsal_mode,
-                       "world_model": args.rehearsal_world_model} if args.rehearsal_budget else None,
+            extensions=extensions or None,
         )
         calls = model_call_options(args)
         options.update(calls)

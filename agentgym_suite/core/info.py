@@ -2,13 +2,20 @@
 
 * :data:`INFO_KEYS` — keys with one meaning in every env, read by the generic layers: the
   required ones every env fills in (:data:`REQUIRED_INFO_KEYS`), and optional ones an env sets
-  only when they apply (``error``, ``privileged``, tool-env conversations, env-rendered prompts,
-  multi-task trials, world-model generations...).
+  only when they apply (``error``, ``privileged``, tool-env conversations, env-rendered prompts...).
 * Keys one benchmark adds for its own metrics and state are declared by its env class, as
   Gymnasium envs document theirs: a class attribute ``info_keys`` (key -> type and meaning)
   listed in the class docstring. :func:`documented_keys` unions the contract with the
   declarations of an env's classes (and of the envs it plays on, for envs that pass on their
   info: see :func:`documented_keys`).
+
+A key of one method or benchmark is declared in its home even when a generic layer reads it:
+a multi-task trial's ``role``, ``position`` and ``position_rewards`` (SkillRise's trial env), a
+sequence's ``sequence_id`` (VitaBench), a world model's ``simulator_generations`` (the rehearsal
+env). The generic reader (the rollout engine, the per-sequence metrics) documents what it does with
+the key; the declaring env documents what it means. So this module holds only the generic keys,
+and the registration hook of every other key is the ``info_keys`` declaration of the class that
+reports it (an env, or an agent that adds keys to the infos it passes on).
 
 A key that is in neither is a mistake: the registration tests play every env and fail on an
 undocumented key (:func:`undocumented_keys`). Declare a new key in the env class that reports it.
@@ -34,10 +41,10 @@ INFO_KEYS: dict[str, str] = {
     "scorable": "bool, optional, at the end: False when the env could not score the episode (e.g. a judge it needs is "
                 "missing); evaluation leaves such episodes out of its rates and counts them.",
     "user_simulator": "str, optional: who played the simulated user (``scripted``, ``llm:<backend spec>``…).",
-    "sequence_id": "str, optional: the sequence (user) a task belongs to, for per-sequence metrics.",
     "error": "str, optional: why the episode ended abnormally (a backend crash, a timeout, a failed tool call "
              "under end_on_tool_error).",
-    "privileged": "dict, only with privileged=True: oracle solution, skills, gold answer.",
+    "privileged": "dict, only with privileged=True: what only a teacher may see (oracle solution, gold answer, the env's "
+                  "privileged texts).",
     "invalid_reason": "str, optional: why the last action was not valid (set with action_valid=False).",
     "projected_action": "str, command envs after a step: the action as verl-agent's projection reads the completion "
                         "(extracted command lower-cased, else its last 30 characters; search formats keep the tag); "
@@ -52,11 +59,6 @@ INFO_KEYS: dict[str, str] = {
                        "sent to the model as it is.",
     "prompt_truncation": "str, optional, with prompt_messages: 'error' when the prompt must not be cut to fit the "
                          "model's prompt limit (a longer prompt is an error, not a left-truncation).",
-    "role": "str, optional: the role the next prompt asks the model to play (a multi-task trial: solve | curate).",
-    "position": "int, optional: index of the current task inside a multi-task trial.",
-    "position_rewards": "dict[int, float], optional: reward of the task at each position of a multi-task trial.",
-    "simulator_generations": "list[SimulatorGeneration], optional: a world model's generations of the step, in "
-                             "call order (empty after reset); trained when the credit plug-in asks for them.",
 }
 """Key -> type and meaning of the shared contract. Only the :data:`REQUIRED_INFO_KEYS` are always present."""
 

@@ -84,7 +84,7 @@ def deepcopy_env(env: Any, memo: dict[int, Any]) -> Any:
     """
     cls = type(env)
     if not getattr(env, "copyable", True):
-        raise EnvNotCopyableError(f"copy.deepcopy cannot copy a {cls.__name__}: its backend (a running simulator) "
+        raise EnvNotCopyableError(f"copy.deepcopy cannot copy a {cls.__name__}: its backend (a running program) "
                                   f"cannot be copied. To get a second env, {_make_hint(env)}.")
     clone = object.__new__(cls)
     memo[id(env)] = clone

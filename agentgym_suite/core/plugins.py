@@ -10,9 +10,14 @@ Gymnasium's plug-in envs do (its ``gymnasium.envs`` group), by declaring entry p
     [project.entry-points."agentgym_suite.credit"]
     discounted_grpo = "my_pkg.credit:DiscountedGRPOCredit"   # a CreditAssigner subclass
 
+    [project.entry-points."agentgym_suite.eval"]
+    reflect = "my_pkg.eval:REFLECTION"          # an EvalExtension (core/eval_extensions.py)
+
 ``registration.all_entries()`` adds the envs to the suite's own (so ``gym.make``, ``agentgym list``
 and ``agentgym eval`` see them), and ``trainers.credit.registry`` adds the plug-ins to its names
-(so ``--credit``, ``credit:`` in a config and ``agentgym compare`` accept them).
+(so ``--credit``, ``credit:`` in a config and ``agentgym compare`` accept them), and
+``evaluation.extensions`` adds the evaluation extensions to the suite's own (so ``agentgym eval``
+takes their flags).
 
 The installed entry points are read again whenever ``sys.path`` changes (a folder added at run
 time, as the tests do, is seen at the next call). An entry point that fails to load is reported
@@ -34,6 +39,11 @@ ENVS_GROUP = "agentgym_suite.envs"
 
 CREDIT_GROUP = "agentgym_suite.credit"
 """Entry-point group of credit plug-ins (each loads a ``CreditAssigner`` subclass)."""
+
+EVAL_GROUP = "agentgym_suite.eval"
+"""Entry-point group of evaluation extensions (each loads an object with the
+:class:`~agentgym_suite.core.eval_extensions.EvalExtension` protocol: flags of ``agentgym eval``,
+an agent wrapper, a summary part)."""
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.guards import check_timeout
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
+from agentgym_suite.evaluation.extensions import active_extensions, extension_names
 from agentgym_suite.evaluation.metrics import crash_kind, final_info, is_scorable, summarize
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, LoadReport, TrajectoryStore
 from agentgym_suite.evaluation.task_selection import EpisodePlan, plan_episodes, select_tasks
@@ -57,8 +58,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_TURNS = 50
 """Turn limit when neither ``max_turns`` nor the env's registration gives one."""
 
-RESUME_KEYS = ("env_id", "env_kwargs", "agent", "seed", "max_turns", "prompt_format", "rehearsal")
-"""Settings a resumed run must share with the run that wrote the directory."""
+RESUME_KEYS = ("env_id", "env_kwargs", "agent", "seed", "max_turns", "prompt_format")
+"""Settings a resumed run must share with the run that wrote the directory (and the options of every
+declared evaluation extension, under its name: :func:`~agentgym_suite.evaluation.extensions.extension_names`)."""
 
 
 class EvalConfigMismatch(AgentGymError, ValueError):
@@ -97,7 +99,7 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
         return
     diffs = [
         f"{key}: {previous.get(key)!r} there, {config.get(key)!r} now"
-        for key in RESUME_KEYS
+        for key in RESUME_KEYS + extension_names()
         if key in previous and previous.get(key) != config.get(key)
     ]
     if diffs:
@@ -176,7 +178,7 @@ def evaluate(
     progress: bool = True,
     agent_options: dict[str, Any] | None = None,
     step_timeout: float | None = None,
-    rehearsal: dict[str, Any] | None = None,
+    extensions: dict[str, dict[str, Any]] | None = None,
     batch_size: int = 1,
     backend_options: dict[str, Any] | None = None,
     env_workers: Any = None,
@@ -200,10 +202,11 @@ def evaluate(
         retry_failed: run crashed episodes of an earlier run again.
         progress: show a progress bar.
         agent_options: extra keyword arguments for a model agent (``temperature``…).
-        rehearsal: test-time private rehearsal, ``{"budget": N, "mode": "parallel"|"sequential",
-            "world_model": "same"|SPEC}``: the agent is wrapped in a
-            :class:`~agentgym_suite.envs.rehearsal.rehearsing_agent.RehearsingAgent` and the summary gets
-            ``rehearsal`` counts (real env steps and tool calls vs imagined ones).
+        extensions: options of declared evaluation extensions, ``{name: options}``
+            (:mod:`~agentgym_suite.evaluation.extensions`; e.g. EnvACE's test-time rehearsal,
+            ``{"rehearsal": {"budget": 2, "mode": "parallel", "world_model": "same"}}``): each wraps
+            the agent, its options go into ``config.json`` under its name (a resumed run must share
+            them) and its summary part into ``summary.json`` under its name.
         batch_size: episodes played at once: in lockstep with one batched generation call per
             turn for agents that support it (model agents: ``reset_batch``/``act_batch``/``keep_slots``),
             as copies of the agent for the others (random, oracle, rehearsing and your own agents; see
@@ -247,8 +250,9 @@ def evaluate(
         "k": int(k),
         "episodes": episodes,
     }
-    if rehearsal and rehearsal.get("budget"):
-        config["rehearsal"] = dict(rehearsal)
+    chosen = active_extensions(extensions)
+    for extension, options in chosen:
+        config[extension.name] = options
     settings = _result_settings(agent_options, backend_options)
     if settings:
         config["agent_settings"] = settings
@@ -287,11 +291,8 @@ def evaluate(
         _write_json(out / CONFIG_FILE, config)
         policy = make_agent(agent, seed=seed, prompt_format=prompt_format, backend_options=backend_options,
                             **(agent_options or {})) if todo else None
-        if policy is not None and "rehearsal" in config:
-            from agentgym_suite.agents import RehearsingAgent
-
-            options = dict(config["rehearsal"])
-            policy = RehearsingAgent(policy, options.pop("world_model", "same") or "same", **options)
+        for extension, options in chosen if policy is not None else ():
+            policy = extension.wrap_agent(policy, options)
         agents = AgentPolicy(policy, copies=agent_copies(policy, width - 1)) if policy is not None and is_agent(policy) \
             and not supports_batches(policy) else policy
         bar, advance = _progress(len(plan), len(plan) - len(todo), progress and bool(todo))
@@ -331,8 +332,10 @@ def evaluate(
             if extra_metrics:
                 summary["benchmark_metrics"] = extra_metrics
             players = agents.agents if isinstance(agents, AgentPolicy) else [policy]
-            if policy is not None and callable(getattr(policy, "rehearsal_stats", None)):
-                summary["rehearsal"] = merged_stats([a.rehearsal_stats() for a in players])
+            for extension, _ in chosen if policy is not None else ():
+                part = extension.summary(players)
+                if part:
+                    summary[extension.name] = part
             accounting = account(out, invocation, prices)
             if accounting:
                 summary["model_calls"] = {**accounting, "cache": config["model_cache"]}
@@ -407,16 +410,6 @@ def agent_copies(agent: Any, n: int) -> list[Any]:
                        "__deepcopy__ on it (or reset_batch/act_batch/keep_slots) to play several at once.",
                        type(agent).__name__, type(exc).__name__, exc)
         return []
-
-
-def merged_stats(stats: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts of several agent copies added up (numbers summed, other entries from the first)."""
-    merged = dict(stats[0]) if stats else {}
-    for other in stats[1:]:
-        for key, value in other.items():
-            if key not in ("budget", "mode") and isinstance(value, (int, float)) and not isinstance(value, bool):
-                merged[key] = merged.get(key, 0) + value
-    return merged
 
 
 RESULT_SETTINGS = ("temperature", "max_new_tokens", "max_context_tokens", "tools_in_prompt", "send_seed")

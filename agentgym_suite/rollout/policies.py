@@ -299,7 +299,7 @@ class BackendPolicy:
         if self.max_prompt_tokens and len(ids) > self.max_prompt_tokens and conversation.prompt.truncation == "error":
             raise ValueError(f"the prompt is {len(ids)} tokens long and the env forbids cutting it to max_prompt_tokens="
                              f"{self.max_prompt_tokens} (its start would go); raise max_prompt_tokens or shorten the "
-                             "prompt (e.g. a smaller skill document max_chars or history)")
+                             "prompt (e.g. a smaller max_chars of what the env adds to it, or a shorter history)")
         return list(ids[-self.max_prompt_tokens :]) if self.max_prompt_tokens else list(ids)
 
 

@@ -57,7 +57,7 @@ ERROR_STAGES: dict[str, str] = {
     "step": "env.step raised on the action (the action is recorded as the last turn).",
     "tokenise": "the env's reply could not be added to the episode's token sequence (chat mode), or the "
                 "opening prompt could not be tokenised.",
-    "env": "the env reported an error in info['error'] (a crashed simulator, a step timeout, a failed tool "
+    "env": "the env reported an error in info['error'] (a crashed backend program, a step timeout, a failed tool "
            "call under end_on_tool_error).",
 }
 """``Trajectory.error_stage`` values and what each means."""

@@ -63,7 +63,7 @@ def test_tiny_simulator_answers_an_unknown_tool_and_is_scored_on_it() -> None:
 
 
 def test_fidelity_of_the_tiny_model_reports_teacher_forced_columns() -> None:
-    from agentgym_suite.evaluation.fidelity import ALL, run_fidelity
+    from agentgym_suite.envs.rehearsal.fidelity import ALL, run_fidelity
 
     report = run_fidelity("SyntheticTools-v0", "tiny", episodes=1,
                           base_env_kwargs={"seed": 0, "num_tools": 5, "distractors": 0, "task_length": 1},

@@ -115,7 +115,7 @@ def test_eval_runner_wraps_the_agent_and_reports_counts(tmp_path: Any, monkeypat
     world = _world()
     monkeypatch.setattr("agentgym_suite.llm.load_backend", lambda spec, **kw: world)
     result = evaluate("SyntheticTools-v0", "oracle", out_dir=tmp_path, episodes=2, progress=False,
-                      rehearsal={"budget": 2, "mode": "sequential", "world_model": "scripted"})
+                      extensions={"rehearsal": {"budget": 2, "mode": "sequential", "world_model": "scripted"}})
     stats = result.summary["rehearsal"]
     assert stats["imagined_attempts"] == 4 and stats["episodes"] == 2
     assert stats["real_steps"] == sum(len(r.turns) for r in result.records)
@@ -143,7 +143,7 @@ def test_held_out_benchmarks_are_scored_by_their_own_check_with_and_without_rehe
     monkeypatch.setattr("agentgym_suite.llm.load_backend", lambda spec, **kw: world)
     plain = evaluate(env_id, "oracle", out_dir=tmp_path / "plain", episodes=2, env_kwargs=kwargs, progress=False)
     rehearsed = evaluate(env_id, "oracle", out_dir=tmp_path / "rehearsed", episodes=2, env_kwargs=kwargs, progress=False,
-                         rehearsal={"budget": 1, "mode": "parallel", "world_model": "scripted"})
+                         extensions={"rehearsal": {"budget": 1, "mode": "parallel", "world_model": "scripted"}})
     # the env's own check decides both runs: the oracle's real execution is the same with or without rehearsal
     assert [r.won for r in plain.records] == [r.won for r in rehearsed.records] and any(r.won for r in plain.records)
     assert rehearsed.summary["rehearsal"]["imagined_attempts"] == 2 and "rehearsal" not in plain.summary

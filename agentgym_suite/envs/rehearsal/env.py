@@ -183,6 +183,7 @@ class RehearsalEnv(ToolEnv):
         ``reward_mode``: str: how the rehearsed episode is scored (base | checklist | gold_calls | judge | none).
         ``checklist_turn_scores``: list[float], with reward_mode='checklist': the score of each user turn closed so far (met standards' weights summed over checklists).
         ``checklist_judge_invalid``: list[str], with reward_mode='checklist': why each unusable judge reply so far was unusable (not JSON, or outside the verdict schema); such a turn ends the episode.
+        ``simulator_generations``: list[SimulatorGeneration]: the world model's generations of the step, in call order (empty after reset); the rollout engine keeps them on the turn and the trainer trains them when the credit plug-in asks for them.
     """
 
     benchmark: ClassVar[str] = "rehearsal"
@@ -192,6 +193,9 @@ class RehearsalEnv(ToolEnv):
         "reward_mode": "str: how the rehearsed episode is scored (base | checklist | gold_calls | judge | none).",
         "checklist_turn_scores": "list[float], with reward_mode='checklist': the score of each user turn closed so far (met standards' weights summed over checklists).",
         "checklist_judge_invalid": "list[str], with reward_mode='checklist': why each unusable judge reply so far was unusable (not JSON, or outside the verdict schema); such a turn ends the episode.",
+        "simulator_generations": "list[SimulatorGeneration]: the world model's generations of the step, in call "
+                                 "order (empty after reset); the rollout engine keeps them on the turn and the "
+                                 "trainer trains them when the credit plug-in asks for them.",
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(goes_on_kwargs={"end_on_tool_error": False,

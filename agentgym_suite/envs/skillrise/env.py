@@ -90,6 +90,9 @@ class SkillRiseTrial(gym.Env[str, str]):
         ``finished_position``: int, on the step a task ends: that task's position.
         ``finished_task_id``: str, on the step a task ends: that task's id.
         ``finished_won``: bool, on the step a task ends: whether it was solved.
+        ``role``: str: the role the next prompt asks the model to play (solve | curate); the rollout engine labels the turn with it.
+        ``position``: int: index of the current task inside the trial (the engine records it on the turn).
+        ``position_rewards``: dict[int, float]: reward of the task at each position of the trial (the engine keeps it on the trajectory; the trainer's returns read it).
     """
 
     reset_options = frozenset({"task_id"})
@@ -100,6 +103,11 @@ class SkillRiseTrial(gym.Env[str, str]):
         "finished_position": "int, on the step a task ends: that task's position.",
         "finished_task_id": "str, on the step a task ends: that task's id.",
         "finished_won": "bool, on the step a task ends: whether it was solved.",
+        "role": "str: the role the next prompt asks the model to play (solve | curate); the rollout engine "
+                "labels the turn with it.",
+        "position": "int: index of the current task inside the trial (the engine records it on the turn).",
+        "position_rewards": "dict[int, float]: reward of the task at each position of the trial (the engine keeps "
+                            "it on the trajectory; the trainer's returns read it).",
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
 

@@ -106,6 +106,7 @@ class VitaBenchEnv(ToolEnv):
         ``memory``: str, version 2: the memory backend the agent's memory came from.
         ``memory_settings``: dict, version 2, retrieval memories: the embedding model, chunking and cut-offs.
         ``subtask_index``: int, version 2: position of the subtask in its user's sequence.
+        ``sequence_id``: str, version 2: the sequence (user) a subtask belongs to; evaluation's per-sequence metrics group episodes by it.
         ``skill_tested``: str, version 2: the skills the subtask tests, comma-separated.
         ``vitabench_domain``: str: the domain of the task.
         ``vitabench_reward``: float, version 2, when the episode ended: the subtask's reward.
@@ -122,6 +123,8 @@ class VitaBenchEnv(ToolEnv):
         "scoring": "str, when the episode ended: rubric_judge or state_check.",
         "memory": "str, version 2: the memory backend the agent's memory came from.",
         "memory_settings": "dict, version 2, retrieval memories: embedding model, chunk size/overlap/unit, top_k, similarity threshold.",
+        "sequence_id": "str, version 2: the sequence (user) a subtask belongs to; evaluation's per-sequence "
+                       "metrics group episodes by it.",
         "subtask_index": "int, version 2: position of the subtask in its user's sequence.",
         "skill_tested": "str, version 2: the skills the subtask tests, comma-separated.",
         "vitabench_domain": "str: the domain of the task.",

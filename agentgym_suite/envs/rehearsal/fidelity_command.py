@@ -1,4 +1,10 @@
-"""``agentgym fidelity``: how closely a world model reproduces a real tool env."""
+"""``agentgym fidelity``: how closely a world model reproduces a real tool env (EnvACE's report).
+
+The rehearsal package's evaluation extension adds this subcommand
+(:meth:`~agentgym_suite.envs.rehearsal.eval_extension.RehearsalEvalExtension.add_commands`); the
+command line lends it the model-call flags, their routing and accounting, and agents made from
+specs (:class:`~agentgym_suite.core.eval_extensions.CommandKit`).
+"""
 
 from __future__ import annotations
 
@@ -9,12 +15,12 @@ import sys
 
 import gymnasium as gym
 
-from agentgym_suite.commands.model_call_flags import add_model_call_flags
 from agentgym_suite.core.errors import AgentGymError
+from agentgym_suite.core.eval_extensions import CommandKit
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``fidelity`` subcommand."""
+def register(subparsers: argparse._SubParsersAction, kit: CommandKit) -> None:
+    """Add the ``fidelity`` subcommand (``kit``: the command line's services for its run)."""
     parser = subparsers.add_parser(
         "fidelity",
         help="replay the same caller actions in a tool env and in a world model; compare per tool",
@@ -39,8 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=None,
                         help="simulator tokens per tool call (default: the evaluation sampling profile's, 128)")
     parser.add_argument("--json", action="store_true", help="print fidelity.json instead of a table")
-    add_model_call_flags(parser, rescore=False)
-    parser.set_defaults(func=run)
+    kit.add_model_call_flags(parser)
+    parser.set_defaults(func=lambda args: run(args, kit))
 
 
 def print_table(per_tool: dict[str, dict[str, float]], title: str) -> None:
@@ -48,7 +54,7 @@ def print_table(per_tool: dict[str, dict[str, float]], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from agentgym_suite.evaluation.fidelity import METRICS
+    from agentgym_suite.envs.rehearsal.fidelity import METRICS
 
     table = Table(title=title)
     for column in ("tool", "calls", "episodes", *METRICS):
@@ -59,12 +65,9 @@ def print_table(per_tool: dict[str, dict[str, float]], title: str) -> None:
     Console(width=max(Console().width, 200)).print(table)  # ten columns: never squeeze the headers
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, kit: CommandKit) -> int:
     """Run the comparison, write the files and print the table."""
-    from agentgym_suite.commands.model_call_flags import model_call_options, print_model_calls
-    from agentgym_suite.evaluation.fidelity import run_fidelity, write_report
-    from agentgym_suite.evaluation.model_accounting import call_settings
-    from agentgym_suite.llm.role_client import model_calls
+    from agentgym_suite.envs.rehearsal.fidelity import run_fidelity, write_report
 
     try:
         kwargs = json.loads(args.env_kwargs)
@@ -72,11 +75,10 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--env-kwargs must be a JSON object such as '{\"category\": \"simple\"}'.")
         if args.episodes < 1 or args.max_turns < 1 or (args.max_new_tokens is not None and args.max_new_tokens < 1):
             raise ValueError("--episodes, --max-turns and --max-new-tokens must be >= 1.")
-        calls = model_call_options(args)
-        with model_calls(call_settings(args.out, calls["model_cache"])) as invocation:  # the world model's calls
+        with kit.model_calls(args, args.out) as routed:  # the world model's calls
             report = run_fidelity(
                 args.base_id, args.world_model, episodes=args.episodes, base_env_kwargs=kwargs,
-                callers=["oracle", *args.caller], seed=args.seed, max_turns=args.max_turns,
+                callers=["oracle", *args.caller], seed=args.seed, max_turns=args.max_turns, make_caller=kit.make_agent,
                 sampling=None if args.max_new_tokens is None else {"max_new_tokens": args.max_new_tokens},
             )
         json_path, png_path = write_report(report, args.out)
@@ -90,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
         print(json_path.read_text(encoding="utf-8"))
     else:
         print_table(report.per_tool, f"fidelity of {report.world_model} on {report.base_env}")
-        print_model_calls(args.out, invocation, calls["prices"])
+        routed.print_accounting()
         print(f"wrote {json_path} and {png_path}")
     return 0
+
+
+__all__ = ["print_table", "register", "run"]

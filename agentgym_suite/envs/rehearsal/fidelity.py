@@ -34,14 +34,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-from agentgym_suite.agents.base import OracleAgent
 from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
 from agentgym_suite.envs.rehearsal.grounding import DONE_REPLY
 from agentgym_suite.envs.shared.canonical_json import canonical
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
-from agentgym_suite.rollout.seeding import episode_seed
+from agentgym_suite.rollout.oracle_agent import OracleAgent
+from agentgym_suite.rollout.seeding import episode_seed, select_tasks
 
 CALL_METRICS = ("format_valid", "key_agreement", "exact_agreement", "tf_format_valid", "tf_key_agreement", "tf_exact_agreement")
 """Per-call metrics: the replay's, then the teacher-forced one-step comparison's."""
@@ -253,6 +253,7 @@ def run_fidelity(
     max_turns: int = 30,
     sampling: Any = None,
     max_prompt_chars: int = 24_000,
+    make_caller: Callable[..., Any] | None = None,
 ) -> FidelityReport:
     """Compare ``world_model`` with the real ``base_env`` on ``episodes`` tasks.
 
@@ -260,10 +261,19 @@ def run_fidelity(
         callers: ``"oracle"`` and/or agent objects or model specs (``tiny``, ``hf:...``) whose
             actions in the real env are replayed in the rehearsal env.
         world_model: a backend spec, a backend object, or ``"real"`` (the reference: 1.0 everywhere).
+        make_caller: turns a caller spec into an agent, called as ``make_caller(spec, seed=seed)``
+            (``agentgym fidelity`` passes :func:`~agentgym_suite.evaluation.agent_specs.make_agent`;
+            this module sits below the agents' floor). Needed only for callers given as specs.
+
+    Raises:
+        ValueError: a caller given as a spec without ``make_caller``.
     """
     from agentgym_suite.envs.rehearsal import RehearsalEnv
-    from agentgym_suite.evaluation.agent_specs import make_agent
-    from agentgym_suite.evaluation.task_selection import select_tasks
+
+    specs = [c for c in callers if isinstance(c, str) and c != "oracle"]
+    if specs and make_caller is None:
+        raise ValueError(f"callers {specs} are specs; pass make_caller (e.g. agentgym_suite.evaluation.agent_specs."
+                         "make_agent) or agent objects.")
 
     if isinstance(world_model, str) and world_model != "real":
         from agentgym_suite.llm.role_client import role_backend
@@ -277,7 +287,8 @@ def run_fidelity(
     tasks = select_tasks(real.task_ids(), episodes, seed)
     compared: list[EpisodeComparison] = []
     for caller_spec in callers:
-        caller = None if caller_spec == "oracle" else make_agent(caller_spec, seed=seed)
+        caller = None if caller_spec == "oracle" else \
+            make_caller(caller_spec, seed=seed) if isinstance(caller_spec, str) and make_caller is not None else caller_spec
         name = "oracle" if caller is None else str(getattr(caller, "name", caller_spec))
         for task_id in tasks:
             reset_seed = episode_seed(seed, task_id)  # attempt 0: the episode `agentgym eval --seed` plays first
