@@ -20,7 +20,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("env_id", metavar="ENV_ID", help="a registered env id (see `agentgym list`)")
     parser.add_argument("--env-kwargs", default="{}", help="JSON object of keyword arguments for gymnasium.make")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default: loopback only); any other needs a token or --insecure")
+    parser.add_argument("--token", default=None, metavar="TOKEN",
+                        help="bearer token every route but /health requires (default: $AGENTGYM_SERVE_TOKEN; the "
+                             "variable keeps it out of the process list). Clients send 'Authorization: Bearer TOKEN'")
+    parser.add_argument("--insecure", action="store_true",
+                        help="serve a non-loopback --host without a token (only on a network you trust)")
     parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     parser.add_argument("--max-sessions", type=int, default=64,
                         help="concurrent sessions (one env each); more are refused as busy (default 64)")
@@ -54,12 +60,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         from agentgym_suite.core.guards import check_timeout
+        from agentgym_suite.serving.auth import token_from_env
 
         limits = ServerLimits(max_sessions=args.max_sessions, idle_timeout=args.idle_timeout or None,
                               max_message_bytes=args.max_message_bytes)
         spec = ServeSpec(args.env_id, env_kwargs, step_timeout=check_timeout(args.step_timeout),
                          show_errors=args.show_errors)
-        serve(spec, host=args.host, port=args.port, limits=limits, log_level=args.log_level)
+        serve(spec, host=args.host, port=args.port, limits=limits, log_level=args.log_level,
+              token=token_from_env(args.token), insecure=args.insecure)
     except (ValueError, KeyError, TypeError) as exc:
         print(f"agentgym serve: {exc}", file=sys.stderr)
         return 2

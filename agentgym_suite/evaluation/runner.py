@@ -40,6 +40,7 @@ from typing import Any
 from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.guards import check_timeout
+from agentgym_suite.core.credentials import masked
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
 from agentgym_suite.evaluation.metrics import crash_kind, final_info, is_scorable, summarize
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, LoadReport, TrajectoryStore
@@ -223,9 +224,10 @@ def evaluate(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
     out = Path(out_dir)
+    make_kwargs = with_evaluation_defaults(env_id, env_kwargs)
     config = {
         "env_id": env_id,
-        "env_kwargs": with_evaluation_defaults(env_id, env_kwargs),
+        "env_kwargs": masked(make_kwargs),  # what config.json and summary.json say: no credentials
         "agent": agent_label(agent),
         "seed": int(seed),
         "max_turns": max_turns,
@@ -241,7 +243,7 @@ def evaluate(
     if settings_sources:
         config["agent_settings_sources"] = dict(settings_sources)
     _check_config(out, config)
-    kwargs = env_kwargs_for(config["env_kwargs"], max_turns)
+    kwargs = env_kwargs_for(make_kwargs, max_turns)
     workers = parse_env_workers(env_workers)  # the one parse: what follows takes the parsed value
     width = parallel_width(batch_size, workers)
     pool = EnvPool(step_timeout, workers=workers, live_envs=width)
