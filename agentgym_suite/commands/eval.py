@@ -25,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("env_id", metavar="ID", help="registered env id (see `agentgym list`)")
-    parser.add_argument("--env-kwargs", default="{}", metavar="JSON", help="JSON object of gymnasium.make kwargs")
+    parser.add_argument("--env-kwargs", default="{}", metavar="JSON",
+                        help="JSON object of the env's own options (gymnasium.make kwargs), e.g. '{\"domain\": \"airline\"}'; "
+                             "`agentgym eval ID --help` lists them")
     parser.add_argument(
         "--agent", default="random",
         help="oracle | random | hf:PATH | vllm:PATH | openai:MODEL@URL | default | tiny (default: random)",
@@ -233,15 +235,29 @@ class _EvalParser(argparse.ArgumentParser):
             group.add_argument(flag, default=None, dest=_alias_dest(flag), metavar=sweep.alias_metavar or "ARGS",
                                help=sweep.alias_help or f"alias of --sweep {sweep.name}:ARGS")
 
+    _env_for_help: str | None = None
+
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
-        """Parse, with the sweep aliases added."""
+        """Parse, with the sweep aliases added (and, for ``eval ENV_ID --help``, the env's options)."""
         self._add_sweep_aliases()
+        tokens = [str(t) for t in (sys.argv[1:] if args is None else args)]
+        if "-h" in tokens or "--help" in tokens:
+            self._env_for_help = next((t for t in tokens if not t.startswith("-")), None)
         return super().parse_known_args(args, namespace)
 
     def format_help(self) -> str:
-        """The help, with the sweep aliases added."""
+        """The help, with the sweep aliases added and, after ``eval ENV_ID --help``, that env's
+        own options (what ``--env-kwargs`` takes)."""
         self._add_sweep_aliases()
-        return super().format_help()
+        text = super().format_help()
+        if self._env_for_help:
+            from agentgym_suite.commands.env_options import options_text
+
+            text += "\n" + options_text(self._env_for_help) + "\n"
+        else:
+            text += "\nThe env's own options (category, domain, split...) go in --env-kwargs: `agentgym eval ENV_ID --help` " \
+                    "or `agentgym list ENV_ID` lists them.\n"
+        return text
 
     def format_usage(self) -> str:
         """The usage line, with the sweep aliases added."""
