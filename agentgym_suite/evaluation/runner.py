@@ -107,6 +107,16 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
         )
 
 
+def _carried_over(out_dir: Path) -> dict[str, Any]:
+    """What an earlier run in ``out_dir`` learned while playing and a resumed one keeps
+    (``prompt_format_played``)."""
+    try:
+        previous = json.loads((out_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {key: previous[key] for key in ("prompt_format_played",) if isinstance(previous, dict) and key in previous}
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -243,6 +253,7 @@ def evaluate(
     if settings_sources:
         config["agent_settings_sources"] = dict(settings_sources)
     _check_config(out, config)
+    config.update(_carried_over(out))
     kwargs = env_kwargs_for(make_kwargs, max_turns)
     workers = parse_env_workers(env_workers)  # the one parse: what follows takes the parsed value
     width = parallel_width(batch_size, workers)
@@ -308,6 +319,10 @@ def evaluate(
             if bar is not None:
                 bar.stop()
             crashes.finish(ran)
+            played = _played_formats(policy)
+            if played and played != config.get("prompt_format_played"):
+                config["prompt_format_played"] = played  # kept in config.json for resumed runs
+                _write_json(out / CONFIG_FILE, config)
             records = list(finished.values())
             missing = sum(1 for p in plan if episode_key(p.task_id, p.attempt) not in finished)
             summary = _summary(records, config, time.perf_counter() - started, len(plan), missing, ran)
@@ -444,6 +459,23 @@ def benchmark_metrics(env_id: str, records: list[Trajectory], k: int | None = No
     return dict(method([final_info(r) for r in records if not r.broken and is_scorable(r)], k=k))
 
 
+def prompt_format_played(config: dict[str, Any]) -> dict[str, str]:
+    """``prompt_format`` as the model saw it: a model agent prompts a tool env with ``chat``
+    messages whatever was asked (:func:`~agentgym_suite.rollout.model_turns.open_prompt`), so
+    there ``single`` becomes ``chat``, and ``prompt_format_requested`` keeps what was asked."""
+    asked = str(config["prompt_format"])
+    played = config.get("prompt_format_played")
+    if played and played != asked:
+        return {"prompt_format": str(played), "prompt_format_requested": asked}
+    return {"prompt_format": asked}
+
+
+def _played_formats(policy: Any) -> str | None:
+    """The prompt formats a model agent reported playing with (``chat``, ``single`` or both), or None."""
+    formats = getattr(policy, "prompt_formats", None)
+    return "+".join(sorted(formats)) if isinstance(formats, set) and formats else None
+
+
 def _summary(
     records: list[Trajectory], config: dict[str, Any], run_wall: float, planned: int, missing: int, ran: int
 ) -> dict[str, Any]:
@@ -460,7 +492,7 @@ def _summary(
             "agent": config["agent"],
             "seed": config["seed"],
             "max_turns": config["max_turns"],
-            "prompt_format": config["prompt_format"],
+            **prompt_format_played(config),
             **({"agent_settings": config["agent_settings"]} if "agent_settings" in config else {}),
             "split": config.get("split", ""),
             **({"agent_settings_sources": config["agent_settings_sources"]} if "agent_settings_sources" in config else {}),
