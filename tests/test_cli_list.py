@@ -5,8 +5,6 @@ are shown by ``agentgym eval ENV_ID --help`` too."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,16 +16,19 @@ from agentgym_suite.registration import ENV_ENTRIES
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cli(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
-    import os
+def _cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str, columns: int = 80) -> str:
+    """What ``agentgym ARGS`` prints in a terminal ``columns`` wide."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    try:
+        assert main(list(args)) == 0
+    except SystemExit as exit_:  # --help
+        assert exit_.code == 0
+    return capsys.readouterr().out
 
-    env = dict(os.environ, COLUMNS=str(columns), PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "agentgym_suite.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=120)
 
-
-def test_the_default_table_fits_80_columns_with_one_row_start_per_id() -> None:
-    out = _cli("list").stdout
+def test_the_default_table_fits_80_columns_with_one_row_start_per_id(capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _cli(capsys, monkeypatch, "list")
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 80
     for entry in ENV_ENTRIES:  # each id whole, on its own row, with a status word and a conformance word
@@ -46,13 +47,14 @@ def test_one_env_id_prints_its_full_card_and_options(capsys: pytest.CaptureFixtu
     assert "not a suite env id" in capsys.readouterr().err
 
 
-def test_wide_json_and_plain_keep_the_full_facts(capsys: pytest.CaptureFixture[str]) -> None:
+def test_wide_json_and_plain_keep_the_full_facts(capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [row["id"] for row in rows] == [e.id for e in ENV_ENTRIES]
     alfworld = next(row for row in rows if row["id"] == "ALFWorld-v0")
     assert "0.908 success rate" in alfworld["references"] and alfworld["conformance_word"].startswith("checked")
-    wide = _cli("list", "--wide", columns=400).stdout
+    wide = _cli(capsys, monkeypatch, "list", "--wide", columns=400)
     assert "licence" in wide and "steps/s" in wide
 
 
@@ -77,9 +79,8 @@ def test_options_come_from_the_signature_and_the_docstring() -> None:
     assert docstring_args(Documented) == {"alpha": "the first line continues.", "beta": "the second."}
 
 
-def test_eval_env_help_lists_the_envs_options() -> None:
-    result = _cli("eval", "BFCL-v0", "--help", columns=120)
-    assert result.returncode == 0
-    assert "BFCL-v0 options (--env-kwargs" in result.stdout and "category = 'base'" in result.stdout
-    generic = _cli("eval", "--help", columns=120).stdout
-    assert "agentgym list ENV_ID" in generic
+def test_eval_env_help_lists_the_envs_options(capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _cli(capsys, monkeypatch, "eval", "BFCL-v0", "--help", columns=120)
+    assert "BFCL-v0 options (--env-kwargs" in out and "category = 'base'" in out
+    assert "agentgym list ENV_ID" in _cli(capsys, monkeypatch, "eval", "--help", columns=120)

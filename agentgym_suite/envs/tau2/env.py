@@ -116,6 +116,8 @@ class Tau2Env(ToolEnv):
         ``user_error``: str: why the simulated user failed (the episode then scores 0, as upstream).
         ``reward_breakdown``: dict, when the episode ended: the reward's components and details.
         ``user_tool_calls``: list[dict], telecom: the tool calls the simulated user made on their device.
+        ``comparable_to_leaderboard``: bool: whether these settings play τ²-bench's leaderboard setting (False with the scripted user).
+        ``leaderboard_departures``: list[str]: why not (see :meth:`leaderboard_departures`); a warning names them at the first reset.
     """
 
     benchmark: ClassVar[str] = "tau2"
