@@ -36,6 +36,9 @@ def register(subparsers: Any) -> None:
                         help="seconds one env.step may take; a slower step ends the episode truncated (default: none)")
     parser.add_argument("--max-message-bytes", type=int, default=4 * 1024 * 1024,
                         help="largest WebSocket frame accepted (default 4 MiB)")
+    parser.add_argument("--ping-interval", type=float, default=10.0,
+                        help="seconds between keep-alive pings; a client that answers none within as long again is "
+                             "dropped and its env closed (default 10)")
     parser.add_argument("--show-errors", action="store_true",
                         help="send the env's own exception text to clients (paths masked); off: its type only")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
@@ -63,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         from agentgym_suite.serving.auth import token_from_env
 
         limits = ServerLimits(max_sessions=args.max_sessions, idle_timeout=args.idle_timeout or None,
-                              max_message_bytes=args.max_message_bytes)
+                              max_message_bytes=args.max_message_bytes, ping_interval=args.ping_interval)
         spec = ServeSpec(args.env_id, env_kwargs, step_timeout=check_timeout(args.step_timeout),
                          show_errors=args.show_errors)
         serve(spec, host=args.host, port=args.port, limits=limits, log_level=args.log_level,

@@ -54,6 +54,8 @@ class ServerLimits:
             raise ValueError(f"max_sessions must be >= 1, got {self.max_sessions}.")
         if self.idle_timeout is not None and not self.idle_timeout > 0:
             raise ValueError(f"idle_timeout must be a positive number of seconds or None, got {self.idle_timeout}.")
+        if not self.ping_interval > 0:
+            raise ValueError(f"ping_interval must be a positive number of seconds, got {self.ping_interval}.")
         if self.max_message_bytes < 1024:
             raise ValueError(f"max_message_bytes must be at least 1024, got {self.max_message_bytes}.")
 
