@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import TaskStart
-from agentgym_suite.envs.shared.textworld_engine import TextWorldBackedEnv, normalise_command
+from agentgym_suite.envs.shared.textworld_engine import GAME_LOAD_LOCK, TextWorldBackedEnv, normalise_command
 from agentgym_suite.envs.textworld.games import (
     SPLIT_SEED_OFFSETS,
     DamagedGameError,
@@ -114,7 +114,8 @@ class TextWorldEnv(TextWorldBackedEnv):
             # jericho warns that generated games lack its per-game score tables; TextWorld
             # tracks score itself, so the warning says nothing about these games.
             warnings.filterwarnings("ignore", message=".*is not fully supported.*")
-            return textworld.start(path, request_infos=self._request_infos(planner))
+            with GAME_LOAD_LOCK:  # TextWorld's game parser is not thread-safe
+                return textworld.start(path, request_infos=self._request_infos(planner))
 
     def _command_problem(self, command: str) -> str:
         """Also refuse the interpreter's out-of-world commands (save, restart, script, ...):
