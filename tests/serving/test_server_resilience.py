@@ -243,5 +243,11 @@ def test_slow_loris_clients_are_dropped_or_bounded_and_others_are_served(server:
         for sock in slow_http + slow_ws:
             sock.close()
     assert steady_answers == 24
+    # what a slow request may hold is bounded: headers past the limit are refused and the connection closed
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as greedy:
+        greedy.sendall(request + b"a" * 100_000)
+        answer = greedy.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 4"), answer[:60]
+        wait_for(lambda: closed_by_server(greedy), "the server to close a connection with oversized headers", bound_s=30)
     assert rss_mb(server.process.pid) - before < MEMORY_BOUND_MB
     wait_for(lambda: all_slots_free(server), "the slow clients' slots to be freed")
