@@ -110,12 +110,12 @@ class TextWorldEnv(TextWorldBackedEnv):
         if problem:
             raise DamagedGameError(f"The game file {path} {problem}. Delete it; the next reset generates it again.")
 
-        with warnings.catch_warnings():
+        # one load at a time: TextWorld's game parser is not thread-safe (nor is catch_warnings)
+        with GAME_LOAD_LOCK, warnings.catch_warnings():
             # jericho warns that generated games lack its per-game score tables; TextWorld
             # tracks score itself, so the warning says nothing about these games.
             warnings.filterwarnings("ignore", message=".*is not fully supported.*")
-            with GAME_LOAD_LOCK:  # TextWorld's game parser is not thread-safe
-                return textworld.start(path, request_infos=self._request_infos(planner))
+            return textworld.start(path, request_infos=self._request_infos(planner))
 
     def _command_problem(self, command: str) -> str:
         """Also refuse the interpreter's out-of-world commands (save, restart, script, ...):
