@@ -14,9 +14,20 @@ TORCH_VERSION := 2.13.0
 TORCH_SOURCE := $(if $(wildcard /opt/wheels/torch-$(TORCH_VERSION)*),--find-links /opt/wheels,--extra-index-url https://download.pytorch.org/whl/cpu)
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint docs install system-deps clean benchmarks
+# requires-python in pyproject.toml (trl 1.16, transformers 5 and accelerate 1.16 need it).
+MIN_PYTHON := 3.11
 
-$(PY):
+.PHONY: demo test lint docs install system-deps clean benchmarks python-check
+
+# Stop before any venv or pip work when $(PYTHON) is too old or missing, naming what was found.
+python-check:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] < tuple(map(int, "$(MIN_PYTHON)".split("."))))' 2>/dev/null || { \
+	  found=$$($(PYTHON) -c 'import sys; print("Python %d.%d.%d at %s" % (*sys.version_info[:3], sys.executable))' 2>/dev/null || echo "no interpreter"); \
+	  echo "agentgym-suite needs Python >= $(MIN_PYTHON) (its pinned trl and transformers require it); PYTHON=$(PYTHON) is $$found." >&2; \
+	  echo "Pick another interpreter, e.g.: make PYTHON=python$(MIN_PYTHON) $(or $(MAKECMDGOALS),demo)  (pyenv, deadsnakes or uv can install one)." >&2; \
+	  exit 1; }
+
+$(PY): | python-check
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 

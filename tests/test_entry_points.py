@@ -76,7 +76,7 @@ def test_nothing_is_found_before_the_install() -> None:
 
 
 def test_the_env_is_found_everywhere(installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import argparse
+    from agentgym_suite.cli import build_parser
 
     import agentgym_suite
     from agentgym_suite.commands import list_envs
@@ -93,10 +93,10 @@ def test_the_env_is_found_everywhere(installed: Path, tmp_path: Path, capsys: py
     finally:
         env.close()
 
-    list_envs.run(argparse.Namespace(markdown=False, plain=True))
+    list_envs.run(build_parser().parse_args(["list", "--plain"]))
     lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
     assert [ENV_ID, "ready"] in [line[:2] for line in lines]
-    list_envs.run(argparse.Namespace(markdown=True, plain=False))
+    list_envs.run(build_parser().parse_args(["list", "--markdown"]))
     assert ENV_ID not in capsys.readouterr().out, "the docs catalogue lists the suite's own ids only"
 
     result = evaluate(ENV_ID, "oracle", out_dir=tmp_path / "eval", episodes=2, seed=0, progress=False)

@@ -124,6 +124,8 @@ class ModelAgent:
         self._batch_seed: int | None = seed
         self._turn = 0
         self._estimate = TokenEstimate()
+        self.prompt_formats: set[str] = set()
+        """The prompt formats episodes were played with (``single`` turns into ``chat`` for a tool env)."""
 
     # ------------------------------------------------------------------ Agent protocol
     def reset(self, env: gym.Env, *, seed: int | None = None) -> None:
@@ -180,6 +182,7 @@ class ModelAgent:
                 slot.prompt = open_prompt(self.prompt_format, slot.env, observation, info,
                                           history_length=self.history_length, system_prompt=self.system_prompt)
                 slot.started = True
+                self.prompt_formats.add(slot.prompt.mode)
             else:
                 slot.prompt.record(slot.last_action or "", observation, info, assistant=slot.reply)
         samples, prompts, trimmed = self._generate(self._params())

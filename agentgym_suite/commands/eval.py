@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import logging
 import sys
@@ -27,7 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("env_id", metavar="ID", help="registered env id (see `agentgym list`)")
-    parser.add_argument("--env-kwargs", default="{}", metavar="JSON", help="JSON object of gymnasium.make kwargs")
+    parser.add_argument("--env-kwargs", default="{}", metavar="JSON",
+                        help="JSON object of the env's own options (gymnasium.make kwargs), e.g. '{\"domain\": \"airline\"}'; "
+                             "`agentgym eval ID --help` lists them")
     parser.add_argument(
         "--agent", default="random",
         help="oracle | random | hf:PATH | vllm:PATH | openai:MODEL@URL | default | tiny (default: random)",
@@ -66,7 +69,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="model agents: tokens per action (default: the benchmark's official setting when it "
                              "declares one)")
     parser.add_argument("--batch-size", type=int, default=None, metavar="N",
-                        help="play N episodes at once (default 1, or --concurrency): model agents in lockstep with one "
+                        help="play N episodes at once (default: the client's concurrency, 16 unless --concurrency or "
+                             "the spec's concurrency= says otherwise, for openai: agents; 1 for others): model agents in lockstep with one "
                              "batched generation per turn, other agents as N copies; each episode keeps its own seed, "
                              "so results do not depend on N")
     parser.add_argument("--max-context-tokens", type=int, default=None, metavar="N",
@@ -82,7 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     client.add_argument("--max-retries", type=int, default=None, metavar="N",
                         help="extra attempts after a timeout, a connection error, HTTP 429 or 5xx (default 3)")
     client.add_argument("--concurrency", type=int, default=None, metavar="N",
-                        help="requests in flight at once (default 16); sets --batch-size when that is not given")
+                        help="requests in flight at once (default 16); also the number of episodes played at once "
+                             "when --batch-size is not given")
     client.add_argument("--no-seed", action="store_true", help="send no 'seed' field (servers that refuse it)")
     client.add_argument("--no-logprobs", action="store_true", help="ask for no log-probs (servers that refuse the field)")
     client.add_argument("--api-key-env", default=None, metavar="VAR",
@@ -161,12 +166,37 @@ def _parse_kwargs(text: str) -> dict[str, Any]:
     return value
 
 
+def default_batch_size(agent: str, backend_options: dict[str, Any]) -> int:
+    """Episodes at once when ``--batch-size`` is not given: for an ``openai:`` agent the client's
+    concurrency (``--concurrency``, else the spec's ``concurrency=``, else the client's 16), so
+    the server gets as many requests as the client may have in flight; 1 for every other agent."""
+    if not (isinstance(agent, str) and agent.startswith("openai:")):
+        return 1
+    if backend_options.get("max_concurrency"):
+        return int(backend_options["max_concurrency"])
+    from agentgym_suite.llm.openai_backend import OpenAIBackend, parse_openai_spec
+
+    _, _, spec_options = parse_openai_spec(agent[len("openai:"):])
+    default = inspect.signature(OpenAIBackend).parameters["max_concurrency"].default
+    return int(spec_options.get("max_concurrency") or default)
+
+
+def agent_sampling_defaults() -> dict[str, Any]:
+    """The model agent's own ``temperature`` and ``max_new_tokens`` (what a run without a flag or
+    an env default samples with)."""
+    from agentgym_suite.agents.model_agent import ModelAgent
+
+    params = inspect.signature(ModelAgent).parameters
+    return {key: params[key].default for key in ("temperature", "max_new_tokens")}
+
+
 def evaluation_settings(env_id: str, args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
     """``k``, ``temperature`` and ``max_new_tokens`` for the run, and where each came from.
 
     A flag wins; otherwise the env's declared ``eval_sampling_defaults`` (the official harness's
     settings; a declared None means the harness sets nothing, so the agent's own default holds);
-    otherwise the suite's defaults (k=1, the agent's own sampling).
+    otherwise the suite's defaults (k=1, the model agent's own sampling, named as such, so that
+    ``summary.json`` records what every model run sampled with).
     """
     declared = {key: value for key, value in dict(getattr(env_class(env_id), "eval_sampling_defaults", None) or {}).items()
                 if value is not None}
@@ -180,6 +210,13 @@ def evaluation_settings(env_id: str, args: argparse.Namespace) -> tuple[dict[str
             values[key], sources[key] = declared[key], f"{env_id} evaluation default (official harness)"
     values.setdefault("k", 1)
     sources.setdefault("k", "suite default")
+    from agentgym_suite.evaluation.agent_specs import is_model_spec
+
+    agent = getattr(args, "agent", None)
+    if isinstance(agent, str) and is_model_spec(agent):
+        for key, value in agent_sampling_defaults().items():
+            if key not in values:
+                values[key], sources[key] = value, "model agent default (ModelAgent)"
     return values, sources
 
 
@@ -231,15 +268,29 @@ class _EvalParser(argparse.ArgumentParser):
             group.add_argument(flag, default=None, dest=_alias_dest(flag), metavar=sweep.alias_metavar or "ARGS",
                                help=sweep.alias_help or f"alias of --sweep {sweep.name}:ARGS")
 
+    _env_for_help: str | None = None
+
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
-        """Parse, with the sweep aliases added."""
+        """Parse, with the sweep aliases added (and, for ``eval ENV_ID --help``, the env's options)."""
         self._add_sweep_aliases()
+        tokens = [str(t) for t in (sys.argv[1:] if args is None else args)]
+        if "-h" in tokens or "--help" in tokens:
+            self._env_for_help = next((t for t in tokens if not t.startswith("-")), None)
         return super().parse_known_args(args, namespace)
 
     def format_help(self) -> str:
-        """The help, with the sweep aliases added."""
+        """The help, with the sweep aliases added and, after ``eval ENV_ID --help``, that env's
+        own options (what ``--env-kwargs`` takes)."""
         self._add_sweep_aliases()
-        return super().format_help()
+        text = super().format_help()
+        if self._env_for_help:
+            from agentgym_suite.commands.env_options import options_text
+
+            text += "\n" + options_text(self._env_for_help) + "\n"
+        else:
+            text += "\nThe env's own options (category, domain, split...) go in --env-kwargs: `agentgym eval ENV_ID --help` " \
+                    "or `agentgym list ENV_ID` lists them.\n"
+        return text
 
     def format_usage(self) -> str:
         """The usage line, with the sweep aliases added."""
@@ -313,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
         env_kwargs = apply_user_and_judge(args.env_id, _parse_kwargs(args.env_kwargs), args.agent, args.user, args.judge)
         backend_options = client_options(args)
         if args.batch_size is None:
-            args.batch_size = args.concurrency or 1
+            args.batch_size = default_batch_size(args.agent, backend_options)
         if args.max_context_tokens is not None and args.max_context_tokens < 1:
             raise ValueError(f"--max-context-tokens must be >= 1, got {args.max_context_tokens}.")
         extensions = extension_options(args)

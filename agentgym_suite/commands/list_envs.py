@@ -1,15 +1,19 @@
 """``agentgym list``: every env id, whether it can run here, and its card (source, licence,
 conformance checks, published scores, measured cost).
 
-``agentgym list --markdown`` prints the catalogue that ``docs/catalogue.md`` holds (the suite's own
-ids, without the machine-dependent status column); a test keeps that file up to date. Plain
-``agentgym list`` also shows the ids of installed plug-in distributions (``agentgym_suite.envs``
-entry points).
+By default a compact table that fits 80 columns: id, status, what, conformance in a word; the
+ids of installed plug-in distributions (``agentgym_suite.envs`` entry points) follow the suite's.
+``agentgym list ENV_ID`` prints one env's full card and its options (``--env-kwargs``);
+``--wide`` the full table of every card; ``--json`` every row as JSON; ``--plain`` tab-separated
+lines; ``--markdown`` the catalogue that ``docs/catalogue.md`` holds (the suite's own ids, without
+the machine-dependent status column; a test keeps that file up to date).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -28,7 +32,10 @@ DOCS_HEADER = (
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``list`` subcommand."""
     parser = subparsers.add_parser("list", help="list the env ids, whether they can run here, and what each is measured against")
+    parser.add_argument("env_id", nargs="?", metavar="ENV_ID", help="print this env's full card and its options instead")
+    parser.add_argument("--wide", action="store_true", help="every card's full facts in one wide table")
     parser.add_argument("--plain", action="store_true", help="print 'ID<TAB>status<TAB>summary' lines instead of a table")
+    parser.add_argument("--json", action="store_true", help="print every row (status and card facts) as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the catalogue of docs/catalogue.md")
     parser.set_defaults(func=run)
 
@@ -86,20 +93,71 @@ def markdown() -> str:
     return DOCS_HEADER + "\n".join(lines) + "\n"
 
 
+def conformance_word(card: EnvCard | None) -> str:
+    """Conformance in a word: ``checked`` (with the number of checks), ``n/a`` (no upstream
+    harness to check against) or ``none``."""
+    if card is not None and card.conformance:
+        return f"checked ({len(card.conformance)})"
+    if card is not None and card.unchecked:
+        return "n/a"
+    return "none"
+
+
+def _status(item: EnvEntry) -> str:
+    missing = missing_requirements(item)
+    return "ready" if not missing else "missing: " + "; ".join(missing)
+
+
+def card_text(env_id: str) -> str:
+    """One env's full card, its status here and its options, as plain text."""
+    from agentgym_suite.commands.env_options import options_text
+
+    item = next(e for e in all_entries() if e.id == env_id)
+    card = env_card(item)
+    facts = catalogue_rows((item,))[0]
+    lines = [f"{item.id}: {item.summary}", f"status: {_status(item)}", f"source: {facts['source']}"]
+    if card is not None:
+        lines += [f"upstream: {card.upstream}", f"licence: {card.data_licence}"]
+        lines.append("conformance: " + ("" if card.conformance else (card.unchecked or "none against upstream yet")))
+        lines += [f"  - {check}" for check in card.conformance]
+        lines += [f"  tests: {', '.join(card.conformance_tests)}"] if card.conformance_tests else []
+        lines.append("published scores:" + ("" if card.references else " -"))
+        lines += [f"  - {r.model} {r.method} {r.split}: {r.value:.3f} {r.metric} [{r.source}]".replace("  ", " ")
+                  for r in card.references]
+        lines.append(f"cost: {facts['cost']}")
+        if card.notes:
+            lines.append(f"notes: {card.notes}")
+    lines += ["", options_text(item.id)]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Print one line per env id: the suite's, then those installed plug-in distributions declare."""
+    """Print the catalogue in the asked form (see the module docstring): the suite's ids, then
+    those installed plug-in distributions declare."""
     if args.markdown:
         print(markdown(), end="")
         return 0
+    if args.env_id is not None:
+        if args.env_id not in {e.id for e in all_entries()}:
+            print(f"agentgym list: {args.env_id!r} is not a suite env id; `agentgym list` shows them.", file=sys.stderr)
+            return 2
+        print(card_text(args.env_id))
+        return 0
     rows = []
     entries = all_entries()
-    for item, facts in zip(entries, catalogue_rows(entries, compact=True)):
-        missing = missing_requirements(item)
-        status = "ready" if not missing else "missing: " + "; ".join(missing)
-        rows.append((item.id, status, item.summary, facts))
+    for item, facts in zip(entries, catalogue_rows(entries, compact=not args.json)):
+        rows.append((item.id, _status(item), item.summary, facts))
     if args.plain:
         for env_id, status, summary, _ in rows:
             print("\t".join((env_id, status, summary)))
+        return 0
+    if args.json:
+        cards = {item.id: env_card(item) for item in all_entries()}
+        print(json.dumps([{**facts, "status": status, "conformance_word": conformance_word(cards[env_id])}
+                          for env_id, status, _, facts in rows], indent=2, ensure_ascii=False))
+        return 0
+    if not args.wide:
+        print_compact(rows)
         return 0
     table = Table(title="agentgym-suite environments")
     for column in ("id", "status", "what", "source", "licence", "conformance", "references", "cost"):
@@ -110,3 +168,18 @@ def run(args: argparse.Namespace) -> int:
                       )
     Console().print(table)
     return 0
+
+
+def print_compact(rows: list[tuple[str, str, str, dict[str, str]]]) -> None:
+    """The default table: id, status (a word), what, conformance (a word); fits 80 columns."""
+    cards = {item.id: env_card(item) for item in all_entries()}
+    table = Table(title="agentgym-suite environments", caption="`agentgym list ENV_ID`: one env's card and options; "
+                  "--wide: every card", show_lines=False, pad_edge=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("what", overflow="fold", ratio=1)
+    table.add_column("conformance", no_wrap=True)
+    for env_id, status, summary, _ in rows:
+        word = "[green]ready[/]" if status == "ready" else "[yellow]missing[/]"
+        table.add_row(env_id, word, summary, conformance_word(cards[env_id]))
+    Console().print(table)

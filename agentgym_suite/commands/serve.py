@@ -20,7 +20,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("env_id", metavar="ENV_ID", help="a registered env id (see `agentgym list`)")
     parser.add_argument("--env-kwargs", default="{}", help="JSON object of keyword arguments for gymnasium.make")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default: loopback only); any other needs a token or --insecure")
+    parser.add_argument("--token", default=None, metavar="TOKEN",
+                        help="bearer token every route but /health requires (default: $AGENTGYM_SERVE_TOKEN; the "
+                             "variable keeps it out of the process list). Clients send 'Authorization: Bearer TOKEN'")
+    parser.add_argument("--insecure", action="store_true",
+                        help="serve a non-loopback --host without a token (only on a network you trust)")
     parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     parser.add_argument("--max-sessions", type=int, default=64,
                         help="concurrent sessions (one env each); more are refused as busy (default 64)")
@@ -30,6 +36,9 @@ def register(subparsers: Any) -> None:
                         help="seconds one env.step may take; a slower step ends the episode truncated (default: none)")
     parser.add_argument("--max-message-bytes", type=int, default=4 * 1024 * 1024,
                         help="largest WebSocket frame accepted (default 4 MiB)")
+    parser.add_argument("--ping-interval", type=float, default=10.0,
+                        help="seconds between keep-alive pings; a client that answers none within as long again is "
+                             "dropped and its env closed (default 10)")
     parser.add_argument("--show-errors", action="store_true",
                         help="send the env's own exception text to clients (paths masked); off: its type only")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
@@ -61,12 +70,14 @@ def run(args: argparse.Namespace) -> int:
         return run_mcp(args, env_kwargs)
     try:
         from agentgym_suite.core.guards import check_timeout
+        from agentgym_suite.serving.auth import token_from_env
 
         limits = ServerLimits(max_sessions=args.max_sessions, idle_timeout=args.idle_timeout or None,
-                              max_message_bytes=args.max_message_bytes)
+                              max_message_bytes=args.max_message_bytes, ping_interval=args.ping_interval)
         spec = ServeSpec(args.env_id, env_kwargs, step_timeout=check_timeout(args.step_timeout),
                          show_errors=args.show_errors)
-        serve(spec, host=args.host, port=args.port, limits=limits, log_level=args.log_level)
+        serve(spec, host=args.host, port=args.port, limits=limits, log_level=args.log_level,
+              token=token_from_env(args.token), insecure=args.insecure)
     except (ValueError, KeyError, TypeError) as exc:
         print(f"agentgym serve: {exc}", file=sys.stderr)
         return 2

@@ -41,6 +41,7 @@ from typing import Any
 from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.guards import check_timeout
+from agentgym_suite.core.credentials import masked
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
 from agentgym_suite.evaluation.extensions import active_extensions, extension_names
 from agentgym_suite.evaluation.metrics import crash_kind, final_info, is_scorable, summarize
@@ -107,6 +108,16 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
             f"{out_dir} holds a run with other settings ({'; '.join(diffs)}). "
             "Resume with the same settings, or choose a new --out directory."
         )
+
+
+def _carried_over(out_dir: Path) -> dict[str, Any]:
+    """What an earlier run in ``out_dir`` learned while playing and a resumed one keeps
+    (``prompt_format_played``)."""
+    try:
+        previous = json.loads((out_dir / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {key: previous[key] for key in ("prompt_format_played",) if isinstance(previous, dict) and key in previous}
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -240,9 +251,10 @@ def evaluate(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
     out = Path(out_dir)
+    make_kwargs = with_evaluation_defaults(env_id, env_kwargs)
     config = {
         "env_id": env_id,
-        "env_kwargs": with_evaluation_defaults(env_id, env_kwargs),
+        "env_kwargs": masked(make_kwargs),  # what config.json and summary.json say: no credentials
         "agent": agent_label(agent),
         "seed": int(seed),
         "max_turns": max_turns,
@@ -259,9 +271,10 @@ def evaluate(
     if settings_sources:
         config["agent_settings_sources"] = dict(settings_sources)
     _check_config(out, config)
+    config.update(_carried_over(out))
     calls = call_settings(out, model_cache, tuple(replay_roles))
     config["model_cache"] = str(calls.cache_dir) if calls.cache_dir is not None else None
-    kwargs = env_kwargs_for(config["env_kwargs"], max_turns)
+    kwargs = env_kwargs_for(make_kwargs, max_turns)
     workers = parse_env_workers(env_workers)  # a command's parsed value passes through; raw API values parse here
     width = parallel_width(batch_size, workers)
     pool = EnvPool(step_timeout, workers=workers, live_envs=width)
@@ -325,6 +338,10 @@ def evaluate(
             if bar is not None:
                 bar.stop()
             crashes.finish(ran)
+            played = _played_formats(policy)
+            if played and played != config.get("prompt_format_played"):
+                config["prompt_format_played"] = played  # kept in config.json for resumed runs
+                _write_json(out / CONFIG_FILE, config)
             records = list(finished.values())
             missing = sum(1 for p in plan if episode_key(p.task_id, p.attempt) not in finished)
             summary = _summary(records, config, time.perf_counter() - started, len(plan), missing, ran)
@@ -457,6 +474,23 @@ def benchmark_metrics(env_id: str, records: list[Trajectory], k: int | None = No
     return dict(method([final_info(r) for r in records if not r.broken and is_scorable(r)], k=k))
 
 
+def prompt_format_played(config: dict[str, Any]) -> dict[str, str]:
+    """``prompt_format`` as the model saw it: a model agent prompts a tool env with ``chat``
+    messages whatever was asked (:func:`~agentgym_suite.rollout.model_turns.open_prompt`), so
+    there ``single`` becomes ``chat``, and ``prompt_format_requested`` keeps what was asked."""
+    asked = str(config["prompt_format"])
+    played = config.get("prompt_format_played")
+    if played and played != asked:
+        return {"prompt_format": str(played), "prompt_format_requested": asked}
+    return {"prompt_format": asked}
+
+
+def _played_formats(policy: Any) -> str | None:
+    """The prompt formats a model agent reported playing with (``chat``, ``single`` or both), or None."""
+    formats = getattr(policy, "prompt_formats", None)
+    return "+".join(sorted(formats)) if isinstance(formats, set) and formats else None
+
+
 def _summary(
     records: list[Trajectory], config: dict[str, Any], run_wall: float, planned: int, missing: int, ran: int
 ) -> dict[str, Any]:
@@ -473,7 +507,7 @@ def _summary(
             "agent": config["agent"],
             "seed": config["seed"],
             "max_turns": config["max_turns"],
-            "prompt_format": config["prompt_format"],
+            **prompt_format_played(config),
             **({"agent_settings": config["agent_settings"]} if "agent_settings" in config else {}),
             "split": config.get("split", ""),
             **({"agent_settings_sources": config["agent_settings_sources"]} if "agent_settings_sources" in config else {}),

@@ -326,6 +326,7 @@ class OpenAIBackend:
     def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         delay = self.backoff
         last = ""
+        first_answer = ""  # the server's own first error: a server that then died leaves only "cannot reach" in `last`
         attempts = self.max_retries + 1
         for attempt in range(attempts):
             if attempt:
@@ -345,6 +346,7 @@ class OpenAIBackend:
                 continue
             if response.status_code in RETRY_STATUS:
                 last = f"{url} answered HTTP {response.status_code}: {response.text[:200]}"
+                first_answer = first_answer or last
                 continue
             if response.status_code >= 400:
                 raise BackendError(f"{url} answered HTTP {response.status_code}: {response.text[:300]} "
@@ -359,7 +361,8 @@ class OpenAIBackend:
             if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
                 raise BackendError(f"{url} returned JSON without a 'choices' list: {str(data)[:200]}.")
             return data
-        raise BackendError(f"{last} (gave up after {attempts} attempt{'s' if attempts > 1 else ''}).")
+        first = f"; the server's first error was: {first_answer}" if first_answer and first_answer != last else ""
+        raise BackendError(f"{last} (gave up after {attempts} attempt{'s' if attempts > 1 else ''}{first}).")
 
     def _hint(self, status: int, text: str) -> str:
         """What to do about a client error, from its status and text."""

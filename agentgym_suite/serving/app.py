@@ -5,8 +5,10 @@
 The app runs in OpenEnv's *production* mode: it has the ``/ws`` sessions (``reset``, ``step``,
 ``state``, ``close`` messages), ``/health``, ``/schema``, ``/metadata`` and the task routes
 (``/<env id>/tasks``…), plus :data:`DESCRIBE_PATH`, and not the stateless HTTP ``/reset``/``/step``, which would make an
-env per request outside the session limit. :func:`serve` runs it with uvicorn, with a bound on
-the frame size and a keep-alive ping that notices clients that vanished.
+env per request outside the session limit. With a token every route but ``/health`` needs
+``Authorization: Bearer <token>`` (:mod:`agentgym_suite.serving.auth`). :func:`serve` runs it
+with uvicorn, with a bound on the frame size and a keep-alive ping that notices clients that
+vanished, and refuses a non-loopback address without a token unless told ``insecure``.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class ServerLimits:
             raise ValueError(f"max_sessions must be >= 1, got {self.max_sessions}.")
         if self.idle_timeout is not None and not self.idle_timeout > 0:
             raise ValueError(f"idle_timeout must be a positive number of seconds or None, got {self.idle_timeout}.")
+        if not self.ping_interval > 0:
+            raise ValueError(f"ping_interval must be a positive number of seconds, got {self.ping_interval}.")
         if self.max_message_bytes < 1024:
             raise ValueError(f"max_message_bytes must be at least 1024, got {self.max_message_bytes}.")
 
@@ -70,8 +74,9 @@ def check_env_id(env_id: str, env_kwargs: dict[str, Any]) -> None:
     env.close()
 
 
-def build_app(spec: ServeSpec, limits: ServerLimits | None = None) -> Any:
-    """OpenEnv's FastAPI app serving ``spec`` (see the module docstring)."""
+def build_app(spec: ServeSpec, limits: ServerLimits | None = None, token: str | None = None) -> Any:
+    """OpenEnv's FastAPI app serving ``spec`` (see the module docstring); with ``token``, every
+    route but ``/health`` needs it as a bearer token."""
     from openenv.core.env_server import create_app
     from openenv.core.env_server.types import ConcurrencyConfig
 
@@ -93,20 +98,34 @@ def build_app(spec: ServeSpec, limits: ServerLimits | None = None) -> Any:
     def describe() -> dict[str, str]:
         return spec.describe()
 
+    if token:
+        from agentgym_suite.serving.auth import BearerTokenMiddleware, redacting_logger
+
+        app.add_middleware(BearerTokenMiddleware, token=token)
+        redacting_logger("uvicorn.error")  # uvicorn hands it to websockets, which logs handshake headers at debug
     return app
 
 
 def serve(spec: ServeSpec, host: str = "127.0.0.1", port: int = 8000, limits: ServerLimits | None = None,
-          log_level: str = "warning") -> None:
-    """Serve ``spec`` on ``host:port`` until interrupted (loopback unless ``host`` says otherwise)."""
+          log_level: str = "warning", token: str | None = None, insecure: bool = False) -> None:
+    """Serve ``spec`` on ``host:port`` until interrupted (loopback unless ``host`` says otherwise).
+
+    Raises:
+        ValueError: ``host`` is reachable from other machines, no ``token`` is set and
+            ``insecure`` is not (see :func:`~agentgym_suite.serving.auth.check_bind`).
+    """
     import uvicorn
 
+    from agentgym_suite.serving.auth import check_bind
+
     limits = limits or ServerLimits()
+    check_bind(host, token, insecure)
     check_env_id(spec.env_id, spec.env_kwargs)
-    app = build_app(spec, limits)
+    app = build_app(spec, limits, token=token)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws_max_size=limits.max_message_bytes,
                             ws_ping_interval=limits.ping_interval, ws_ping_timeout=limits.ping_interval,
                             server_header=False, access_log=False)
+    access = "bearer token required except on /health" if token else "no token: anyone who reaches the port may connect"
     print(f"serving {spec.env_id} on ws://{host}:{port}/ws (OpenEnv protocol; at most {limits.max_sessions} "
-          "sessions)", flush=True)
+          f"sessions; {access})", flush=True)
     uvicorn.Server(config).run()

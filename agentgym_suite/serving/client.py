@@ -9,6 +9,10 @@ ships one (``EchoEnv``, ``TextArenaEnv``…). TRL's OpenEnv recipes hold one in 
         print(result.observation.text, result.observation.admissible_actions)
         result = client.step(SuiteAction(message="go east"))
         print(result.reward, result.done, result.observation.won)
+
+Against a server with a token, pass ``token=...`` or set ``AGENTGYM_SERVE_TOKEN``: it goes as
+``Authorization: Bearer`` on the WebSocket handshake (OpenEnv's ``headers=`` argument, which any
+OpenEnv client such as ``GenericEnvClient`` takes too).
 """
 
 from __future__ import annotations
@@ -24,7 +28,19 @@ __all__ = ["SuiteAction", "SuiteEnvClient", "SuiteObservation", "SuiteState"]
 
 
 class SuiteEnvClient(EnvClient[SuiteAction, SuiteObservation, SuiteState]):
-    """A WebSocket session on ``agentgym serve`` with typed actions and observations."""
+    """A WebSocket session on ``agentgym serve`` with typed actions and observations.
+
+    Args:
+        base_url: the server's address (``http://host:port`` or ``ws://host:port``).
+        token: the server's bearer token (None: ``$AGENTGYM_SERVE_TOKEN``, if set).
+        **kwargs: the rest of OpenEnv's ``EnvClient`` arguments (``headers`` included).
+    """
+
+    def __init__(self, base_url: str | None = None, token: str | None = None, **kwargs: Any) -> None:
+        from agentgym_suite.serving.auth import auth_headers, token_from_env
+
+        headers = {**auth_headers(token_from_env(token)), **dict(kwargs.pop("headers", None) or {})}
+        super().__init__(base_url, headers=headers or None, **kwargs)
 
     def _step_payload(self, action: SuiteAction | str) -> dict[str, Any]:
         return {"message": action if isinstance(action, str) else action.message}

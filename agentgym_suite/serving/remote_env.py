@@ -31,7 +31,7 @@ import gymnasium as gym
 from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.info import base_info
 from agentgym_suite.core.spaces import action_space, observation_space
-from agentgym_suite.serving.wire import DEFAULT_MESSAGE_TIMEOUT_S, RemoteSessionError, WireSession, http_json
+from agentgym_suite.serving.wire import DEFAULT_MESSAGE_TIMEOUT_S, RemoteSessionError, WireSession
 
 _SUITE_FIELDS = {"text", "won", "score", "action_valid", "terminated", "truncated", "info"}
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
@@ -117,22 +117,26 @@ class RemoteTextEnv(gym.Env[str, str]):
         url: the server's address: ``ws://host:port`` (``http://``, ``host:port`` work too).
         message_timeout: seconds to wait for one answer before the server counts as gone.
         num_tasks: how many ``episode-N`` task ids a server without task routes gets.
+        token: the server's bearer token (default: ``$AGENTGYM_SERVE_TOKEN``, if set); sent as
+            ``Authorization: Bearer`` on every request, never shown. The variable is the better
+            place: a keyword argument is kept in ``env.spec.kwargs`` (eval masks it in what it writes).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
     fixture_profile = FixtureProfile(needs_server=True)
     """Made against a running server only (the registration tests leave it to tests/serving)."""
 
-    def __init__(self, url: str, message_timeout: float | None = DEFAULT_MESSAGE_TIMEOUT_S, num_tasks: int = 100) -> None:
+    def __init__(self, url: str, message_timeout: float | None = DEFAULT_MESSAGE_TIMEOUT_S, num_tasks: int = 100,
+                 token: str | None = None) -> None:
         self.url = url
         self.observation_space = observation_space()
         self.action_space = action_space()
-        self._session = WireSession(url, message_timeout)
-        schema = http_json(self._session.http_base, "/schema")
+        self._session = WireSession(url, message_timeout, token=token)
+        schema = self._session.http_json("/schema")
         observation = (schema or {}).get("observation") or {}
         self.ours = _SUITE_FIELDS <= set(observation.get("properties") or {})
         self.mapping = None if self.ours else SchemaMapping.from_schema((schema or {}).get("action") or {})
-        self.remote_name = str((http_json(self._session.http_base, "/metadata") or {}).get("name") or "")
+        self.remote_name = str((self._session.http_json("/metadata") or {}).get("name") or "")
         described = self._described() if self.ours else {}
         self.prompt_description = described.get("description") or f"the {self.remote_name or 'remote'} environment"
         self.action_format = RemoteActionFormat(described.get("action_format") or "plain",
@@ -228,7 +232,7 @@ class RemoteTextEnv(gym.Env[str, str]):
 
     def _described(self) -> dict[str, str]:
         try:
-            answer = http_json(self._session.http_base, "/agentgym/describe")
+            answer = self._session.http_json("/agentgym/describe")
         except RemoteSessionError:  # an older or foreign server: the defaults serve
             return {}
         return {str(k): str(v) for k, v in answer.items()} if isinstance(answer, dict) else {}
@@ -237,9 +241,9 @@ class RemoteTextEnv(gym.Env[str, str]):
         if not self.remote_name:
             return []
         try:
-            splits = http_json(self._session.http_base, f"/{self.remote_name}/splits")
+            splits = self._session.http_json(f"/{self.remote_name}/splits")
             split = (splits or [{}])[0].get("name", "default")
-            tasks = http_json(self._session.http_base, f"/{self.remote_name}/tasks", {"split": split})
+            tasks = self._session.http_json(f"/{self.remote_name}/tasks", {"split": split})
         except RemoteSessionError:  # no task routes (HTTP 501/404): the episode-N ids serve
             return []
         return [str(t.get("id", t.get("index"))) if isinstance(t, dict) else str(t) for t in tasks.get("tasks") or []]

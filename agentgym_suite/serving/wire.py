@@ -11,7 +11,11 @@ task routes) with ``urllib``.
 Failures are typed: a server that refuses or drops the connection, or does not answer in time,
 raises :class:`ServerGone` (an :class:`~agentgym_suite.core.process_groups.EnvWorkerDied`, so
 the rollout engine and eval treat it as a dead worker: the episode is lost, the run goes on);
-an error frame raises :class:`RemoteSessionError` (:class:`ServerBusy` when at capacity).
+an error frame raises :class:`RemoteSessionError` (:class:`ServerBusy` when at capacity), and a
+server that wants a token it did not get (or not that one) :class:`TokenRefused`.
+
+Every request carries ``Authorization: Bearer <token>`` when a token is given, or else when
+``AGENTGYM_SERVE_TOKEN`` is set (see :mod:`agentgym_suite.serving.auth`); no message repeats it.
 """
 
 from __future__ import annotations
@@ -49,6 +53,20 @@ class ServerBusy(RemoteSessionError):
     """The server is at its session limit (``CAPACITY_REACHED``); try later or another server."""
 
 
+class TokenRefused(RemoteSessionError):
+    """The server needs a bearer token and the one sent (if any) is not it (HTTP 401/403)."""
+
+
+def _refused_message(where: str, sent: bool) -> str:
+    from agentgym_suite.serving.auth import TOKEN_ENV
+
+    if sent:
+        return (f"the env server at {where} refused the token sent (HTTP 401): give the client the server's value of "
+                f"{TOKEN_ENV} (or token=...).")
+    return (f"the env server at {where} needs a bearer token (HTTP 401): set {TOKEN_ENV} to the server's token, or "
+            "pass token=... .")
+
+
 def endpoints(url: str) -> tuple[str, str]:
     """``(ws_url, http_base)`` of a server address: ``ws://h:p``, ``http://h:p``, ``h:p`` or
     ``openenv://h:p``, with or without the ``/ws`` path."""
@@ -68,20 +86,31 @@ def endpoints(url: str) -> tuple[str, str]:
     return ws, http
 
 
-def http_json(http_base: str, path: str, body: dict[str, Any] | None = None, timeout: float = CONNECT_TIMEOUT_S) -> Any:
-    """GET (or POST ``body`` to) ``http_base + path`` and decode its JSON answer.
+def http_json(http_base: str, path: str, body: dict[str, Any] | None = None, timeout: float = CONNECT_TIMEOUT_S,
+              token: str | None = None) -> Any:
+    """GET (or POST ``body`` to) ``http_base + path`` and decode its JSON answer; ``token`` (or
+    ``$AGENTGYM_SERVE_TOKEN``) goes as a bearer token.
 
     Raises:
         ServerGone: the server cannot be reached.
-        RemoteSessionError: it answered with an HTTP error (``code`` is the status).
+        TokenRefused: it wants a token it did not get.
+        RemoteSessionError: it answered with another HTTP error (``code`` is the status).
     """
+    from agentgym_suite.serving.auth import auth_headers, token_from_env
+
+    token = token_from_env(token)
     data = None if body is None else json.dumps(body).encode()
+    headers = auth_headers(token)
+    if body is not None:
+        headers["Content-Type"] = "application/json"
     request = urllib.request.Request(http_base + path, data=data, method="GET" if body is None else "POST",
-                                     headers={"Content-Type": "application/json"} if body is not None else {})
+                                     headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (http(s) only, see endpoints)
             return json.loads(response.read().decode() or "null")
     except urllib.error.HTTPError as exc:
+        if exc.code == 401:
+            raise TokenRefused(_refused_message(http_base, bool(token)), code="401") from None
         raise RemoteSessionError(f"{http_base}{path} answered HTTP {exc.code}", code=str(exc.code)) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
@@ -94,12 +123,21 @@ class WireSession:
     Args:
         url: the server's address (see :func:`endpoints`).
         message_timeout: seconds to wait for each answer (None: forever).
+        token: the server's bearer token (None: ``$AGENTGYM_SERVE_TOKEN``, if set).
     """
 
-    def __init__(self, url: str, message_timeout: float | None = DEFAULT_MESSAGE_TIMEOUT_S) -> None:
+    def __init__(self, url: str, message_timeout: float | None = DEFAULT_MESSAGE_TIMEOUT_S,
+                 token: str | None = None) -> None:
+        from agentgym_suite.serving.auth import token_from_env
+
         self.ws_url, self.http_base = endpoints(url)
         self.message_timeout = message_timeout
+        self._token = token_from_env(token)
         self._ws: Any = None
+
+    def http_json(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """:func:`http_json` on this session's server, with its token."""
+        return http_json(self.http_base, path, body, token=self._token or "")
 
     @property
     def connected(self) -> bool:
@@ -112,14 +150,26 @@ class WireSession:
             return
         import inspect
 
+        from websockets.exceptions import InvalidStatus
         from websockets.sync.client import connect
 
+        from agentgym_suite.serving.auth import auth_headers, redacting_logger
+
         options: dict[str, Any] = {"open_timeout": CONNECT_TIMEOUT_S, "close_timeout": 1.0,
-                                   "max_size": MAX_MESSAGE_BYTES, "compression": None}
+                                   "max_size": MAX_MESSAGE_BYTES, "compression": None,
+                                   "logger": redacting_logger("websockets.client")}
+        if self._token:
+            options["additional_headers"] = auth_headers(self._token)
         if "legacy" in inspect.signature(connect).parameters:  # websockets >= 17: a plain connection, not a context
             options["legacy"] = True
         try:
             self._ws = connect(self.ws_url, **options)
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+            if status in (401, 403):
+                raise TokenRefused(_refused_message(self.ws_url, bool(self._token)), code=str(status)) from None
+            raise ServerGone(f"cannot open a session on the env server at {self.ws_url} (it answered HTTP {status}).",
+                             reason=f"HTTP {status}") from None
         except Exception as exc:  # refused, unreachable, handshake failed
             raise ServerGone(f"cannot open a session on the env server at {self.ws_url} ({exc}).",
                              reason=str(exc)) from None

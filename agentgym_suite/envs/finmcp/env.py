@@ -86,8 +86,10 @@ class FinMCPEnv(ToolEnv):
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(refusals_scored=True)
-    """FinMCP-Bench scores the names of every call that reached a recorded tool, answered or not,
-    so a refused call rightly costs the exact-sequence win."""
+    """FinMCP-Bench scores the name of every call the model wrote (upstream's F1 reads the names
+    from the messages): a refused call, whether its name is a recorded tool or not, an unmatched
+    argument set or a call past the turn's limit, counts as called, so it rightly costs the
+    exact-sequence win."""
     eval_sampling_defaults: ClassVar[dict[str, Any]] = {"max_new_tokens": 4096, "temperature": None}
     """Sampling of DianJin-TIR's ``infer/infer_config.yaml``: ``max_new_tokens: 4096`` (sent as
     ``max_tokens``), no temperature (the server's default), ``enable_thinking: true``."""
@@ -198,7 +200,7 @@ class FinMCPEnv(ToolEnv):
 
     def _after_calls(self, calls: list[ToolCall]) -> bool:
         # every call the model wrote counts in the metrics, as upstream reads the names from the
-        # messages; a recorded step is taken only when a call reached a recorded tool
+        # messages; only the recorded replay's step count waits for a call a handler answered
         self._called.extend(c.name for c in calls)
         if self._handled_on_turn == self.turn:
             self._steps_in_turn += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any, ClassVar
 
 from agentgym_suite.core.actions import ParsedAction
@@ -14,6 +15,10 @@ def normalise_command(command: str) -> str:
     return re.sub(r"\s+", " ", command.strip().lower())
 
 
+GAME_LOAD_LOCK = threading.Lock()
+"""Held while TextWorld loads a game: its logic parser (a module-level tatsu parser) is not
+thread-safe, and concurrent loads in one process (sessions of ``agentgym serve``, threads of an
+env pool) failed with ``IndexError: pop from empty list``."""
 MAX_GAME_COMMAND_CHARS = 200
 """The game engines truncate longer commands; longer ones are rejected before they get there."""
 

@@ -65,6 +65,7 @@ from agentgym_suite.envs.shared.chat_models import LLM_PREFIX, BackendChat
 from agentgym_suite.envs.tau2.banking.knowledge import Embedder, Retrieval, load_documents
 from agentgym_suite.envs.tau2.banking.policy import DEFAULT_VARIANT, LEADERBOARD_VARIANT, build_policy
 from agentgym_suite.envs.tau2.banking.policy import variant as banking_variant
+from agentgym_suite.envs.tau2.comparability import warn_once
 from agentgym_suite.envs.tau2.data import SPLITS, DomainData, load_domain
 from agentgym_suite.envs.tau2.evaluation import GoldHashes, NLJudge, RewardBreakdown, action_matches, evaluate, premature_end
 from agentgym_suite.envs.tau2.limits import MAX_ERRORS, MAX_STEPS, ConversationOver, StepCounter
@@ -115,6 +116,8 @@ class Tau2Env(ToolEnv):
         ``user_error``: str: why the simulated user failed (the episode then scores 0, as upstream).
         ``reward_breakdown``: dict, when the episode ended: the reward's components and details.
         ``user_tool_calls``: list[dict], telecom: the tool calls the simulated user made on their device.
+        ``comparable_to_leaderboard``: bool: whether these settings play τ²-bench's leaderboard setting (False with the scripted user).
+        ``leaderboard_departures``: list[str]: why not (see :meth:`leaderboard_departures`); a warning names them at the first reset.
     """
 
     benchmark: ClassVar[str] = "tau2"
@@ -127,6 +130,8 @@ class Tau2Env(ToolEnv):
         "user_error": "str: why the simulated user failed (the episode then scores 0, as upstream).",
         "reward_breakdown": "dict, when the episode ended: the reward's components and details.",
         "user_tool_calls": "list[dict], telecom: the tool calls the simulated user made on their device.",
+        "comparable_to_leaderboard": "bool: whether these settings play τ²-bench's leaderboard setting (False with the scripted user).",
+        "leaderboard_departures": "list[str]: why not, when comparable_to_leaderboard is False (see leaderboard_departures()).",
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(oracle_examples=15)
@@ -183,6 +188,7 @@ class Tau2Env(ToolEnv):
         self.user_label: str = str(getattr(self.user, "label", None) or f"custom:{type(self.user).__name__}")
         self.nl_judge, self.judge_label = self._make_judge(judge if judge is not None else nl_judge)
         self.world: World | None = None
+        self._departures: list[str] | None = None
         self._task: dict[str, Any] = {}
         self._history_calls: list[tuple[str, dict[str, Any]]] = []
         self._user_calls: list[tuple[int, str, dict[str, Any]]] = []  # (agent calls made before it, name, arguments)
@@ -244,6 +250,7 @@ class Tau2Env(ToolEnv):
         return list(self._ids)
 
     def _start_conversation(self, task_id: str) -> Conversation:
+        warn_once("Tau2-v0", self._settings_departures())  # once per process and setting
         self._task = self.data.tasks[task_id]
         self.world = build_world(self.data, self._task)
         self._history_calls = []
@@ -380,7 +387,9 @@ class Tau2Env(ToolEnv):
         return self._breakdown.reward, self._breakdown.scorable and self._breakdown.reward == 1.0
 
     def _extra_info(self) -> dict[str, Any]:
-        extra: dict[str, Any] = {"user_simulator": self.user_label, "nl_judge": self.judge_label}
+        extra: dict[str, Any] = {"user_simulator": self.user_label, "nl_judge": self.judge_label,
+                                 "comparable_to_leaderboard": not self._settings_departures(),
+                                 "leaderboard_departures": self._settings_departures()}
         if self._breakdown is not None:
             extra["reward_breakdown"] = self._breakdown.as_info()
             extra["scorable"] = self._breakdown.scorable
@@ -437,6 +446,12 @@ class Tau2Env(ToolEnv):
         if self._end in END_TOKENS:
             return "user_stop"
         return self._end or "none"
+
+    def _settings_departures(self) -> list[str]:
+        """:meth:`leaderboard_departures`, read once (the settings do not change)."""
+        if self._departures is None:
+            self._departures = self.leaderboard_departures()
+        return list(self._departures)
 
     def leaderboard_departures(self) -> list[str]:
         """Why these settings' scores are not τ²-bench leaderboard scores (empty: comparable)."""

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import TaskStart
-from agentgym_suite.envs.shared.textworld_engine import TextWorldBackedEnv, normalise_command
+from agentgym_suite.envs.shared.textworld_engine import GAME_LOAD_LOCK, TextWorldBackedEnv, normalise_command
 from agentgym_suite.envs.textworld.games import (
     SPLIT_SEED_OFFSETS,
     DamagedGameError,
@@ -110,7 +110,8 @@ class TextWorldEnv(TextWorldBackedEnv):
         if problem:
             raise DamagedGameError(f"The game file {path} {problem}. Delete it; the next reset generates it again.")
 
-        with warnings.catch_warnings():
+        # one load at a time: TextWorld's game parser is not thread-safe (nor is catch_warnings)
+        with GAME_LOAD_LOCK, warnings.catch_warnings():
             # jericho warns that generated games lack its per-game score tables; TextWorld
             # tracks score itself, so the warning says nothing about these games.
             warnings.filterwarnings("ignore", message=".*is not fully supported.*")

@@ -13,6 +13,10 @@ on, and the pool makes new sessions (on the servers that answer) before the next
 
 The servers must serve the env the pool asks for: a pool for ``TextWorld-v0`` refuses a server
 whose ``/metadata`` names another id; ``Remote-v0`` takes whatever the servers serve.
+
+Servers started with a token (``agentgym serve --token`` / ``AGENTGYM_SERVE_TOKEN``) get it from
+the same variable on this side, or from ``token=``; a refused token is an error that says so
+(:class:`~agentgym_suite.serving.wire.TokenRefused`), not a dead server.
 """
 
 from __future__ import annotations
@@ -59,15 +63,17 @@ class OpenEnvServers(EnvExecutor):
         servers: ``host:port`` (or ``ws://host:port``) of each server.
         step_timeout: seconds one step may take before its server counts as gone (plus a grace);
             None: :data:`~agentgym_suite.serving.wire.DEFAULT_MESSAGE_TIMEOUT_S`.
+        token: the servers' bearer token (None: ``$AGENTGYM_SERVE_TOKEN``, read by each session).
     """
 
     kind = "openenv"
 
-    def __init__(self, servers: Sequence[str], step_timeout: float | None = None) -> None:
+    def __init__(self, servers: Sequence[str], step_timeout: float | None = None, token: str | None = None) -> None:
         if not servers:
             raise ValueError("openenv:// needs at least one server, e.g. openenv://127.0.0.1:8000.")
         self.servers = [s if "://" in s else f"ws://{s}" for s in servers]
         self.message_timeout = DEFAULT_MESSAGE_TIMEOUT_S if step_timeout is None else step_timeout + ANSWER_GRACE_S
+        self._token = token
         self._live: dict[int, ServedEnv] = {}
         self._threads: ThreadPoolExecutor | None = None
         self._closed = False
@@ -78,8 +84,10 @@ class OpenEnvServers(EnvExecutor):
         spec = getattr(factory, "spec", None)
         wanted = getattr(spec, "id", None)
         kwargs = getattr(factory, "kwargs", {}) or {}
-        options = {k: kwargs[k] for k in ("message_timeout", "num_tasks") if k in kwargs}
+        options = {k: kwargs[k] for k in ("message_timeout", "num_tasks", "token") if k in kwargs}
         options.setdefault("message_timeout", self.message_timeout)
+        if self._token is not None:
+            options.setdefault("token", self._token)
         made: list[ServedEnv] = []
         for _ in range(n):
             env = self._make_one(wanted, spec, options)
