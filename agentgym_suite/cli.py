@@ -9,7 +9,8 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("list", "play", "eval", "view", "plot", "data", "train", "fidelity", "serve", "demo", "compare")
+COMMANDS = ("list", "play", "eval", "view", "plot", "data", "train", "fidelity", "serve", "demo", "compare",
+            "conformance")
 """Subcommand modules, in the order ``agentgym --help`` shows them."""
 
 
