@@ -92,9 +92,15 @@ def _single_turn_tools(docs: list[dict[str, Any]], category: str, underscore_to_
 
 
 def _java_literal(value: Any, java_type: str, item_type: str = "") -> str:
-    """A value as Java source text of ``java_type``, the form the Java category's checker converts from."""
+    """A value as Java source text of ``java_type``, the form the Java category's checker converts from.
+
+    bfcl-eval's converter reads a ``String`` element of an ``ArrayList`` without its quotes but one
+    of an ``Array`` as it stands (``java_type_converter``: ``str(element)``), so array strings are
+    written bare."""
     def element(v: Any) -> str:
-        return f'"{v}"' if isinstance(v, str) and item_type in ("", "String") else _java_literal(v, item_type or "any")
+        if isinstance(v, str) and item_type in ("", "String"):
+            return v if java_type == "Array" and item_type == "String" else f'"{v}"'
+        return _java_literal(v, item_type or "any")
     if java_type == "long":
         return f"{value}L"
     if java_type == "float":

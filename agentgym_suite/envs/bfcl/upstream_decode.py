@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym_suite.core.actions import encoding_problem
-from agentgym_suite.core.tool_calls import INVALID_PARAMETERS, ToolCall, ToolCallError, limit_problem
+from agentgym_suite.core.tool_calls import (
+    INVALID_PARAMETERS,
+    INVALID_TOOL_CALL_FORMAT,
+    ToolCall,
+    ToolCallError,
+    limit_problem,
+)
 from agentgym_suite.envs.bfcl.prompting_decoder import MAX_CALL_LIST_CHARS, DecodedCall, decode_call_list
 
 _EVALUATED = (ast.BinOp, ast.Lambda)
@@ -93,6 +99,8 @@ def decode_prompting_reply(text: Any, language: str = "python") -> UpstreamDecod
 
 def _as_call(item: dict[str, Any], index: int) -> DecodedCall:
     [(name, arguments)] = item.items()
+    if not isinstance(name, str) or not name:  # e.g. ``f()()``: bfcl-eval names the call ""
+        return ToolCallError(INVALID_TOOL_CALL_FORMAT, "the function must be a name such as f or a.b.f", repr(item)[:500])
     try:
         if not all(isinstance(k, str) for k in arguments):  # ``**{...}``: bfcl-eval keeps it under the key None
             raise _NoJSON("**arguments have no parameter name; name every argument, as in f(x=1)")
