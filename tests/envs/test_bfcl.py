@@ -229,3 +229,16 @@ def test_missing_package_raises_with_install_line(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(BackendNotInstalledError, match="--no-deps bfcl-eval"):
         BFCLEnv(category="simple")
     assert data.INSTALL_COMMAND.startswith("pip install --no-deps bfcl-eval==")
+
+
+@pytest.mark.parametrize("reply", ["x" * 9_000, "\x00\x00"], ids=["over the length limit", "no visible text"])
+def test_a_single_turn_entry_ends_after_its_one_response_whatever_it_holds(reply: str) -> None:
+    """bfcl-eval scores the one response a single-turn entry gets: a refused reply fails the entry
+    instead of earning a second turn."""
+    env = BFCLEnv(category="simple")
+    env.reset(options={"task_id": env.task_ids()[0]})
+    _, reward, terminated, truncated, info = env.step(reply)
+    assert terminated and not truncated and reward == 0.0 and not info["won"] and not info["action_valid"]
+    assert info["bfcl_check"]["passed"] is False and info["bfcl_check"]["reason"]
+    _, _, _, _, after = env.step(env.oracle()[0] if env.oracle() else "x")
+    assert after["action_valid"] is False and "episode is over" in after["error"]

@@ -389,6 +389,18 @@ class BFCLEnv(ToolEnv):
         return dict(_RECORDED)
 
     # ------------------------------------------------------------------ turn logic
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """As :class:`ToolEnv`, except that a single-turn entry ends after its one response whatever it
+        holds: bfcl-eval scores the one response it gets, so a refused reply (too long, no visible
+        text) fails the entry instead of earning a second turn."""
+        observation, reward, terminated, truncated, info = super().step(action)
+        if terminated or truncated or info.get("action_valid", True) or not self._entry or self.multi_turn or self.agentic:
+            return observation, reward, terminated, truncated, info
+        outcome = self._finish(observation, valid=False)
+        self._finished, self._score, self._won = True, float(outcome.score), bool(outcome.won)
+        info = {**info, **outcome.extra, "won": self._won, "score": self._score}
+        return observation, float(outcome.reward), True, False, info
+
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         self._raw_actions[len(self.messages)] = command
         if self.category == data.FORMAT_SENSITIVITY:
