@@ -26,6 +26,14 @@ HERE = Path(__file__).parent
 UPSTREAM_REPO = "github.com/sierra-research/tau2-bench"
 
 
+_BOOKING = {"user_id": "sophia_silva_7557", "origin": "ORD", "destination": "PHL", "flight_type": "one_way",
+            "cabin": "economy", "flights": [{"flight_number": "HAT271", "date": "2024-05-26"}],
+            "passengers": [{"first_name": "Sophia", "last_name": "Silva", "dob": "1957-10-05"},
+                           {"first_name": "Kevin", "last_name": "Smith", "dob": "2001-04-12"}],
+            "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
+"""Airline task 8's gold booking (its payment varied below: short by 8 as an int and as a float, then exact as a float)."""
+
+
 def probes() -> list[dict[str, Any]]:
     """The calls, grouped by domain and run in a fresh environment per probe (inputs only)."""
     def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -64,6 +72,8 @@ def probes() -> list[dict[str, Any]]:
                                        call("calculate", expression="10 / 4"), call("calculate", expression="1 / 0"),
                                        call("get_order_details", order_id="#W0000000"),
                                        call("get_user_details", user_id="nobody")]},
+        {"domain": "airline", "calls": [call("book_reservation", **dict(_BOOKING, payment_methods=[
+            {"payment_id": "certificate_8045380", "amount": amount}])) for amount in (340, 340.0, 348.0)]},
         {"domain": "airline", "calls": [call("calculate", expression="200 + 44"),
                                         call("get_reservation_details", reservation_id="ZZZZZZ"),
                                         call("get_user_details", user_id="nobody"),
