@@ -281,7 +281,7 @@ def test_splits() -> None:
     ('<tool_call>{"name": "get_order_details", "arguments": {"order_id": 7}}</tool_call>', "INVALID_PARAMETERS"),
     ('<tool_call>{"name": "get_order_details", "arguments": {}}</tool_call>',  # Python's words, as upstream calls the tool
      "RetailTools.get_order_details() missing 1 required positional argument: 'order_id'"),
-    ("<tool_call>" + "y" * 9000 + "</tool_call>", "characters long"),
+    ("<tool_call>" + "y" * 70_000 + "</tool_call>", "characters long"),  # over 4096 tokens' worth (16 chars each)
     ("", "empty"),
 ])
 def test_bad_actions_are_invalid_with_explanation(action: str, needle: str) -> None:
