@@ -202,7 +202,7 @@ def print_report(reports: list[dict[str, Any]], full: bool) -> None:
             print(f"  skipped ({count}): {reason}")
         for failure in report["failures"]:
             print("  " + failure.replace("\n", "\n    "))
-    print(f"{'full' if full else 'fast'} set; {sum(r['cases'] for r in reports)} cases, "
+    print(f"{'full' if full else 'fast'} set; {sum(r['cases'] for r in reports)} tests, "
           f"{sum(r['failed'] for r in reports)} disagreements" + ("" if full else " (--full adds the slow cases)"))
 
 
