@@ -9,7 +9,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("list", "play", "eval", "view", "plot", "data", "train", "serve", "demo", "compare")
+COMMANDS = ("list", "play", "eval", "view", "plot", "data", "train", "serve", "demo", "compare", "conformance")
 """Subcommand modules, in the order ``agentgym --help`` shows them; the subcommands methods bring
 (EnvACE's ``fidelity``, a plug-in's own) follow (:mod:`agentgym_suite.commands.extension_commands`)."""
 

@@ -97,19 +97,21 @@ def encoding_problem(text: str) -> str:
     return ""
 
 
-def unusable_action(raw: object, kind: str = "plain", noun: str = "action") -> ParsedAction | None:
+def unusable_action(raw: object, kind: str = "plain", noun: str = "action",
+                    max_chars: int = MAX_ACTION_CHARS) -> ParsedAction | None:
     """An invalid :class:`ParsedAction` when ``raw`` is unusable as text; else None.
 
     Unusable: not a string, blank, too long, without a visible character (only control or
     formatting characters, e.g. NUL bytes), or not encodable as UTF-8 (lone surrogates).
-    ``noun`` names the text in the reason (``the action is empty``, ``the message is empty``).
+    ``noun`` names the text in the reason (``the action is empty``, ``the message is empty``);
+    ``max_chars`` is the length limit (a tool env's follows its declared token budget).
     """
     if not isinstance(raw, str):
         problem = f"the action must be a string, got {type(raw).__name__}"
     elif not raw.strip():
         problem = f"the {noun} is empty"
-    elif len(raw) > MAX_ACTION_CHARS:
-        problem = f"the {noun} is {len(raw)} characters long; the limit is {MAX_ACTION_CHARS}"
+    elif len(raw) > max_chars:
+        problem = f"the {noun} is {len(raw)} characters long; the limit is {max_chars}"
     elif not has_visible_text(raw):
         problem = f"the {noun} has no visible text, only control or formatting characters"
     elif encoding := encoding_problem(raw):

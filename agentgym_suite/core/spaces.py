@@ -51,6 +51,20 @@ def observation_space() -> NaturalText:
     return NaturalText(MAX_OBSERVATION_CHARS)
 
 
-def action_space() -> NaturalText:
-    """The action space every env of the suite uses."""
-    return NaturalText(MAX_ACTION_CHARS)
+def action_space(max_length: int = MAX_ACTION_CHARS) -> NaturalText:
+    """The action space of the suite's envs: text of at most ``max_length`` characters (default
+    :data:`MAX_ACTION_CHARS`; a tool env with a declared token budget allows :func:`reply_char_limit`)."""
+    return NaturalText(max_length)
+
+
+CHARS_PER_TOKEN_BOUND = 16
+"""Characters one generated token is taken to hold at most, when a token budget becomes a length limit."""
+
+
+def reply_char_limit(max_new_tokens: int | None) -> int:
+    """The longest reply an env with a declared budget of ``max_new_tokens`` accepts: the budget at
+    :data:`CHARS_PER_TOKEN_BOUND` characters a token (never under :data:`MAX_ACTION_CHARS`), so a reply
+    the benchmark's harness would read is not refused for its length."""
+    if not max_new_tokens:
+        return MAX_ACTION_CHARS
+    return max(MAX_ACTION_CHARS, int(max_new_tokens) * CHARS_PER_TOKEN_BOUND)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from agentgym_suite.core.actions import ParsedAction, has_visible_text, unusable_action
+from agentgym_suite.core.spaces import MAX_ACTION_CHARS, action_space, reply_char_limit
 from agentgym_suite.core.lifecycle import copy_callable
 from agentgym_suite.core.task_splits import holdout
 from agentgym_suite.core.text_env import StepOutcome, TaskStart, TextEnv
@@ -67,8 +68,12 @@ class MessageFormat:
         "(several blocks allowed). To talk to the user, write plain text."
     )
 
+    max_chars: int = MAX_ACTION_CHARS
+    """The longest message read (the env's :func:`~agentgym_suite.core.spaces.reply_char_limit`)."""
+
     def parse(self, raw: str) -> ParsedAction:
-        return unusable_action(raw, noun="message") or ParsedAction(raw, True, kind="message", raw=raw)
+        return (unusable_action(raw, noun="message", max_chars=self.max_chars)
+                or ParsedAction(raw, True, kind="message", raw=raw))
 
 
 @dataclass
@@ -111,8 +116,11 @@ class ToolEnv(TextEnv):
     task's own examples. False for benchmarks: their examples come from :meth:`training_tasks`."""
 
     def __init__(self, *, end_on_tool_error: bool = False, **kwargs: Any) -> None:
-        kwargs.setdefault("action_format", MessageFormat())
+        self.max_reply_chars = reply_char_limit(type(self).eval_sampling_defaults.get("max_new_tokens"))
+        """The longest reply read: the declared token budget's worth of characters (see ``reply_char_limit``)."""
+        kwargs.setdefault("action_format", MessageFormat(max_chars=self.max_reply_chars))
         super().__init__(**kwargs)
+        self.action_space = action_space(self.max_reply_chars)
         self.end_on_tool_error = end_on_tool_error
         self.messages: list[dict[str, Any]] = []
         self.tool_log: list[ToolRecord] = []

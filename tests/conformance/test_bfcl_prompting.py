@@ -1,11 +1,14 @@
-"""BFCL's prompting decoder: our reading of ``[f(a=1)]`` call lists against bfcl-eval's own.
+"""BFCL's prompting decoder: the env's reading of ``[f(a=1)]`` call lists against bfcl-eval's own.
 
 ``bfcl_prompting/decoder_cases.json`` holds what ``default_decode_ast_prompting`` of bfcl-eval
-2026.3.23 returned for fixed and random call lists (``regenerate_decoder_cases.py`` wrote it; the
-upstream decoder needs tree-sitter, which the suite does not install). Every call upstream decodes
-to values JSON can carry must come out as the same call here; a call whose values JSON cannot carry
-(bytes, complex numbers, non-string dict keys) and a list upstream cannot decode must come out as
-an error the agent is shown, never as a scored call and never as an exception.
+2026.3.23 returned for fixed and random call lists (``regenerate_decoder_cases.py`` wrote it). The
+env decodes with that same function (:mod:`agentgym_suite.envs.bfcl.upstream_decode`), so its
+output must equal the record exactly, tuples, quirks (``+5`` read as ``-5``, ``not`` as a minus)
+and failures included (a fenced block tagged ``python`` fails). The one exception is a reply
+holding arithmetic or a lambda, which bfcl-eval evaluates with ``eval``: the guard reads it with the
+suite's bounded evaluator instead, which must give upstream's values on literal arithmetic and a
+refusal the agent is shown otherwise. Calls are then carried as JSON; a value JSON cannot carry
+must become an error the agent is shown, never a scored call and never an exception.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pytest
 
 from agentgym_suite.core.actions import encoding_problem
 from agentgym_suite.core.tool_calls import INVALID_PARAMETERS, ToolCall, ToolCallError
-from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
+from agentgym_suite.envs.bfcl.upstream_decode import decode_prompting_reply, needs_eval
 
 CASES = json.loads((Path(__file__).parent / "bfcl_prompting" / "decoder_cases.json").read_text(encoding="utf-8"))
 
@@ -67,14 +70,21 @@ def _same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-@pytest.mark.parametrize("case", CASES["cases"], ids=[str(i) for i in range(len(CASES["cases"]))])
+ALL = CASES["cases"] + CASES["departures"]
+
+
+@pytest.mark.parametrize("case", ALL, ids=[str(i) for i in range(len(ALL))])
 def test_decoder_matches_bfcl_eval(case: dict[str, Any]) -> None:
-    ours = decode_call_list(case["text"])
-    if not case["decoded"]:  # upstream fails: a reply in words, or a refused call; never a scored list
-        assert ours is None or any(isinstance(c, ToolCallError) for c in ours), (case["text"], ours)
+    decoded = decode_prompting_reply(case["text"])
+    if needs_eval(case["text"]):  # the guard's own evaluator: upstream's values, or a refusal
+        _check_guarded(case, decoded)
         return
-    assert ours is not None and len(ours) == len(case["calls"]), (case["text"], ours)
-    for got, tagged in zip(ours, case["calls"]):
+    if not case["decoded"] or not case["calls"]:  # upstream fails, or decodes no call: a reply in words
+        assert decoded is None, (case["text"], decoded)
+        return
+    assert decoded is not None and decoded.output is not None, case["text"]
+    assert [tag(call) for call in decoded.output] == case["calls"], case["text"]
+    for got, tagged in zip(decoded.calls, case["calls"]):
         [(name, arguments)] = untag(tagged).items()
         try:
             expected = as_json(arguments)
@@ -85,16 +95,37 @@ def test_decoder_matches_bfcl_eval(case: dict[str, Any]) -> None:
         assert got.name == name and _same(got.arguments, expected), (case["text"], got, expected)
 
 
-@pytest.mark.parametrize("case", CASES["departures"], ids=[c["text"][:30] for c in CASES["departures"]])
-def test_departures_are_the_documented_ones(case: dict[str, Any]) -> None:
-    """Each departure differs from upstream in the documented direction (a refusal with a reason, or
-    the fenced block read); the upstream record proves upstream does otherwise."""
-    ours = decode_call_list(case["text"])
-    assert ours, case["text"]
-    if case["text"].startswith("```"):
-        assert not case["decoded"] and ours == [ToolCall("f", {"a": 1}, id="call_0")]
-    elif case["text"] == "[f(a=+5)]":
-        assert untag(case["calls"][0]) == {"f": {"a": -5}} and ours == [ToolCall("f", {"a": 5}, id="call_0")]
-    else:
-        assert case["decoded"]
-        assert all(isinstance(c, ToolCallError) and c.message for c in ours), ours
+def _check_guarded(case: dict[str, Any], decoded: Any) -> None:
+    if not case["decoded"]:
+        assert decoded is None or any(isinstance(c, ToolCallError) for c in decoded.calls), case["text"]
+        return
+    assert decoded is not None and decoded.output is None and len(decoded.calls) == len(case["calls"]), case["text"]
+    for got, tagged in zip(decoded.calls, case["calls"]):
+        [(name, arguments)] = untag(tagged).items()
+        if isinstance(got, ToolCallError):  # refused: arithmetic on a name or call, or a value JSON lacks
+            assert got.message, case["text"]
+            continue
+        assert got.name == name and _same(got.arguments, as_json(arguments)), (case["text"], got, arguments)
+
+
+def test_the_guard_keeps_eval_away_and_says_so() -> None:
+    """Arithmetic on a call is refused with a reason (bfcl-eval would run it with eval)."""
+    decoded = decode_prompting_reply("[f(a=len('ab') + 1)]")
+    assert decoded is not None and decoded.output is None
+    [error] = decoded.calls
+    assert isinstance(error, ToolCallError) and "f" in error.message
+
+
+def tag(value: Any) -> Any:
+    """``value`` tagged as ``regenerate_decoder_cases.py`` tags upstream's output."""
+    if isinstance(value, tuple):
+        return {"__tuple__": [tag(v) for v in value]}
+    if isinstance(value, list):
+        return [tag(v) for v in value]
+    if isinstance(value, bytes):
+        return {"__bytes__": value.decode("latin-1")}
+    if isinstance(value, complex):
+        return {"__complex__": [value.real, value.imag]}
+    if isinstance(value, dict):
+        return {"__dict__": [[tag(k), tag(v)] for k, v in value.items()]}
+    return value

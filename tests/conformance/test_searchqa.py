@@ -1,5 +1,10 @@
 """SearchR1-v0 against Search-R1's own code: exact match, response cut and parsing, observations, passage
-block and whole-episode scores equal what ``regenerate_searchqa.py`` recorded from upstream."""
+block and whole-episode scores equal what ``regenerate_searchqa.py`` recorded from upstream.
+
+The episodes include the cases where Search-R1's reward reads the solution string rather than the
+answer action: several answers in one response, an answer inside a search query, answer tags
+inside retrieved passages (with no answer, a wrong one and the right one), an unclosed tag before
+an invalid-action turn (whose text holds a tag pair), an empty answer, and no answer at all."""
 
 from __future__ import annotations
 
@@ -18,10 +23,12 @@ UPSTREAM = json.loads((HERE / "search_r1_outputs.json").read_text(encoding="utf-
 
 
 class FixedDocuments:
-    """The retrieval server of the recorded run: every query gets the same documents."""
+    """The retrieval server of the recorded run: every query gets the same documents (per episode)."""
+
+    documents: list[str] = INPUTS["documents"]
 
     def search(self, query: str, topk: int) -> list[Passage]:
-        return [Passage.from_contents(d) for d in INPUTS["documents"]][:topk]
+        return [Passage.from_contents(d) for d in self.documents][:topk]
 
 
 @pytest.fixture()
@@ -33,6 +40,11 @@ def env(tmp_path: Path) -> SearchR1Env:
             question = episode["prompt"].rsplit("Question: ", 1)[1].rstrip("\n")
             out.write(json.dumps({"id": str(number), "question": question, "golden_answers": episode["golds"]}) + "\n")
     return SearchR1Env(**kwargs, dataset="search_r1_test:nq", retriever=FixedDocuments())
+
+
+def _served(env: SearchR1Env) -> FixedDocuments:
+    assert isinstance(env.retriever, FixedDocuments)
+    return env.retriever
 
 
 def test_exact_match_and_normalisation_equal_qa_em() -> None:
@@ -66,6 +78,7 @@ def test_each_responses_observation_and_validity_equal_execute_predictions(env: 
 def test_whole_episodes_score_as_compute_score_em(env: SearchR1Env) -> None:
     scores = []
     for number, episode in enumerate(INPUTS["episodes"]):
+        _served(env).documents = episode.get("documents", INPUTS["documents"])
         observation, _ = env.reset(options={"task_id": f"nq/{number}"})
         assert observation == episode["prompt"]
         reward, done = 0.0, False

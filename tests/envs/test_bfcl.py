@@ -229,3 +229,32 @@ def test_missing_package_raises_with_install_line(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(BackendNotInstalledError, match="--no-deps bfcl-eval"):
         BFCLEnv(category="simple")
     assert data.INSTALL_COMMAND.startswith("pip install --no-deps bfcl-eval==")
+
+
+@pytest.mark.parametrize("reply", ["x" * 70_000, "\x00\x00"], ids=["over the length limit", "no visible text"])
+def test_a_single_turn_entry_ends_after_its_one_response_whatever_it_holds(reply: str) -> None:
+    """bfcl-eval scores the one response a single-turn entry gets: a refused reply fails the entry
+    instead of earning a second turn."""
+    env = BFCLEnv(category="simple")
+    env.reset(options={"task_id": env.task_ids()[0]})
+    _, reward, terminated, truncated, info = env.step(reply)
+    assert terminated and not truncated and reward == 0.0 and not info["won"] and not info["action_valid"]
+    assert info["bfcl_check"]["passed"] is False and info["bfcl_check"]["reason"]
+    _, _, _, _, after = env.step(env.oracle()[0] if env.oracle() else "x")
+    assert after["action_valid"] is False and "episode is over" in after["error"]
+
+
+def test_the_reply_limit_follows_the_declared_token_budget() -> None:
+    """bfcl-eval lets a model write 4096 tokens a step: a reply of 20,000 characters (over the suite's
+    8,192-character default) is read, and one over 16 characters a token of that budget is refused."""
+    from agentgym_suite.core.spaces import CHARS_PER_TOKEN_BOUND, MAX_ACTION_CHARS
+
+    env = BFCLEnv(category="simple")
+    budget = BFCLEnv.eval_sampling_defaults["max_new_tokens"]
+    assert env.max_reply_chars == budget * CHARS_PER_TOKEN_BOUND > MAX_ACTION_CHARS
+    assert env.action_space.max_length == env.max_reply_chars
+    env.reset(options={"task_id": env.task_ids()[0]})
+    long_call = env.oracle()[0] + "\n" + "I hope this helps. " * 1_000
+    assert MAX_ACTION_CHARS < len(long_call) < env.max_reply_chars
+    _, reward, terminated, _, info = env.step(long_call)
+    assert terminated and info["action_valid"] and reward == 1.0

@@ -277,10 +277,11 @@ def test_splits() -> None:
 
 @pytest.mark.parametrize("action,needle", [
     ("<tool_call>{\"name\": \"get_order_details\", \"arguments\": {\"order_id\": }</tool_call>", "INVALID_TOOL_CALL_FORMAT"),
-    ('<tool_call>{"name": "drop_database", "arguments": {}}</tool_call>', "TOOL_NOT_AVAILABLE"),
+    ('<tool_call>{"name": "drop_database", "arguments": {}}</tool_call>', "Tool 'drop_database' not found."),  # upstream's words
     ('<tool_call>{"name": "get_order_details", "arguments": {"order_id": 7}}</tool_call>', "INVALID_PARAMETERS"),
-    ('<tool_call>{"name": "get_order_details", "arguments": {}}</tool_call>', "INVALID_PARAMETERS"),
-    ("<tool_call>" + "y" * 9000 + "</tool_call>", "characters long"),
+    ('<tool_call>{"name": "get_order_details", "arguments": {}}</tool_call>',  # Python's words, as upstream calls the tool
+     "RetailTools.get_order_details() missing 1 required positional argument: 'order_id'"),
+    ("<tool_call>" + "y" * 70_000 + "</tool_call>", "characters long"),  # over 4096 tokens' worth (16 chars each)
     ("", "empty"),
 ])
 def test_bad_actions_are_invalid_with_explanation(action: str, needle: str) -> None:

@@ -148,10 +148,10 @@ def _action(env: gym.Env, info: dict[str, Any], oracle: list[str], tool_env: boo
 
 # ---------------------------------------------------------------------------- checks
 def _expected_valid(action: Any, fmt: str, refused: Callable[[str], Any] | None, admissible: list[str],
-                    oracle_next: str | None) -> bool | None:
+                    oracle_next: str | None, max_chars: int = MAX_ACTION_CHARS) -> bool | None:
     """What ``action_valid`` must be for ``action``, or None when either answer is acceptable
     (``refused``: the env's declared ``fixture_profile.refused_command``)."""
-    if not isinstance(action, str) or not action.strip() or len(action) > MAX_ACTION_CHARS:
+    if not isinstance(action, str) or not action.strip() or len(action) > max_chars:
         return False
     if not has_visible_text(action) or encoding_problem(action):
         return False
@@ -247,7 +247,8 @@ def fuzz(env: gym.Env, env_id: str, examples: int, allowed: tuple[Path, ...]) ->
             oracle = _oracle(env)
             action = data.draw(_action(env, info, oracle, tool_env))
             admissible = _admissible(info) if declared.admissible_guaranteed else []
-            expected = _expected_valid(action, fmt, declared.refused_command, admissible, oracle[0] if oracle else None)
+            expected = _expected_valid(action, fmt, declared.refused_command, admissible, oracle[0] if oracle else None,
+                                       env.unwrapped.action_space.max_length)  # a tool env's follows its token budget
             result = _step_watched(env, action, allowed)
             info = _check_step(result)
             stats["steps"] += 1

@@ -208,11 +208,10 @@ def test_bfcl_prompting_decoder_never_raises_and_calls_are_json(text: str) -> No
     """Whatever a prompting model writes, the decoder answers: a reply in words (None), or calls whose
     arguments are JSON, or errors that say why; never an exception, never a value JSON cannot carry."""
     from agentgym_suite.core.tool_calls import ToolCall, ToolCallError
-    from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
+    from agentgym_suite.envs.bfcl.upstream_decode import decode_prompting_reply
 
-    decoded = decode_call_list(text)
-    assert decoded is None or isinstance(decoded, list)
-    for item in decoded or []:
+    decoded = decode_prompting_reply(text)
+    for item in decoded.calls if decoded is not None else []:
         if isinstance(item, ToolCallError):
             assert item.message and item.code
             continue
@@ -247,11 +246,12 @@ def test_bfcl_prompting_env_steps_never_raise(bfcl_prompting: object, text: str)
     """The same call lists sent to BFCL-v0 in prompting style: an answer every time, and a call the
     decoder refused is an invalid action."""
     from agentgym_suite.core.tool_calls import ToolCallError
-    from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
+    from agentgym_suite.envs.bfcl.upstream_decode import decode_prompting_reply
 
     env = bfcl_prompting  # type: ignore[assignment]
     env.reset(options={"task_id": "multi_turn_base_0"})  # type: ignore[attr-defined]
     observation, _, _, _, info = env.step(text)  # type: ignore[attr-defined]
     assert isinstance(observation, str) and json.dumps(info["messages"])
-    if any(isinstance(c, ToolCallError) for c in decode_call_list(text) or []):
+    decoded = decode_prompting_reply(text)
+    if decoded is not None and any(isinstance(c, ToolCallError) for c in decoded.calls):
         assert info["action_valid"] is False

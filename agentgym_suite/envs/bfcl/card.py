@@ -18,8 +18,17 @@ CARD = EnvCard(
         "past the step limit)",
         "format_sensitivity verdicts and report equal to bfcl-eval's format_sensitivity_runner",
         "overall leaderboard columns equal to bfcl-eval's generate_leaderboard_csv on the same per-category accuracies",
+        "prompting-style replies decoded by bfcl-eval's own default_decode_ast_prompting: its recorded decodes of "
+        "438 fixed and random python call lists reproduced exactly (arithmetic, which it evaluates with eval, read by "
+        "the suite's bounded evaluator instead)",
+        "Java and JavaScript verdicts in the prompting style (as Qwen/Qwen3-8B) and the text <tool_call> style (as "
+        "Qwen/Qwen3-8B-FC, underscore_to_dot off, and gpt-4o-2024-11-20-FC, on) equal to bfcl-eval's decode and "
+        "ast_checker on the oracle's answers written bare and quoted and on perturbations (a wrong value, escaped "
+        "quotes, 5L, Enum.VALUE, a bare number or list for a string, the other name form, a code fence, a missing "
+        "argument); their prompting system prompts equal bfcl-eval's",
     ),
-    conformance_tests=("tests/conformance/test_bfcl.py",),
+    conformance_tests=("tests/conformance/test_bfcl.py", "tests/conformance/test_bfcl_prompting.py",
+                       "tests/conformance/test_bfcl_java_js.py"),
     cost=EpisodeCost(174.3, "benchmarks/env_step_cost.py BFCL-v0 --kwargs '{\"category\": \"simple\"}' (one step "
                             "= one checked episode; multi-turn 'base': 2930 steps/s) (2026-12-02, load 10.1)"),
     notes="Web search and memory replies are judged by bfcl-eval's agentic_checker; web search answers from an "

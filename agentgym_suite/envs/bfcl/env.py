@@ -19,21 +19,23 @@ contain an expected answer.
 
 Prompts are bfcl-eval's (see :mod:`.prompts`): with ``system_prompt="fc"`` (default) no system
 text beyond the entry's own, as its function-calling handlers; with ``"prompting"`` its default
-system prompt, and call lists ``[f(a=1)]`` are read as calls the way bfcl-eval's prompting handlers
-decode them (:mod:`.prompting_decoder`; a call it cannot read is shown to the agent as an error).
+system prompt over the entry's function docs with its language hint and, for Java and JavaScript,
+its type texts; call lists ``[f(a=1)]`` are decoded by bfcl-eval's own decoder for the entry's
+language (:mod:`.upstream_decode`; its tree-sitter parsers for Java and JavaScript) and the
+single-turn checker receives its output unchanged. Function names are sent and compared as the
+emulated model config's ``underscore_to_dot`` says (``.`` replaced by ``_`` by default with
+``fc``, as its FC handlers for OpenAI-compatible servers; as they are with ``prompting``).
 
 Departures from the leaderboard (``leaderboard_departures``, written into ``summary.json``): web
 search on the offline local corpus (the default) instead of bfcl-eval's live SerpAPI search
 (``web_search_backend="serpapi"`` runs bfcl-eval's own backend); in ``format_sensitivity`` and the
-``prompting`` style, python call lists are decoded without ``eval``, so arithmetic that is not on
-literals and positional or ``**`` arguments are refused where bfcl-eval reads them
-(:data:`PYTHON_DECODE_DEPARTURE`). Conformance with bfcl-eval's
+``prompting`` style, python call lists holding arithmetic or a lambda (which bfcl-eval evaluates
+with ``eval``) are decoded by the suite's own evaluator (:data:`PYTHON_DECODE_DEPARTURE`). Conformance with bfcl-eval's
 checkers is tested in ``tests/conformance/test_bfcl.py``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import shutil
@@ -49,7 +51,7 @@ from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
 from agentgym_suite.envs.bfcl.call_strings import parse_call_string
-from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
+from agentgym_suite.envs.bfcl.upstream_decode import decode_prompting_reply
 from agentgym_suite.envs.bfcl.schema import to_openai_tool
 
 logger = logging.getLogger(__name__)
@@ -79,19 +81,26 @@ def _tools(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [to_openai_tool(prompts.with_language_hint(d)) for d in docs]
 
 
-def _single_turn_tools(docs: list[dict[str, Any]], category: str) -> list[dict[str, Any]]:
-    """Tools of a single-turn entry as bfcl-eval's FC handlers send them: its language-specific
-    docs (Java and JavaScript parameters as strings) and ``.`` in names replaced by ``_``."""
+def _single_turn_tools(docs: list[dict[str, Any]], category: str, underscore_to_dot: bool = True) -> list[dict[str, Any]]:
+    """Tools of a single-turn entry as bfcl-eval's handlers send them: its language-specific docs
+    (Java and JavaScript parameters as strings), ``.`` in names replaced by ``_`` when the emulated
+    model config has ``underscore_to_dot``."""
     tools = []
     for doc in upstream.language_specific_docs(docs, data.UPSTREAM_NAMES[category]):
-        tools.append(to_openai_tool(dict(doc, name=upstream.model_function_name(doc["name"]))))
+        tools.append(to_openai_tool(dict(doc, name=upstream.model_function_name(doc["name"], underscore_to_dot))))
     return tools
 
 
 def _java_literal(value: Any, java_type: str, item_type: str = "") -> str:
-    """A value as Java source text of ``java_type``, the form the Java category's checker converts from."""
+    """A value as Java source text of ``java_type``, the form the Java category's checker converts from.
+
+    bfcl-eval's converter reads a ``String`` element of an ``ArrayList`` without its quotes but one
+    of an ``Array`` as it stands (``java_type_converter``: ``str(element)``), so array strings are
+    written bare."""
     def element(v: Any) -> str:
-        return f'"{v}"' if isinstance(v, str) and item_type in ("", "String") else _java_literal(v, item_type or "any")
+        if isinstance(v, str) and item_type in ("", "String"):
+            return v if java_type == "Array" and item_type == "String" else f'"{v}"'
+        return _java_literal(v, item_type or "any")
     if java_type == "long":
         return f"{value}L"
     if java_type == "float":
@@ -118,11 +127,12 @@ def _source_literal(value: Any) -> str:
 
 
 PYTHON_DECODE_DEPARTURE = (
-    "python-format replies are decoded by this suite's decoder without eval: arithmetic on literals is computed, but "
-    "arithmetic bfcl-eval computes with eval on anything else (names, calls), positional and ** arguments are refused, "
-    "so such a reply fails here where bfcl-eval may read it (every other reply decodes as bfcl-eval decodes it)")
-"""Why a python call list may decode differently from bfcl-eval (it ``eval``s arithmetic; model output never
-reaches ``eval`` here)."""
+    "python-format replies are decoded by bfcl-eval's own decoder, except replies holding arithmetic or a lambda, "
+    "which it evaluates with eval: those are decoded by this suite's evaluator (arithmetic on literal numbers, "
+    "strings, lists and tuples computed as eval would; on names or calls refused), so such a reply can fail here "
+    "where bfcl-eval reads it")
+"""Why a python call list may decode differently from bfcl-eval (it ``eval``s arithmetic and lambdas; model
+output never reaches ``eval`` here)."""
 
 
 class BFCLEnv(ToolEnv):
@@ -136,6 +146,11 @@ class BFCLEnv(ToolEnv):
             ``web_search_base``, ``web_search_no_snippet`` (local corpus, not the live web),
             ``memory_kv``, ``memory_vector``, ``memory_rec_sum``.
         system_prompt: ``fc`` (default) or ``prompting``; see :mod:`.prompts`.
+        underscore_to_dot: the emulated model config's ``underscore_to_dot``: True (the default with
+            ``fc``: bfcl-eval's FC handlers for OpenAI-compatible servers) sends single-turn
+            function names with ``.`` replaced by ``_`` and accepts only that form; False (the
+            default with ``prompting``, as bfcl-eval's prompting handlers, and ``QwenFCHandler``'s
+            setting) sends and accepts the names as they are.
         memory_dir: folder of the memory snapshots (memory categories). Default: a fresh
             temporary folder per env, removed at ``close()``; give a folder to keep the memory
             the agent wrote across envs, processes and resumed runs (one folder per model).
@@ -184,11 +199,13 @@ class BFCLEnv(ToolEnv):
         return ["agentgym_suite.envs.bfcl.sweep:categories_sweep"]
 
     def __init__(self, *, category: str = "base", system_prompt: str = "fc", memory_dir: str | Path | None = None,
-                 web_corpus: str | None = None, web_search_backend: str | None = None, **kwargs: Any) -> None:
+                 web_corpus: str | None = None, web_search_backend: str | None = None,
+                 underscore_to_dot: bool | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.web_search_backend = web_search.backend_name(web_search_backend)
         self.category = data.check_category(category)
         self.system_prompt = prompts.check_style(system_prompt)
+        self.underscore_to_dot = self.system_prompt == "fc" if underscore_to_dot is None else bool(underscore_to_dot)
         data.package_root()  # fail early with the install command
         if self.category in data.MEMORY:
             from agentgym_suite.envs.bfcl import memory
@@ -203,6 +220,8 @@ class BFCLEnv(ToolEnv):
         self._entry: dict[str, Any] = {}
         self._answer: Any = None
         self._calls: list[ToolCall] = []
+        self._decoded_output: list[dict[str, Any]] | None = None
+        """bfcl-eval's decoded output of a single-turn prompting reply (what its checker receives)."""
         self._check: dict[str, Any] | None = None
         self._turn_index = 0
         self._turn_checks: list[dict[str, Any]] = []
@@ -278,24 +297,30 @@ class BFCLEnv(ToolEnv):
         self._entry = data.load_questions(self.category)[task_id]
         self._answer = data.load_answers(self.category).get(task_id)
         self._calls, self._check, self._agentic, self._raw_actions = [], None, None, {}
+        self._decoded_output = None
         if self.multi_turn:
             return self._start_multi_turn()
         if self.agentic:
             return self._start_agentic(task_id)
-        handlers = {upstream.model_function_name(doc["name"]): self._record for doc in self._entry["function"]}
+        names_mapped = self.category == data.FORMAT_SENSITIVITY or self.underscore_to_dot
+        handlers = {upstream.model_function_name(doc["name"], names_mapped): self._record for doc in self._entry["function"]}
         system, user = _user_text(self._entry["question"][0])
         if self.category == data.FORMAT_SENSITIVITY:  # the entry's docs already carry bfcl-eval's hint
             tools = [to_openai_tool(dict(d, name=upstream.model_function_name(d["name"]))) for d in self._entry["function"]]
             system = prompts.join_system(format_sensitivity.system_prompt(task_id, self._entry["function"]), system)
             return Conversation(task=user, tools=tools, handlers=handlers, first_user_message=user, system_prompt=system)
-        tools = _single_turn_tools(self._entry["function"], self.category)
+        tools = _single_turn_tools(self._entry["function"], self.category, self.underscore_to_dot)
+        docs = [dict(d, name=upstream.model_function_name(d["name"], self.underscore_to_dot))
+                for d in upstream.language_specific_docs(self._entry["function"], data.UPSTREAM_NAMES[self.category])]
         return Conversation(task=user, tools=tools, handlers=handlers, first_user_message=user,
-                            system_prompt=self._system(self._entry["function"], system))
+                            system_prompt=self._system(docs, system, hinted=True))
 
-    def _system(self, docs: list[dict[str, Any]], entry_system: str) -> str:
-        """The system message: the entry's own, after bfcl-eval's default prompt in ``prompting`` style."""
+    def _system(self, docs: list[dict[str, Any]], entry_system: str, hinted: bool = False) -> str:
+        """The system message: the entry's own, after bfcl-eval's default prompt in ``prompting`` style
+        (``docs`` already carry bfcl-eval's language hint and type texts when ``hinted``)."""
         if self.system_prompt == "prompting":
-            return prompts.join_system(prompts.default_system_prompt([prompts.with_language_hint(d) for d in docs]), entry_system)
+            shown = docs if hinted else [prompts.with_language_hint(d) for d in docs]
+            return prompts.join_system(prompts.default_system_prompt(shown), entry_system)
         return entry_system
 
     def _start_agentic(self, task_id: str) -> Conversation:
@@ -364,6 +389,18 @@ class BFCLEnv(ToolEnv):
         return dict(_RECORDED)
 
     # ------------------------------------------------------------------ turn logic
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """As :class:`ToolEnv`, except that a single-turn entry ends after its one response whatever it
+        holds: bfcl-eval scores the one response it gets, so a refused reply (too long, no visible
+        text) fails the entry instead of earning a second turn."""
+        observation, reward, terminated, truncated, info = super().step(action)
+        if terminated or truncated or info.get("action_valid", True) or not self._entry or self.multi_turn or self.agentic:
+            return observation, reward, terminated, truncated, info
+        outcome = self._finish(observation, valid=False)
+        self._finished, self._score, self._won = True, float(outcome.score), bool(outcome.won)
+        info = {**info, **outcome.extra, "won": self._won, "score": self._score}
+        return observation, float(outcome.reward), True, False, info
+
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
         self._raw_actions[len(self.messages)] = command
         if self.category == data.FORMAT_SENSITIVITY:
@@ -375,19 +412,30 @@ class BFCLEnv(ToolEnv):
         return super()._execute(command, parsed)
 
     def _parse_message(self, command: str) -> ParsedMessage:
-        """In ``prompting`` style, a call list ``[f(a=1)]`` is read as bfcl-eval's prompting handlers
-        read it (:mod:`.prompting_decoder`); ``<tool_call>`` blocks and other text as usual."""
+        """In ``prompting`` style, a call list ``[f(a=1)]`` is read by bfcl-eval's own decoder for the
+        entry's language (:mod:`.upstream_decode`); ``<tool_call>`` blocks and other text as usual.
+        Function names stay as the model wrote them: the checker compares them as the emulated
+        model config does (``underscore_to_dot``)."""
         if self.system_prompt == "prompting" and "<tool_call>" not in command:
-            decoded = decode_call_list(command)
-            if decoded:
+            decoded = decode_prompting_reply(command, self._language)
+            if decoded is not None:
+                if not self.multi_turn and not self.agentic:  # the one response a single-turn entry gets
+                    self._decoded_output = decoded.output
                 message = ParsedMessage("")
-                for item in decoded:
+                for item in decoded.calls:
                     if isinstance(item, ToolCallError):
                         message.errors.append(item)
-                    else:  # the tools are listed under the names bfcl-eval's handlers send (dots replaced)
-                        message.calls.append(dataclasses.replace(item, name=upstream.model_function_name(item.name)))
+                    else:
+                        message.calls.append(item)
                 return message
         return parse_tool_calls(command)
+
+    @property
+    def _language(self) -> str:
+        """The language of the entry's functions (python, java, javascript), as bfcl-eval's decoder takes it."""
+        if self.multi_turn or self.agentic:
+            return "python"
+        return str(upstream.language_of(data.UPSTREAM_NAMES[self.category]).value)
 
     def _after_calls(self, calls: list[ToolCall]) -> bool:
         if self._agentic is not None:
@@ -511,8 +559,14 @@ class BFCLEnv(ToolEnv):
         category = data.UPSTREAM_NAMES[self.category]
         if self.category == data.FORMAT_SENSITIVITY:  # bfcl-eval tells the checker the original id
             category = format_sensitivity.original_id(str(self.task_id))
-        verdict = upstream.check_calls(category, self._entry["function"],
-                                       [(upstream.model_function_name(n), a) for n, a in calls], self._answer or [])
+        if self.category == data.FORMAT_SENSITIVITY:  # its decoder hands over names with dots replaced
+            verdict = upstream.check_calls(category, self._entry["function"],
+                                           [(upstream.model_function_name(n), a) for n, a in calls], self._answer or [])
+        else:  # a prompting reply: bfcl-eval's decoded output itself (tuples, source texts); else the calls as sent
+            if self._decoded_output is not None:
+                calls = [next(iter(item.items())) for item in self._decoded_output]
+            verdict = upstream.check_calls(category, self._entry["function"], calls, self._answer or [],
+                                           underscore_to_dot=self.underscore_to_dot)
         if verdict.get("valid"):
             return True, "all calls match"
         return False, f"{verdict.get('error_type', '')}: {verdict.get('error')}"
@@ -570,7 +624,7 @@ class BFCLEnv(ToolEnv):
             if self.category in data.NO_CALL_EXPECTED:
                 return ["None of the available functions can answer this request."]
             if self.category in data.CALL_EXPECTED_ANY:
-                tool = _single_turn_tools(self._entry["function"][:1], self.category)[0]["function"]
+                tool = _single_turn_tools(self._entry["function"][:1], self.category, self.underscore_to_dot)[0]["function"]
                 return [_tool_call_block(tool["name"], placeholder_arguments(tool["parameters"]))]
             source_text = upstream.language_of(data.UPSTREAM_NAMES[self.category]).value != "python"
             blocks = []
@@ -580,7 +634,7 @@ class BFCLEnv(ToolEnv):
                     arguments = oracle_arguments(params, (doc.get("parameters") or {}).get("required") or ())
                     if source_text:
                         arguments = self._as_source_text(name, arguments)
-                    blocks.append(_tool_call_block(upstream.model_function_name(name), arguments))
+                    blocks.append(_tool_call_block(upstream.model_function_name(name, self.underscore_to_dot), arguments))
             if self.category == data.FORMAT_SENSITIVITY:
                 calls = [(name, oracle_arguments(params, self._required(name))) for answer in self._answer
                          for name, params in answer.items()]

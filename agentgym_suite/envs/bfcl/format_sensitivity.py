@@ -11,10 +11,11 @@ configuration, their largest difference (``accuracy_max_delta``) and standard de
 
 The ids, configurations, system prompts and the JSON/XML decoders are bfcl-eval's own (its
 prompting utilities need ``tree_sitter`` and ``tenacity``, see :data:`INSTALL`). The python
-return format is read with the suite's prompting decoder
-(:func:`~agentgym_suite.envs.bfcl.prompting_decoder.decode_call_list`), which reads what bfcl-eval's
-decoder reads (literal arithmetic included) without evaluating the text; a reply holding a call it
-refuses (a set, bytes, a complex number) fails to decode.
+return format is read by bfcl-eval's decoder too, behind the suite's guard
+(:func:`~agentgym_suite.envs.bfcl.upstream_decode.decode_prompting_reply`: a reply holding
+arithmetic or a lambda, which bfcl-eval evaluates with ``eval``, is read by the suite's own
+evaluator instead); a reply holding a value JSON cannot carry (bytes, a complex number) fails to
+decode.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def system_prompt(entry_id: str, function_docs: list[dict[str, Any]]) -> str:
 
 def decode(entry_id: str, text: str) -> list[tuple[str, dict[str, Any]]] | None:
     """The calls of a reply in the entry's return format; None when it does not decode."""
-    from agentgym_suite.envs.bfcl.prompting_decoder import decode_call_list
+    from agentgym_suite.envs.bfcl.upstream_decode import decode_prompting_reply
 
     utils = _prompting_utils()
     return_format, has_tag, _, _, _ = utils.parse_prompt_variation_params(config_of(entry_id))
@@ -78,12 +79,11 @@ def decode(entry_id: str, text: str) -> list[tuple[str, dict[str, Any]]] | None:
         if match is None:
             return None
         body = match.group(1)
-    if return_format == "python":
-        body = body.strip("`\n ")
-        calls = decode_call_list(body if body.startswith("[") else f"[{body}]")
-        if calls is None or not all(isinstance(c, ToolCall) for c in calls):  # a refused call fails the decode
+    if return_format == "python":  # bfcl-eval's own decoder, behind the guard that keeps eval away
+        decoded = decode_prompting_reply(body, "python")
+        if decoded is None or not all(isinstance(c, ToolCall) for c in decoded.calls):  # a refused call fails the decode
             return None
-        return [(c.name, dict(c.arguments)) for c in calls]
+        return [(c.name, dict(c.arguments)) for c in decoded.calls]
     from bfcl_eval.constants.enums import ReturnFormat
 
     try:

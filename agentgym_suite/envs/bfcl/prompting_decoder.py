@@ -1,7 +1,9 @@
-"""Read a prompting model's answer ``[f(a=1), g.h(b="x")]`` the way BFCL's prompting handlers read it.
+"""The guard's own reading of a python call list ``[f(a=1), g.h(b="x")]``, for replies bfcl-eval would ``eval``.
 
-bfcl-eval decodes such answers with ``default_decode_ast_prompting`` (``model_handler/utils.py``):
-the text, stripped of backticks, newlines and spaces and put in brackets when it has none, must
+The env decodes prompting replies with bfcl-eval's own decoder (:mod:`.upstream_decode`); only a
+reply holding arithmetic or a lambda, which that decoder evaluates with ``eval``, is read by this
+module instead. It follows the value rules of bfcl-eval's ``default_decode_ast_prompting``
+(``model_handler/utils.py``), as far as they go without ``eval``: the text, stripped of backticks, newlines and spaces and put in brackets when it has none, must
 parse as a Python list of calls; each keyword argument is read from its syntax node:
 
 * literals as they are (``...`` reads as the string ``"..."``), a negative number, lists,
@@ -17,7 +19,7 @@ bounds, and arithmetic on anything else is refused. Two more departures, both re
 upstream answers with a call missing its arguments: positional and ``**`` arguments are refused,
 where upstream drops them without a word. A text longer than :data:`MAX_CALL_LIST_CHARS` is read
 as a reply in words, not parsed. ``tests/conformance/test_bfcl_prompting.py`` replays upstream's
-own decodes of fixed and random call lists against this module, departures listed.
+own decodes of fixed and random call lists (literal arithmetic among them) through the env's decoder.
 
 A decoded call becomes a :class:`~agentgym_suite.core.tool_calls.ToolCall` with JSON arguments
 (tuples become lists). A value the decoder reads but JSON cannot carry (bytes, a complex number,

@@ -57,6 +57,18 @@ def _checker() -> tuple[Any, str]:
     return import_with_model_table("bfcl_eval.eval_checker.ast_eval.ast_checker")
 
 
+def checker_model_name(underscore_to_dot: bool = True) -> str:
+    """A model name whose config has ``underscore_to_dot`` as given, for bfcl-eval's checker: the
+    emulated model gets (and must send) ``_`` for ``.`` in function names, or the names as they are."""
+    module, dotted_to_underscore = _checker()
+    if underscore_to_dot:
+        return dotted_to_underscore
+    if dotted_to_underscore == CHECKER_MODEL_NAME:  # the stand-in table
+        return PROMPTING_MODEL_NAME
+    mapping = importlib.import_module("bfcl_eval.constants.model_config").MODEL_CONFIG_MAPPING
+    return next(k for k, v in mapping.items() if not getattr(v, "underscore_to_dot", True)).replace("/", "_")
+
+
 def import_with_model_table(name: str) -> tuple[Any, str]:
     """Import a bfcl-eval module that reads its model table: (the module, a model name to give it).
 
@@ -97,19 +109,23 @@ def language_of(category: str) -> Any:
 
 
 def check_calls(category: str, docs: list[dict[str, Any]], calls: list[tuple[str, dict[str, Any]]],
-                answer: list[dict[str, Any]]) -> dict[str, Any]:
-    """bfcl-eval's AST verdict for ``calls`` (names as the model sent them, dots replaced).
+                answer: list[dict[str, Any]], underscore_to_dot: bool = True) -> dict[str, Any]:
+    """bfcl-eval's AST verdict for ``calls`` (names as the model sent them).
 
     Args:
         category: bfcl-eval's category name (``simple_python``, ``live_multiple``...).
         docs: the entry's function docs as in the data file (no language hint).
         calls: (function name, arguments) pairs in the order the model made them.
         answer: the entry's possible answers.
+        underscore_to_dot: the emulated model's config: True when it gets ``_`` for ``.`` in
+            function names (bfcl-eval's OpenAI-compatible FC handlers), False when it gets them as
+            they are (its prompting handlers, ``QwenFCHandler``).
 
     Returns:
         The checker's dict: ``valid`` and, when invalid, ``error`` and ``error_type``.
     """
-    module, model_name = _checker()
+    module, _ = _checker()
+    model_name = checker_model_name(underscore_to_dot)
     output = [{name: dict(arguments)} for name, arguments in calls]
     if not output:  # what bfcl-eval's runner reports before calling the checker
         return {"valid": False, "error": ["Empty output: no function call."], "error_type": "ast_decoder:decoder_wrong_output_format"}
@@ -120,9 +136,10 @@ def check_calls(category: str, docs: list[dict[str, Any]], calls: list[tuple[str
         return {"valid": False, "error": [f"checker error: {type(exc).__name__}: {exc}"], "error_type": "ast_checker:exception"}
 
 
-def model_function_name(name: str) -> str:
-    """A function name as bfcl-eval's FC handlers send it to OpenAI-compatible servers (``.`` -> ``_``)."""
-    return name.replace(".", "_")
+def model_function_name(name: str, underscore_to_dot: bool = True) -> str:
+    """A function name as bfcl-eval's handlers send it: ``.`` -> ``_`` for a model config with
+    ``underscore_to_dot`` (its FC handlers for OpenAI-compatible servers), else as it is."""
+    return name.replace(".", "_") if underscore_to_dot else name
 
 
 def language_specific_docs(docs: list[dict[str, Any]], category: str) -> list[dict[str, Any]]:

@@ -24,6 +24,9 @@ SEARCH_R1_CARD = EnvCard(
         "passage block equal to Search-R1's _passages2string + <information> observation on fixed passages",
         "action parsing (cut at the first </search> or </answer>, first tag wins) and the invalid-action turn equal "
         "to Search-R1's generation.py",
+        "whole-episode reward equal to compute_score_em over the solution string as Search-R1's rollout builds it "
+        "(prompt, cut responses, observations; last of two or more answer tags) on fixed rollouts: several answers "
+        "in a response, an answer inside a query, tags inside retrieved passages, no answer",
     ),
     conformance_tests=("tests/conformance/test_searchqa.py",),
     references=(

@@ -11,7 +11,13 @@ generation.py``, ``scripts/data_process/qa_search_test_merge.py``, ``verl/utils/
   invalid" turn;
 * ``max_turns`` (4 in Search-R1's evaluation) search turns, then one last turn in which only an
   answer counts;
-* the score is exact match after SQuAD normalisation against any gold answer.
+* the score is Search-R1's reward (``compute_score_em``) over the solution string its rollout
+  builds (the prompt, each cut response and each observation, retrieved passages included): the
+  last ``<answer>…</answer>`` in that string, counted only when the string holds at least two
+  (the prompt's own example ``<answer> Beijing </answer>`` is one), scored by exact match after
+  SQuAD normalisation against any gold answer. So, as upstream, several answers in one response
+  score the last, an answer tag inside a search query or a retrieved passage counts, and an
+  episode that never answers can still score from one.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ INVALID_ACTION = (
 """The turn Search-R1 appends after a response with neither action."""
 
 _ACTION = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 
 
 def question_text(question: str) -> str:
@@ -68,6 +75,13 @@ def parse_response(response: str) -> tuple[str | None, str]:
     if match is None:
         return None, ""
     return match.group(1), match.group(2).strip()
+
+
+def scored_answer(solution: str) -> str | None:
+    """The answer Search-R1's reward reads from a solution string (``extract_solution``): the last
+    ``<answer>…</answer>`` content, stripped, when the string holds two or more; else None."""
+    matches = _ANSWER_TAG.findall(solution)
+    return matches[-1].strip() if len(matches) >= 2 else None
 
 
 def format_passages(passages: Sequence[Passage]) -> str:

@@ -16,7 +16,14 @@ from agentgym_suite.envs.searchqa.datasets import Question, load_search_r1, pars
 from agentgym_suite.envs.searchqa.env import SearchQAEnv
 from agentgym_suite.envs.searchqa.normalize import exact_match, f1_score
 from agentgym_suite.envs.searchqa.retrievers import HTTPRetriever, RetrievalError, Retriever
-from agentgym_suite.envs.searchqa.search_r1 import INVALID_ACTION, SearchR1Format, cut_response, information, prompt
+from agentgym_suite.envs.searchqa.search_r1 import (
+    INVALID_ACTION,
+    SearchR1Format,
+    cut_response,
+    information,
+    prompt,
+    scored_answer,
+)
 
 PAPER_TOPK = 3
 PAPER_MAX_TURNS = 4
@@ -33,9 +40,15 @@ def _shared(key: tuple[str, ...], build: Any) -> Retriever:
 
 class SearchR1Env(SearchQAEnv):
     """Search-R1's evaluation (or training) questions with its prompt, action parsing, passage format,
-    top-3 retrieval, 4 search turns and a last answer turn, scored by exact match.
+    top-3 retrieval, 4 search turns and a last answer turn, scored by Search-R1's reward.
 
-    The reward is exact match (1.0 or 0.0, times ``success_reward``); ``info["f1"]`` has token F1.
+    The reward is Search-R1's ``compute_score_em`` (1.0 or 0.0, times ``success_reward``) over the
+    solution string its rollout builds: the prompt, every cut response and every observation. It
+    reads the last ``<answer>…</answer>`` of that string when the string holds two or more (the
+    prompt's example is one), so, as upstream, of several answers in one response the last
+    counts, and an answer tag inside a search query or a retrieved passage counts too, even in an
+    episode that never answers (see :mod:`.search_r1`). ``info["answer"]`` is the answer scored
+    (absent when none), ``info["f1"]`` its token F1.
     Each question's dataset is its task type, so ``summary.json``'s ``by_task_type`` holds the
     per-dataset exact match Search-R1's tables report; ``info["retriever"]`` and ``info["corpus"]``
     name what retrieved. The env renders the prompt itself (``info["prompt_messages"]``): Search-R1's
@@ -61,13 +74,16 @@ class SearchR1Env(SearchQAEnv):
     Info keys (besides the shared ones of :mod:`agentgym_suite.core.info` and :class:`SearchQAEnv`'s):
         ``retriever``: str: the retriever that answered searches (bm25, e5, http or a class name).
         ``corpus``: str: the passage corpus searched (a file path, or "the server's").
-        ``no_answer``: str: why the episode ended without an answer (a search in the last turn).
+        ``no_answer``: str: why the episode ended without an answer action (a search in the last turn).
+        ``solution``: str: at the episode's end, the solution string Search-R1's reward reads.
     """
 
     info_keys: ClassVar[dict[str, str]] = {
         "retriever": "str: the retriever that answered searches (bm25, e5, http or a class name).",
         "corpus": "str: the passage corpus searched (a file path, or \"the server's\").",
-        "no_answer": "str: why the episode ended without an answer (a search in the last turn).",
+        "no_answer": "str: why the episode ended without an answer action (a search in the last turn).",
+        "solution": "str: at the episode's end, the solution string Search-R1's reward reads (prompt, cut "
+                    "responses, observations).",
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     label_keys: ClassVar[tuple[str, ...]] = ("retriever", "corpus")
@@ -115,6 +131,7 @@ class SearchR1Env(SearchQAEnv):
         self._question: Question | None = None
         self._seen_titles: set[str] = set()
         self._messages: list[dict[str, str]] = []
+        self._solution = ""
 
     def _make_retriever(self, kind: str | Retriever, root: Path, url: str | None, timeout: float,
                         e5_model: str | Path | None, e5_index: str | Path | None, device: str) -> Retriever:
@@ -186,21 +203,19 @@ class SearchR1Env(SearchQAEnv):
         self._seen_titles = set()
         text = prompt(self._question.question)
         self._messages = [{"role": "user", "content": text}]
+        self._solution = text
         return TaskStart(observation=text, task=self._question.question,
                          extra={"task_type": self._question.kind, "prompt_messages": list(self._messages),
                                 **self._labels()})
 
     def _execute(self, command: str, parsed: ParsedAction) -> StepOutcome:
-        question = self.question
         last_turn = self.turn > self.max_turns
         extra: dict[str, Any] = dict(self._labels())
         if parsed.kind == "answer":
-            em = exact_match(command, question.answers)
-            return self._outcome("", em * self.success_reward, em, parsed, won=em == 1.0, terminated=True,
-                                 extra={**extra, "f1": f1_score(command, question.answers), "answer": command})
+            return self._scored(parsed, extra, terminated=True)
         if last_turn:
-            return self._outcome("", 0.0, 0.0, parsed, truncated=True, action_valid=parsed.kind == "search",
-                                 extra={**extra, "no_answer": "the last turn gave no answer"})
+            return self._scored(parsed, {**extra, "no_answer": "the last turn gave no answer"}, truncated=True,
+                                action_valid=parsed.kind == "search")
         if parsed.kind != "search":
             return self._outcome(INVALID_ACTION, 0.0, 0.0, parsed, action_valid=False, extra=extra)
         extra["search_query"] = command
@@ -213,9 +228,21 @@ class SearchR1Env(SearchQAEnv):
             extra["retrieval_error"] = str(err)
         return self._outcome(observation, 0.0, 0.0, parsed, extra=extra)
 
+    def _scored(self, parsed: ParsedAction, extra: dict[str, Any], **flags: Any) -> StepOutcome:
+        """The episode's last step, scored as Search-R1's ``compute_score_em`` scores its solution string."""
+        golds = self.question.answers
+        solution = self._solution + cut_response(parsed.raw)
+        answer = scored_answer(solution)
+        em = exact_match(answer, golds) if answer is not None else 0.0
+        extra = {**extra, "solution": solution}
+        if answer is not None:
+            extra.update(answer=answer, f1=f1_score(answer, golds))
+        return self._outcome("", em * self.success_reward, em, parsed, won=em == 1.0, extra=extra, **flags)
+
     def _outcome(self, observation: str, reward: float, score: float, parsed: ParsedAction, *,
                  extra: dict[str, Any], **flags: Any) -> StepOutcome:
         self._messages.append({"role": "assistant", "content": cut_response(parsed.raw)})
+        self._solution += cut_response(parsed.raw) + observation
         if observation:
             self._messages.append({"role": "user", "content": observation})
         return StepOutcome(observation, reward, score, extra={**extra, "prompt_messages": list(self._messages)}, **flags)

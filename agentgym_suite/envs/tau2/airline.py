@@ -177,7 +177,7 @@ class AirlineTools(CustomerServiceTools):
         reservation_id = next((r for r in NEW_RESERVATION_IDS if r not in self.db["reservations"]), None)
         if reservation_id is None:
             raise ValueError("Too many reservations")
-        booked, days, total = [], [], 0.0
+        booked, days, total = [], [], 0  # an int, as upstream's total_price: messages say 244, not 244.0
         for info in flights:
             flight = self._flight(info["flight_number"])
             day = self._flight_date(info["flight_number"], info["date"])
@@ -199,7 +199,7 @@ class AirlineTools(CustomerServiceTools):
                 raise ValueError(f"Payment method {payment['payment_id']} not found")
             if method["source"] in {"gift_card", "certificate"} and method["amount"] < payment["amount"]:
                 raise ValueError(f"Not enough balance in payment method {payment['payment_id']}")
-        paid = sum(p["amount"] for p in payment_methods)
+        paid = sum(_whole(p["amount"]) for p in payment_methods)  # upstream's Payment.amount is an int
         if paid != total:
             raise ValueError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
         for payment in payment_methods:
@@ -265,7 +265,7 @@ class AirlineTools(CustomerServiceTools):
         reservation = self._reservation(reservation_id)
         user = self._user(reservation["user_id"])
         count = len(reservation["passengers"])
-        new_flights, total = [], 0.0
+        new_flights, total = [], 0
         for info in flights:
             flight = self._flight(info["flight_number"])
             kept = next((f for f in reservation["flights"]
@@ -299,3 +299,8 @@ class AirlineTools(CustomerServiceTools):
             raise ValueError("Number of passengers does not match")
         reservation["passengers"] = [{"first_name": p["first_name"], "last_name": p["last_name"], "dob": p["dob"]} for p in passengers]
         return reservation
+
+
+def _whole(amount: Any) -> Any:
+    """A whole float as the int upstream's ``Payment(amount: int)`` makes of it; anything else unchanged."""
+    return int(amount) if isinstance(amount, float) and amount.is_integer() else amount

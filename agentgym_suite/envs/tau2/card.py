@@ -16,16 +16,21 @@ CARD = EnvCard(
         "evaluate_simulation: reward, reward components, DB-match, action, communicate, env-assertion and NL verdicts "
         "(NL judged by the same stub on both sides)",
         "every tool result string (long ones by SHA-256) and its error flag equal to upstream's",
+        "direct tool calls (telecom records with datetimes, bills, devices, plans, refuels, roaming, line changes; "
+        "calculate; unknown records and tools; missing and unexpected arguments) answer with upstream's "
+        "get_response strings; an argument of the wrong JSON type is refused here (an invalid action), by upstream's "
+        "tool in its own words",
         "per-domain average reward, Pass^1..Pass^k, DB-match and termination counts equal to upstream's "
         "compute_metrics on the same trial outcomes",
-        "banking_knowledge (retrieval bm25_grep): 427 scripted conversations over 51 of its 97 tasks (gold, the "
+        "banking_knowledge (retrieval bm25_grep; tasks read from tasks/task_*.json as upstream's get_tasks): 427 "
+        "scripted conversations over 51 of its 97 tasks (gold, the "
         "perturbations above, and inside the discoverable tools' JSON arguments a wrong argument or id, a call after "
         "such a failure, a call without unlocking) score and answer as upstream's; every banking tool called directly "
         "(valid and refused calls) answers as upstream's and changes the same tables to the same content; its BM25 and grep rankings on fixed "
         "queries and its policies per retrieval configuration equal upstream's, as does telecom-workflow's policy",
     ),
     conformance_tests=("tests/conformance/test_tau2.py", "tests/conformance/test_tau2_metrics.py",
-                       "tests/conformance/test_tau2_banking_retrieval.py"),
+                       "tests/conformance/test_tau2_banking_retrieval.py", "tests/conformance/test_tau2_tool_results.py"),
     cost=EpisodeCost(225.3, "benchmarks/env_step_cost.py Tau2-v0 --steps 2000, oracle on the retail domain with the "
                             "scripted user (2026-12-02, load 3.9; a rerun at load 5.3 gave 138.0)"),
     notes="Leaderboard numbers need an LLM user simulator (--user llm:...) and, for tasks with NL assertions, a judge "

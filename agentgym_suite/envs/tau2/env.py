@@ -46,6 +46,7 @@ sandboxed shell), which does not run here; :meth:`Tau2Env.leaderboard_departures
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any, Callable, ClassVar
 
@@ -337,7 +338,7 @@ class Tau2Env(ToolEnv):
             problem = ToolCallError(TOOL_EXECUTION_ERROR, f"Tool '{call.name}' not found.", name=call.name)
         if problem is not None:
             value: Any = error_payload(problem)
-            text, ok = tool_error_text(f"{problem.message} ({problem.code})"), False
+            text, ok = tool_error_text(self._refusal_text(call, problem)), False
             status = "error" if problem.code == TOOL_EXECUTION_ERROR else "invalid"
         else:
             try:
@@ -350,6 +351,24 @@ class Tau2Env(ToolEnv):
         self.tool_messages.append({"content": text, "error": not ok, "requestor": "assistant"})
         self._call_errors += int(not ok)
         return call.name, text, status
+
+    def _refusal_text(self, call: ToolCall, problem: ToolCallError) -> str:
+        """What the agent reads for a refused call: upstream's words where upstream refuses it too (an unknown
+        tool: its toolkit's message; a missing or unexpected argument: the ``TypeError`` Python raises when
+        upstream calls the tool), else the suite's check with its code (upstream passes wrong types through)."""
+        handler = self._handlers.get(call.name)
+        if handler is None:
+            return f"Tool '{call.name}' not found."
+        method = inspect.unwrap(handler)  # the toolkit's own method (its wrappers keep it as __wrapped__)
+        if method is not handler:
+            try:
+                inspect.signature(method).bind(**call.arguments)
+            except TypeError:
+                try:  # binding failed, so the call raises before the tool's body runs
+                    method(**call.arguments)
+                except TypeError as exc:
+                    return str(exc)
+        return f"{problem.message} ({problem.code})"
 
     def _user_reply(self, assistant_text: str) -> str | None:
         reason = self._counter.reached()  # checked once the agent's message is sent

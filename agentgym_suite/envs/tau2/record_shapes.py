@@ -12,6 +12,7 @@ numbers outside records as strings, as upstream does). Values and the database a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 
@@ -26,11 +27,15 @@ class Shape:
     """Fields typed as integers (or maps of them): a whole float is written as an integer."""
     decimals: frozenset[str] = frozenset()
     """Fields typed as floats: an integer is written as a float."""
+    datetimes: frozenset[str] = frozenset()
+    """Fields typed as ``datetime``: upstream's JSON fallback writes them with ``str``, a space between
+    date and time (``2025-01-15 10:30:00``), where the data file has ISO text with ``T``."""
 
 
-def _shape(identity: str, fields: str, optional: str = "", integers: str = "", decimals: str = "") -> Shape:
+def _shape(identity: str, fields: str, optional: str = "", integers: str = "", decimals: str = "",
+           datetimes: str = "") -> Shape:
     return Shape(frozenset(identity.split()), tuple(fields.split()), frozenset(optional.split()),
-                 frozenset(integers.split()), frozenset(decimals.split()))
+                 frozenset(integers.split()), frozenset(decimals.split()), frozenset(datetimes.split()))
 
 
 _RETAIL = (
@@ -82,11 +87,12 @@ _TELECOM = (
     _shape("customer_id full_name", "customer_id full_name date_of_birth email phone_number address account_status "
            "payment_methods line_ids bill_ids created_at last_extension_date goodwill_credit_used_this_year",
            "account_status payment_methods line_ids bill_ids created_at last_extension_date "
-           "goodwill_credit_used_this_year", decimals="goodwill_credit_used_this_year"),
+           "goodwill_credit_used_this_year", decimals="goodwill_credit_used_this_year", datetimes="created_at"),
     _shape("bill_id period_start", "bill_id customer_id period_start period_end issue_date total_due due_date "
            "line_items status", "line_items status", decimals="total_due"),
     _shape("device_id device_type", "device_id device_type model imei is_esim_capable activated activation_date "
-           "last_esim_transfer_date", "imei activated activation_date last_esim_transfer_date"),
+           "last_esim_transfer_date", "imei activated activation_date last_esim_transfer_date",
+           datetimes="activation_date last_esim_transfer_date"),
     _shape("plan_id data_limit_gb", "plan_id name data_limit_gb price_per_month data_refueling_price_per_gb",
            decimals="data_limit_gb price_per_month data_refueling_price_per_gb"),
     _shape("description item_type", "description amount date item_type", decimals="amount"),
@@ -121,10 +127,22 @@ def canonical(value: Any, shapes: tuple[Shape, ...]) -> Any:
     for key in shape.fields:
         if key in value:
             item = canonical(value[key], shapes)
+            if key in shape.datetimes:
+                item = _as_datetime_text(item)
             out[key] = _typed(item, int) if key in shape.integers else _typed(item, float) if key in shape.decimals else item
         elif key in shape.optional:
             out[key] = None
     return out
+
+
+def _as_datetime_text(value: Any) -> Any:
+    """ISO date-time text as ``str(datetime)`` writes it (``T`` -> space); other values unchanged."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return str(datetime.fromisoformat(value))
+    except ValueError:
+        return value
 
 
 def _typed(value: Any, kind: type) -> Any:

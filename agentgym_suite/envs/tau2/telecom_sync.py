@@ -46,6 +46,7 @@ class SyncedTools(DomainTools):
 
         run.__name__ = name
         run.__doc__ = handler.__doc__
+        run.__wrapped__ = handler  # type: ignore[attr-defined]
         return run
 
     def _changed(self) -> None:

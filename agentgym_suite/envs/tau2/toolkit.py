@@ -105,6 +105,7 @@ class DomainTools:
 
         run.__name__ = method.__name__
         run.__doc__ = method.__doc__
+        run.__wrapped__ = method  # type: ignore[attr-defined]
         return run
 
 
@@ -149,7 +150,7 @@ def safe_calculate(expression: str) -> str:
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             left, right = walk(node.left), walk(node.right)
             if isinstance(node.op, ast.Div) and right == 0:
-                raise ValueError("Division by zero")
+                raise ValueError("division by zero")  # the words of Python's ZeroDivisionError, which upstream's eval raises
             return _BINARY[type(node.op)](left, right)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](walk(node.operand))

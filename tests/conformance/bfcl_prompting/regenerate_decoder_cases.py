@@ -69,15 +69,16 @@ FIXED = [
 each kind it refuses."""
 
 DEPARTURES = {
-    "[f(1)]": "positional arguments: upstream drops them without a word; refused here",
-    "[f(**{'a': 1})]": "** arguments: upstream keeps them under the key None; refused here",
-    "[__import__('os').system('ls')]": "a callee that is not a dotted name: upstream keeps its last attribute; refused here",
-    "```python\n[f(a=1)]\n```": "a fenced block tagged python: upstream fails on the tag; read here",
-    "[f(a=len('ab') + 1)]": "arithmetic on a call: upstream runs it with eval; refused here",
-    "[f(a=+5)]": "unary plus: upstream negates the number; kept positive here",
-    "[f(a=not True)]": "'not': upstream reads it as a minus sign (-1); refused here",
+    "[f(1)]": "positional arguments: upstream drops them without a word (the env now does too)",
+    "[f(**{'a': 1})]": "** arguments: upstream keeps them under the key None (the env shows the call as an error)",
+    "[__import__('os').system('ls')]": "a callee that is not a dotted name: upstream keeps its last attribute (so does the env)",
+    "```python\n[f(a=1)]\n```": "a fenced block tagged python: upstream fails on the tag (so does the env)",
+    "[f(a=len('ab') + 1)]": "arithmetic on a call: upstream runs it with eval; the env's guard refuses it (the one departure)",
+    "[f(a=+5)]": "unary plus: upstream negates the number (so does the env)",
+    "[f(a=not True)]": "'not': upstream reads it as a minus sign, -1 (so does the env)",
 }
-"""Inputs where the suite departs from upstream on purpose (see the decoder's module docstring)."""
+"""Inputs where the suite's own decoder used to depart from upstream; the env now decodes them with
+upstream's decoder, except arithmetic on a call, which its guard keeps from ``eval``."""
 
 
 # ---------------------------------------------------------------------------- random inputs

@@ -24,6 +24,7 @@ import types
 from pathlib import Path
 
 COMMIT = "a14dc3a4ffc6fe88c1e95038d9738e21ba3f7a06"
+MAX_TURNS = 4  # Search-R1's evaluation scripts: max_turns=4
 HERE = Path(__file__).parent
 INPUTS = json.loads((HERE / "inputs.json").read_text(encoding="utf-8"))
 
@@ -68,9 +69,10 @@ def main(src: Path) -> None:
     manager = object.__new__(manager_class)
     manager.tokenizer = _Tokenizer()
     manager.config = types.SimpleNamespace(no_think_rl=False, topk=3, search_url="stub")
+    served = {"documents": INPUTS["documents"]}  # what the stub retrieval server returns for every query
+    manager._batch_search = lambda queries: {"result": [[{"document": {"contents": d}, "score": 1.0}
+                                                         for d in served["documents"]] for _ in queries]}
     documents = INPUTS["documents"]
-    manager._batch_search = lambda queries: {"result": [[{"document": {"contents": d}, "score": 1.0} for d in documents]
-                                                        for _ in queries]}
 
     em = [qa_em.em_check(case["prediction"], case["golds"]) for case in INPUTS["em"]]
     normalized = [qa_em.normalize_answer(text) for text in INPUTS["normalize"]]
@@ -80,12 +82,23 @@ def main(src: Path) -> None:
     passages = manager._passages2string([{"document": {"contents": d}} for d in documents])
     episodes = []
     for episode in INPUTS["episodes"]:
-        text = episode["prompt"]
-        for response in episode["responses"]:
+        # run_llm_loop for one sequence: max_turns (4) turns with search, then a last turn without,
+        # the solution string being the prompt, each cut response and each observation.
+        served["documents"] = episode.get("documents", INPUTS["documents"])
+        text, responses, done = episode["prompt"], iter(episode["responses"]), False
+        for _ in range(MAX_TURNS):
+            response = next(responses, None)
+            if response is None:
+                break
+            _, [kept] = manager._postprocess_responses([response])
+            [observation], [done], _, _ = manager.execute_predictions([kept], "<pad>", [True])
+            text += kept + observation
+            if done:
+                break
+        if not done and (response := next(responses, None)) is not None:
             _, [kept] = manager._postprocess_responses([response])
             text += kept
-            [observation], _, _, _ = manager.execute_predictions([kept], "<pad>", [True])
-            text += observation
+        assert next(responses, None) is None, "an episode input holds responses past its end"
         episodes.append(qa_em.compute_score_em(text, {"target": episode["golds"]}))
     outputs = {
         "upstream": "github.com/PeterGriffinJin/Search-R1",

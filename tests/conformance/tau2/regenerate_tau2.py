@@ -706,6 +706,15 @@ FAST_IDS = {"banking_knowledge": ("task_015", "task_021", "task_026")}
 """Further tasks marked ``fast``: banking tasks that hand over, unlock and call discoverable tools."""
 
 
+def upstream_tasks_raw(src: Path, domain: str) -> list[dict]:
+    """The tasks upstream's loader reads: banking_knowledge's ``tasks/task_*.json`` in sorted order (its
+    ``get_tasks``; the combined tasks.json differs from them), every other domain's ``tasks.json``."""
+    folder = src / "data" / "tau2" / "domains" / domain
+    if domain == "banking_knowledge":
+        return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((folder / "tasks").glob("task_*.json"))]
+    return json.loads((folder / "tasks.json").read_text(encoding="utf-8"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream-src", required=True, help="checkout of tau2-bench at the pinned commit (with its data/)")
@@ -743,7 +752,7 @@ def main() -> int:
     if args.retrieval_only:
         return 0
     for domain in args.domains.split(","):
-        tasks_raw = json.loads((src / "data" / "tau2" / "domains" / domain / "tasks.json").read_text(encoding="utf-8"))
+        tasks_raw = upstream_tasks_raw(src, domain)
         tasks_raw = [t for t in tasks_raw if not (t.get("initial_state") or {}).get("message_history")]
         stride = TASK_STRIDE.get(domain, 1)
         tasks_raw = [t for i, t in enumerate(tasks_raw) if i % stride == 0 or str(t["id"]) in FAST_IDS.get(domain, ())]

@@ -1,0 +1,233 @@
+"""``agentgym conformance``: replay the committed conformance cases through the installed envs.
+
+Each env's card (``envs/<name>/card.py``) names its upstream harness and commit, what is checked
+against upstream's own outputs (:attr:`~agentgym_suite.core.env_card.EnvCard.conformance`, the
+same lines as the catalogue's conformance column) and the test files that hold those checks
+(:attr:`~agentgym_suite.core.env_card.EnvCard.conformance_tests`). This command runs those files
+with pytest against whatever ``agentgym_suite`` and dependencies are installed, and prints per
+env: upstream code and commit, the number of cases run, what they check, and the agreement.
+It exits 1 when any case disagrees (or cannot be collected), 2 on bad arguments or when the cases
+cannot be found, 0 otherwise.
+
+The cases are the ``tests/conformance/`` folder of the source tree the suite is installed from
+(``pip install -e``, as ``make`` installs it); ``--cases DIR`` or ``AGENTGYM_CONFORMANCE_CASES``
+points to another checkout of the same version (its root, the folder holding ``tests/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentgym_suite.registration import ENV_ENTRIES, EnvEntry, entry, env_card
+
+CASES_ENV_VAR = "AGENTGYM_CONFORMANCE_CASES"
+"""Environment variable naming the source tree (the folder holding ``tests/conformance/``) to replay."""
+
+OUTCOMES = ("passed", "failed", "skipped")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``conformance`` subcommand."""
+    parser = subparsers.add_parser(
+        "conformance",
+        help="replay the committed conformance cases (upstream's own outputs) through the installed envs",
+        description=(
+            "Runs each env's conformance tests (the files its card names) against the installed suite and "
+            "dependencies, and prints per env: the upstream code and commit, the number of cases, what they check "
+            "and the agreement. The fast set by default; --full adds the slow cases (every entry, every task). "
+            "Exit status 1 when any case disagrees."
+        ),
+    )
+    parser.add_argument("env_ids", nargs="*", metavar="ENV_ID",
+                        help="env ids to check (default: every env whose card names conformance tests)")
+    parser.add_argument("--full", action="store_true", help="also run the slow cases (pytest marker 'slow')")
+    parser.add_argument("--cases", metavar="DIR", default=None,
+                        help=f"source tree holding tests/conformance/ (default: ${CASES_ENV_VAR}, else the tree "
+                             "agentgym_suite is installed from)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
+    parser.add_argument("--verbose", action="store_true", help="show pytest's own output")
+    parser.set_defaults(func=run)
+
+
+@dataclass
+class FileResult:
+    """What one conformance test file gave: outcome counts, skip reasons and failure excerpts."""
+
+    counts: Counter = field(default_factory=Counter)
+    skip_reasons: Counter = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+
+
+class ResultCollector:
+    """A pytest plugin that sorts every test outcome by the file it comes from."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, FileResult] = {}
+
+    def _file(self, nodeid: str) -> FileResult:
+        return self.files.setdefault(nodeid.split("::", 1)[0], FileResult())
+
+    def pytest_collectreport(self, report: Any) -> None:
+        """A file that cannot be collected counts as one failed case."""
+        if report.failed:
+            result = self._file(report.nodeid)
+            result.counts["failed"] += 1
+            result.failures.append(f"{report.nodeid}: collection failed\n{_excerpt(report)}")
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        """One case's outcome: its call's, or its setup's when that failed or skipped."""
+        result = self._file(report.nodeid)
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            outcome = "failed" if report.failed else report.outcome
+            result.counts[outcome] += 1
+            if report.skipped:
+                result.skip_reasons[_skip_reason(report)] += 1
+            elif report.failed:
+                result.failures.append(f"{report.nodeid}\n{_excerpt(report)}")
+        elif report.when == "teardown" and report.failed:
+            result.counts["failed"] += 1
+            result.failures.append(f"{report.nodeid} (teardown)\n{_excerpt(report)}")
+
+
+def _skip_reason(report: Any) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+def _excerpt(report: Any, lines: int = 12) -> str:
+    text = getattr(report, "longreprtext", "") or str(report.longrepr)
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def default_cases_root() -> Path | None:
+    """The source tree the installed ``agentgym_suite`` lives in, when it holds ``tests/conformance/``."""
+    import agentgym_suite
+
+    root = Path(agentgym_suite.__file__).resolve().parents[1]
+    return root if (root / "tests" / "conformance").is_dir() else None
+
+
+def cases_root(explicit: str | None) -> Path:
+    """Where the cases are: ``explicit``, else ``$AGENTGYM_CONFORMANCE_CASES``, else the install's source tree."""
+    given = explicit or os.environ.get(CASES_ENV_VAR)
+    if given:
+        root = Path(given).expanduser().resolve()
+        if not (root / "tests" / "conformance").is_dir():
+            raise FileNotFoundError(f"{root} holds no tests/conformance/ folder: pass the root of an agentgym-suite "
+                                    "checkout (the folder holding tests/).")
+        return root
+    root = default_cases_root()
+    if root is None:
+        raise FileNotFoundError(
+            "The conformance cases were not found next to the installed agentgym_suite (a wheel install carries no "
+            f"tests). Clone the agentgym-suite source of the installed version and pass --cases DIR (or set "
+            f"{CASES_ENV_VAR}), or install with `pip install -e` from a checkout.")
+    return root
+
+
+def selected_entries(env_ids: list[str]) -> list[EnvEntry]:
+    """The entries to check: the named ones (unknown ids raise KeyError), or every one whose card names tests."""
+    if env_ids:
+        return [entry(env_id) for env_id in env_ids]
+    return [item for item in ENV_ENTRIES if (card := env_card(item)) is not None and card.conformance_tests]
+
+
+def run_cases(root: Path, files: list[str], full: bool, verbose: bool) -> dict[str, FileResult]:
+    """Run ``files`` (paths from ``root``) with pytest in this process; results by file."""
+    import pytest
+
+    collector = ResultCollector()
+    arguments = [*(str(root / f) for f in files), "--rootdir", str(root), "-o", "addopts=",
+                 "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestUnknownMarkWarning"]
+    if not full:
+        arguments += ["-m", "not slow"]
+    arguments += ["-q"] if verbose else ["-p", "no:terminal"]
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # the cases import their helpers as tests.conformance.*
+    status = pytest.main(arguments, plugins=[collector])
+    if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        raise RuntimeError(f"pytest could not run the cases (exit status {int(status)}); rerun with --verbose to see why.")
+    return collector.files
+
+
+def env_report(item: EnvEntry, results: dict[str, FileResult]) -> dict[str, Any]:
+    """One env's row: its card's upstream facts and checks, and the outcomes of its test files."""
+    card = env_card(item)
+    report: dict[str, Any] = {"env_id": item.id, "upstream": card.upstream if card else "",
+                              "version": card.version if card else "", "checks": list(card.conformance) if card else [],
+                              "files": {}, "failures": []}
+    totals: Counter = Counter()
+    skip_reasons: Counter = Counter()
+    for path in card.conformance_tests if card else ():
+        result = results.get(path, FileResult())
+        report["files"][path] = {k: result.counts[k] for k in OUTCOMES}
+        totals.update(result.counts)
+        skip_reasons.update(result.skip_reasons)
+        report["failures"] += result.failures
+    report.update({k: totals[k] for k in OUTCOMES})
+    report["cases"] = totals["passed"] + totals["failed"]
+    report["skip_reasons"] = dict(skip_reasons)
+    if card is None or not card.conformance_tests:
+        report["agreement"] = "not checked: " + ((card.unchecked if card else "") or "no conformance cases")
+    elif totals["failed"]:
+        report["agreement"] = f"DISAGREES: {totals['failed']} of {report['cases']} tests"
+    elif report["cases"]:
+        report["agreement"] = f"agrees: {report['cases']} of {report['cases']} tests"
+    else:
+        report["agreement"] = "not checked here: every test skipped"
+    return report
+
+
+def print_report(reports: list[dict[str, Any]], full: bool) -> None:
+    """Print one block per env."""
+    for report in reports:
+        print(f"{report['env_id']}: {report['agreement']}")
+        if report["upstream"]:
+            print(f"  upstream: {report['upstream']} ({report['version']})")
+        for check in report["checks"]:
+            print(f"  checks: {check}")
+        for path, counts in report["files"].items():
+            print(f"  cases: {path}: " + ", ".join(f"{counts[k]} {k}" for k in OUTCOMES if counts[k]) if any(
+                counts.values()) else f"  cases: {path}: none ran")
+        for reason, count in report["skip_reasons"].items():
+            print(f"  skipped ({count}): {reason}")
+        for failure in report["failures"]:
+            print("  " + failure.replace("\n", "\n    "))
+    print(f"{'full' if full else 'fast'} set; {sum(r['cases'] for r in reports)} tests, "
+          f"{sum(r['failed'] for r in reports)} disagreements" + ("" if full else " (--full adds the slow cases)"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Find the cases, run them, print the report; 1 when any case disagrees."""
+    try:
+        entries = selected_entries(args.env_ids)
+        root = cases_root(args.cases)
+    except (KeyError, FileNotFoundError) as exc:
+        print(f"agentgym conformance: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    files = sorted({path for item in entries if (card := env_card(item)) for path in card.conformance_tests})
+    missing = [path for path in files if not (root / path).is_file()]
+    if missing:
+        print(f"agentgym conformance: {root} lacks {', '.join(missing)}: pass --cases with a checkout of the "
+              "installed version.", file=sys.stderr)
+        return 2
+    try:
+        results = run_cases(root, files, args.full, args.verbose) if files else {}
+    except RuntimeError as exc:
+        print(f"agentgym conformance: {exc}", file=sys.stderr)
+        return 1
+    reports = [env_report(item, results) for item in entries]
+    if args.json:
+        print(json.dumps({"full": args.full, "cases_root": str(root), "envs": reports}, indent=2))
+    else:
+        print_report(reports, args.full)
+    return 1 if any(r["failed"] for r in reports) else 0

@@ -1,0 +1,118 @@
+"""Regenerate ``tool_results.json``: τ²-bench's tool-result strings for fixed direct tool calls.
+
+Not run by pytest. Each probe is a list of agent-side tool calls made in a fresh environment of its
+domain through upstream's own ``Environment.get_response`` (so the strings are serialised by its
+``to_json_str``: records dumped by pydantic, datetimes by ``str``, numbers in messages as its tools
+compute them, refusals as ``Error: <message>``); the file stores each call's string and error flag.
+``tests/conformance/test_tau2_tool_results.py`` makes the same calls through ``Tau2Env``.
+
+Set up the scratch environment as ``README.md`` in this folder says, then::
+
+    /work/scratch/tau2/venv/bin/python tests/conformance/tau2/regenerate_tool_results.py \\
+        --upstream-src /work/scratch/tau2/src
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+UPSTREAM_REPO = "github.com/sierra-research/tau2-bench"
+
+
+_BOOKING = {"user_id": "sophia_silva_7557", "origin": "ORD", "destination": "PHL", "flight_type": "one_way",
+            "cabin": "economy", "flights": [{"flight_number": "HAT271", "date": "2024-05-26"}],
+            "passengers": [{"first_name": "Sophia", "last_name": "Silva", "dob": "1957-10-05"},
+                           {"first_name": "Kevin", "last_name": "Smith", "dob": "2001-04-12"}],
+            "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
+"""Airline task 8's gold booking (its payment varied below: short by 8 as an int and as a float, then exact as a float)."""
+
+
+def probes() -> list[dict[str, Any]]:
+    """The calls, grouped by domain and run in a fresh environment per probe (inputs only)."""
+    def call(name: str, **arguments: Any) -> dict[str, Any]:
+        return {"name": name, "arguments": arguments}
+
+    customers = [f"C{n}" for n in range(1001, 1011)]
+    return [
+        {"domain": "telecom", "calls": [call("get_customer_by_id", customer_id=c) for c in customers]},
+        {"domain": "telecom", "calls": [call("get_customer_by_phone", phone_number="555-123-2002"),
+                                        call("get_customer_by_name", full_name="John Smith", dob="1985-06-15"),
+                                        call("get_customer_by_id", customer_id="C9999"),
+                                        call("get_customer_by_phone", phone_number="000")]},
+        {"domain": "telecom", "calls": [call("get_bills_for_customer", customer_id=c) for c in customers[:4]]},
+        {"domain": "telecom", "calls": [call("get_details_by_id", id=i) for i in
+                                        ("L1001", "L1002", "B1001", "D1001", "P1001", "C1001", "X1")]},
+        {"domain": "telecom", "calls": [call("get_data_usage", customer_id="C1001", line_id="L1001"),
+                                        call("refuel_data", customer_id="C1001", line_id="L1001", gb_amount=2),
+                                        call("refuel_data", customer_id="C1001", line_id="L1001", gb_amount=1.5),
+                                        call("get_bills_for_customer", customer_id="C1001"),
+                                        call("refuel_data", customer_id="C1001", line_id="L1001", gb_amount=-1),
+                                        call("refuel_data", customer_id="C1001", line_id="L9", gb_amount=1)]},
+        {"domain": "telecom", "calls": [call("enable_roaming", customer_id="C1001", line_id="L1001"),
+                                        call("enable_roaming", customer_id="C1001", line_id="L1001"),
+                                        call("disable_roaming", customer_id="C1001", line_id="L1001"),
+                                        call("suspend_line", customer_id="C1001", line_id="L1002", reason="travel"),
+                                        call("resume_line", customer_id="C1001", line_id="L1002"),
+                                        call("get_available_plan_ids"),
+                                        call("send_payment_request", customer_id="C1001", bill_id="B1001")]},
+        {"domain": "telecom", "calls": [call("get_customer_by_id"), call("get_customer_by_id", customer_id="C1001", extra=1),
+                                        call("refuel_data", customer_id="C1001", line_id="L1001")]},
+        {"domain": "telecom", "calls": [call("get_customer_by_id", customer_id=1001),
+                                        call("refuel_data", customer_id="C1001", line_id="L1001", gb_amount="2")],
+         "departure": "an argument of the wrong JSON type: upstream passes it to the tool (which then fails in its own "
+                      "words); the suite refuses it as an invalid action, as in every tool env, naming the check"},
+        {"domain": "retail", "calls": [call("calculate", expression="200 + 44"), call("calculate", expression="2 * 3.5"),
+                                       call("calculate", expression="10 / 4"), call("calculate", expression="1 / 0"),
+                                       call("get_order_details", order_id="#W0000000"),
+                                       call("get_user_details", user_id="nobody")]},
+        {"domain": "airline", "calls": [call("book_reservation", **dict(_BOOKING, payment_methods=[
+            {"payment_id": "certificate_8045380", "amount": amount}])) for amount in (340, 340.0, 348.0)]},
+        {"domain": "airline", "calls": [call("calculate", expression="200 + 44"),
+                                        call("get_reservation_details", reservation_id="ZZZZZZ"),
+                                        call("get_user_details", user_id="nobody"),
+                                        call("get_flight_status", flight_number="HAT001", date="2024-05-16")]},
+    ]
+
+
+def run(src: Path) -> list[dict[str, Any]]:
+    os.environ.setdefault("TAU2_DATA_DIR", str(src / "data"))
+    from loguru import logger
+
+    logger.remove()
+    from tau2.data_model.message import ToolCall
+    from tau2.registry import registry
+
+    out = []
+    for probe in probes():
+        env = registry.get_env_constructor(probe["domain"])()
+        results = []
+        for number, item in enumerate(probe["calls"]):
+            message = env.get_response(ToolCall(id=f"call_{number}", name=item["name"], arguments=item["arguments"],
+                                                requestor="assistant"))
+            results.append({"content": message.content, "error": bool(message.error)})
+        out.append({**probe, "results": results})
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upstream-src", required=True, help="checkout of tau2-bench at the pinned commit (with data/)")
+    args = parser.parse_args()
+    src = Path(args.upstream_src)
+    commit = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    payload = {"upstream": {"repo": UPSTREAM_REPO, "commit": commit or "a2c024725189473d2d7cea3a5cfdbcc67478e41f",
+                            "function": "tau2.environment.environment.Environment.get_response"},
+               "probes": run(src)}
+    (HERE / "tool_results.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

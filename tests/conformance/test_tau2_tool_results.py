@@ -1,0 +1,51 @@
+"""τ²-bench tool-result strings for direct tool calls: ``Tau2Env`` against upstream's ``get_response``.
+
+``tau2/tool_results.json`` holds what upstream's ``Environment.get_response`` returned (content and
+error flag) for fixed agent-side calls, each probe in a fresh environment (``regenerate_tool_results.py``
+wrote it at the commit it names): records with datetimes (written with a space, as ``str`` writes them),
+numbers inside messages as upstream's tools compute them, ``calculate`` results, and refusals (an
+unknown tool, an unknown record, a missing or unexpected argument in Python's words). One probe is a
+documented departure: an argument of the wrong JSON type, which upstream hands to the tool and the
+suite refuses as an invalid action (both answer with an error). The
+same calls go through ``Tau2Env`` on a task that changes nothing before the conversation starts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentgym_suite.envs.tau2 import Tau2Env
+
+RECORD = json.loads((Path(__file__).parent / "tau2" / "tool_results.json").read_text(encoding="utf-8"))
+
+
+def _untouched_task(env: Tau2Env) -> str:
+    """A task whose start changes nothing on the agent's side (upstream's probes ran in a fresh environment)."""
+    for task_id in env.task_ids():
+        state = env.data.tasks[task_id].get("initial_state") or {}
+        actions = state.get("initialization_actions") or []
+        if not state.get("initialization_data") and all(a.get("env_type") == "user" for a in actions):
+            return task_id
+    raise AssertionError("every task of the domain sets an initial state")
+
+
+@pytest.mark.parametrize("probe", RECORD["probes"], ids=[f"{p['domain']}-{i}" for i, p in enumerate(RECORD["probes"])])
+def test_tool_results_equal_upstreams(probe: dict[str, Any]) -> None:
+    try:
+        env = Tau2Env(domain=probe["domain"])
+    except Exception as exc:  # noqa: BLE001 - the domain's data is not on this machine
+        pytest.skip(f"tau2 {probe['domain']} data not available: {exc}")
+    env.reset(options={"task_id": _untouched_task(env)})
+    for call, expected in zip(probe["calls"], probe["results"]):
+        _, _, terminated, _, info = env.step("<tool_call>\n" + json.dumps(call) + "\n</tool_call>")
+        tool = info["messages"][-1]
+        assert tool["role"] == "tool" and not terminated, (call, tool)
+        if "departure" in probe:  # the documented one: refused here as upstream's tool refuses it, in other words
+            assert expected["error"] and tool["content"].startswith("Error: ") and "(INVALID_PARAMETERS)" in tool["content"]
+            assert info["action_valid"] is False, call
+            continue
+        assert tool["content"] == expected["content"], call
