@@ -109,3 +109,44 @@ def test_agentgym_list_shows_both_bridges_and_what_they_need(monkeypatch: pytest
     assert main(["list", "--plain"]) == 0
     lines = {line.split("\t")[0]: line for line in capsys.readouterr().out.splitlines()}
     assert "missing: package mcp" in lines["MCP-v0"] and "missing: package verifiers" in lines["Verifiers-v0"]
+
+
+def test_serve_mcp_refuses_a_reachable_address_without_a_token(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from agentgym_suite.cli import main
+
+    monkeypatch.delenv("AGENTGYM_SERVE_TOKEN", raising=False)
+    assert main(["serve", "SyntheticTools-v0", "--mcp", "--host", "0.0.0.0", "--port", str(free_port())]) == 2
+    assert "without a token" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_token_protected_mcp_server_lets_in_only_the_client_with_the_token() -> None:
+    from agentgym_suite.integrations.mcp.session import McpConnection, McpServerError
+
+    port, token = free_port(), "mcp-test-token-7f3a"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "AGENTGYM_SERVE_TOKEN": token}
+    process = subprocess.Popen([sys.executable, "-m", "agentgym_suite.cli", "serve", "SyntheticTools-v0", "--mcp",
+                                "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            assert process.poll() is None, process.stderr.read().decode()[-2000:]
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.3)
+        unauthorised = httpx.post(url, content=b"{}", headers={"Content-Type": "application/json"}, timeout=30)
+        assert unauthorised.status_code == 401 and token not in unauthorised.text
+        with pytest.raises(McpServerError) as refused:
+            McpConnection(url, connect_timeout=20, token="wrong-token")
+        assert "wrong-token" not in str(refused.value)
+        connection = McpConnection(url, connect_timeout=30, token=token)
+        try:
+            assert {"reset", "send_message", "score"} <= {tool.name for tool in connection.list_tools()}
+        finally:
+            connection.close()
+    finally:
+        process.terminate()
+        process.wait(20)

@@ -110,6 +110,8 @@ class McpEnv(ToolEnv):
         connect_timeout: seconds to start the server and finish the MCP handshake.
         max_timeouts: calls in a row left unanswered after which the server counts as hung (the
             episode ends with :class:`McpServerError`; the next reset starts it again).
+        token: a bearer token for an HTTP server that needs one (``agentgym serve --mcp --token``);
+            sent as ``Authorization: Bearer``, written as ``<secret>`` in a run's records.
         **kwargs: see :class:`~agentgym_suite.core.tool_env.ToolEnv`.
     """
 
@@ -135,8 +137,9 @@ class McpEnv(ToolEnv):
 
     def __init__(self, server: str, tasks: str | Path | list[dict[str, Any]], *,
                  call_timeout: float = DEFAULT_CALL_TIMEOUT_S, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 max_timeouts: int = 2, **kwargs: Any) -> None:
+                 max_timeouts: int = 2, token: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._token = token or None
         self.address = ServerAddress.parse(server)
         self.tasks = {task.id: task for task in load_tasks(tasks)}
         self.call_timeout = float(call_timeout)
@@ -236,7 +239,7 @@ class McpEnv(ToolEnv):
         if self._connection is None or not self._connection.alive:
             self._drop_connection()
             self._connection = McpConnection(self.address, call_timeout=self.call_timeout,
-                                             connect_timeout=self.connect_timeout)
+                                             connect_timeout=self.connect_timeout, token=self._token)
         return self._connection
 
     def _drop_connection(self) -> None:

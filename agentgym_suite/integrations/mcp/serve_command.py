@@ -41,7 +41,18 @@ def run_mcp(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> int:
         return 0
     import uvicorn
 
+    from agentgym_suite.serving.auth import BearerTokenMiddleware, check_bind, token_from_env
+
+    token = token_from_env(args.token)
+    try:
+        check_bind(args.host, token, args.insecure)
+    except ValueError as exc:
+        server.close()
+        print(f"agentgym serve --mcp: {exc}", file=sys.stderr)
+        return 2
     app = server.http_app(max_sessions=args.max_sessions, idle_timeout=args.idle_timeout or None)
+    if token:
+        app = BearerTokenMiddleware(app, token)  # every request but /health carries the token
     print(f"MCP endpoint: http://{args.host}:{args.port}/mcp", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0

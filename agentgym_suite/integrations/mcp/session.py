@@ -60,16 +60,15 @@ class ServerAddress:
 
 
 @contextlib.asynccontextmanager
-async def _open_session(address: ServerAddress, timeout_s: float, errlog: Any) -> AsyncIterator[Any]:
-    """Connect, initialise and yield an :class:`mcp.ClientSession` (entered and left in one task)."""
+async def _open_session(address: ServerAddress, timeout_s: float, errlog: Any,
+                        token: str | None = None) -> AsyncIterator[Any]:
+    """Connect, initialise and yield an :class:`mcp.ClientSession` (entered and left in one task);
+    over HTTP, ``token`` goes in an ``Authorization: Bearer`` header."""
     from mcp import ClientSession, StdioServerParameters
 
     async with contextlib.AsyncExitStack() as stack:
         if address.url:
-            from mcp.client import streamable_http
-
-            opener = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
-            read, write, *_ = await stack.enter_async_context(opener(address.url))
+            read, write, *_ = await stack.enter_async_context(_http_streams(address.url, token))
         else:
             from mcp.client.stdio import stdio_client
 
@@ -82,6 +81,32 @@ async def _open_session(address: ServerAddress, timeout_s: float, errlog: Any) -
         yield session
 
 
+def _http_streams(url: str, token: str | None) -> Any:
+    """The SDK's streamable-HTTP transport for ``url``, with the bearer header when ``token`` is set."""
+    from mcp.client import streamable_http
+
+    from agentgym_suite.serving.auth import auth_headers
+
+    headers = auth_headers(token) or None
+    if not hasattr(streamable_http, "streamable_http_client"):  # an mcp 1.x older than the rename
+        return streamable_http.streamablehttp_client(url, headers=headers)
+    if headers is None:
+        return streamable_http.streamable_http_client(url)
+    return _with_http_client(url, headers)
+
+
+@contextlib.asynccontextmanager
+async def _with_http_client(url: str, headers: dict[str, str] | None) -> AsyncIterator[Any]:
+    """The SDK's current transport over an httpx client of ours that carries ``headers``."""
+    import httpx
+    from mcp.client import streamable_http
+
+    async with httpx.AsyncClient(headers=headers, follow_redirects=True,
+                                 timeout=httpx.Timeout(30.0, read=300.0)) as client:
+        async with streamable_http.streamable_http_client(url, http_client=client) as streams:
+            yield streams
+
+
 class McpConnection:
     """One open MCP client session, used synchronously (see the module docstring).
 
@@ -90,10 +115,13 @@ class McpConnection:
         call_timeout: seconds one request may take before it counts as timed out.
         connect_timeout: seconds to start the server and finish the MCP handshake.
         errlog: where a stdio server's stderr goes (default: this process's stderr).
+        token: a bearer token sent with every HTTP request (e.g. an ``agentgym serve --mcp --token``
+            server's); never written anywhere.
     """
 
     def __init__(self, server: str | ServerAddress, *, call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S, errlog: Any = None) -> None:
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S, errlog: Any = None,
+                 token: str | None = None) -> None:
         self.address = ServerAddress.parse(server)
         self.call_timeout = float(call_timeout)
         self._portal_cm = start_blocking_portal()
@@ -101,7 +129,7 @@ class McpConnection:
         self._session_cm: Any = None
         try:
             self._session_cm = self._portal.wrap_async_context_manager(
-                _open_session(self.address, float(connect_timeout), errlog if errlog is not None else sys.stderr))
+                _open_session(self.address, float(connect_timeout), errlog if errlog is not None else sys.stderr, token))
             self.session = self._session_cm.__enter__()
         except BaseException as exc:
             self._session_cm = None
