@@ -24,8 +24,12 @@ CARD = EnvCard(
         "instore,ota; delivery,instore,ota) on one merged database: result strings, final orders, bookings and "
         "inventories and tool parameters equal to vitabench's 30 OTA tools and VitaBench-2.0's (plus its 7 taxi tools)",
         "VitaBench-2.0's delivery and in-store tools on the first 12 English tasks of each domain",
+        "VitaBench-2.0's memories (full context, rewrite with and without a model, RAG chunks, top-k and threshold) "
+        "after the same interactions, and its compute_metrics on the same result records",
     ),
-    conformance_tests=("tests/conformance/test_vitabench.py", "tests/conformance/test_vitabench_ota.py"),
+    conformance_tests=("tests/conformance/test_vitabench.py", "tests/conformance/test_vitabench_ota.py",
+                       "tests/conformance/test_vitabench_v2_memory.py", "tests/conformance/test_vitabench_v2_metrics.py",
+                       "tests/conformance/test_vitabench_v2_rag.py"),
     cost=EpisodeCost(1477.0, "benchmarks/env_step_cost.py VitaBench-v0 --steps 2000, oracle on English delivery tasks "
                              "with the scripted user (2026-12-02, load 4.0; a rerun at load 5.3 gave 750.6)"),
     notes="Upstream scores with its LLM sliding-window rubric judge (--judge); without one this env scores by a state "
