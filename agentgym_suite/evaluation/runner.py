@@ -284,6 +284,7 @@ def evaluate(
         env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
         config["leaderboard_departures"] = leaderboard_departures(env)
+        config["max_action_chars"] = getattr(env.action_space, "max_length", None)  # the longest reply the env reads
         config["split"] = evaluation_split(env)
         config["score_scale"] = float(getattr(env.unwrapped, "score_scale", 1.0) or 1.0)
         plan = plan_episodes(tasks, k, seed)
@@ -513,6 +514,7 @@ def _summary(
             **({"agent_settings_sources": config["agent_settings_sources"]} if "agent_settings_sources" in config else {}),
             "comparable_to_leaderboard": not config.get("leaderboard_departures"),
             "leaderboard_departures": list(config.get("leaderboard_departures") or []),
+            "max_action_chars": config.get("max_action_chars"),
             "episodes_planned": planned,
             "episodes_missing": missing,
             "complete": missing == 0,

@@ -234,3 +234,16 @@ def test_benchmark_metrics_hook_receives_the_runs_k(tmp_path: Path, monkeypatch:
                       progress=False)
     assert result.summary["crashed"] == 3 and result.summary["benchmark_metrics"] == {"k": 3}
     assert seen == [(3, 3)]  # task-0's three attempts crashed: three scored episodes, yet k is still 3
+
+
+def test_the_summary_records_the_longest_reply_the_env_reads(tmp_path: Path) -> None:
+    """A tool env's reply limit follows its declared token budget, and the run says which it was."""
+    result = evaluate("SyntheticTools-v0", "oracle", out_dir=tmp_path, episodes=1, seed=0, progress=False)
+    env = gym.make("SyntheticTools-v0")
+    try:
+        expected = env.action_space.max_length
+    finally:
+        env.close()
+    written = json.loads((tmp_path / "summary.json").read_text())
+    assert written["max_action_chars"] == expected == result.summary["max_action_chars"]
+    assert isinstance(expected, int) and expected > 0
