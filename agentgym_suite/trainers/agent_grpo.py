@@ -75,6 +75,7 @@ from trl import GRPOTrainer
 
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
+from agentgym_suite.trainers.async_rollouts import build_async_rollouts
 from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
@@ -264,6 +265,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             self._build_fixed_teacher() if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
         self._init_step_timer(print_lines=args.print_step_times)  # per-step time profile (trainers.step_profile)
+        self._async = build_async_rollouts(self)
+        """``async_rollouts``: the queue, the generator's weights and the rollout thread (None: synchronous)."""
 
     def _take_over_loss_terms(self, args: AgentGRPOConfig) -> None:
         """With ``kl_estimator: low_var_kl`` the KL term, and with ``rows_per_update`` TRL's static
@@ -322,9 +325,13 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             resume_from_checkpoint = last_complete_checkpoint(self.args.output_dir)
             if resume_from_checkpoint is None:
                 logger.warning("no complete checkpoint in %s; training starts from step 0.", self.args.output_dir)
+        if self._async is not None:
+            self._async.resume_from(resume_from_checkpoint)
         try:
             return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
         finally:
+            if self._async is not None:
+                self._async.stop()
             self._env_pool.close()  # training and held-out envs and their workers; a later rollout makes new ones
 
     def save_merged(self, path: str) -> str:
@@ -363,6 +370,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         ``dynamic_sampling``, groups of new tasks in place of those that teach nothing. Returns the
         episodes to train on and every episode played (the log counts them all)."""
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
+        if mode == "train" and self._async is not None:  # finished groups from the queue (trainers.async_rollouts)
+            return self._async.rollout_phase(inputs, num_generations)
         played = episodes = self._rollout(inputs, num_generations)
         if mode == "train" and self.args.dynamic_sampling:
             episodes, played = self._dynamic_sampling(inputs, episodes, num_generations)
@@ -718,7 +727,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         correct_vllm = self.use_vllm and self.vllm_importance_sampling_correction
         generate_every = args.steps_per_generation * self.num_iterations
         need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs \
-            or correct_vllm or args.rows_per_update is not None  # later updates clip against the rollout policy
+            or correct_vllm or args.rows_per_update is not None \
+            or self._async is not None  # later updates, and async samples, clip against the scoring-time policy
         ref_logps = None
         with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what TRL's loss reads, on trained rows
             if need_old and old_logps is None:
@@ -744,6 +754,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             output["ref_per_token_logps"] = ref_logps
         if self.use_vllm:
             output["sampling_per_token_logps"] = batch["sampling_logps"]
+        if mode == "train" and self._async is not None:  # truncated importance weight of stale samples
+            output["advantages"] = self._async.correct(advantages, old_logps, batch["sampling_logps"], loss_mask)
         if correct_vllm:
             output["importance_sampling_ratio"] = self._importance_sampling_ratio(mode, old_logps,
                                                                                   batch["sampling_logps"], loss_mask)

@@ -1,0 +1,235 @@
+"""The trainer's side of asynchronous rollouts: what ``AgentGRPOTrainer`` calls, in one object.
+
+:func:`build_async_rollouts` returns None unless ``async_rollouts`` is set; otherwise an
+:class:`AsyncTrainerHooks` that the trainer asks in three places:
+
+* its rollout phase (:meth:`AsyncTrainerHooks.rollout_phase`): the generation batch's groups
+  come from the queue instead of being played (with ``dynamic_sampling``, the replacements too);
+* its loss phase (:meth:`AsyncTrainerHooks.correct`): the truncated importance weight folded
+  into the advantages TRL's loss reads;
+* ``train`` (:meth:`AsyncTrainerHooks.resume_from`, :meth:`AsyncTrainerHooks.stop`).
+
+A :class:`AsyncRolloutsCallback` starts the rollout thread when training begins (after a resumed
+run's weights are loaded), publishes the weights after every optimizer step (the policy version
+is ``state.global_step``), saves the queue with every checkpoint, and stops the thread at the end.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+
+import torch
+from transformers import TrainerCallback
+
+from agentgym_suite.rollout import EnvPool, RolloutEngine, Trajectory
+from agentgym_suite.trainers.async_rollouts.compat import check_async_setup
+from agentgym_suite.trainers.async_rollouts.controller import AsyncRollouts, TakeStats
+from agentgym_suite.trainers.async_rollouts.policy_snapshot import PolicySnapshot, unwrap
+from agentgym_suite.trainers.async_rollouts.staleness import (
+    corrected_advantages,
+    staleness_histogram,
+    truncated_is_weights,
+    turn_staleness,
+)
+from agentgym_suite.trainers.async_rollouts.worker import RolloutWorker
+from agentgym_suite.trainers.dynamic_sampling import fill_batch
+
+logger = logging.getLogger(__name__)
+
+STATE_FILE = "async_rollouts.pt"
+"""The asynchronous-rollout state inside a ``checkpoint-N`` directory."""
+
+
+def build_async_rollouts(trainer: Any) -> AsyncTrainerHooks | None:
+    """The hooks of ``trainer`` when its config sets ``async_rollouts`` (after the setup checks), else None."""
+    args = trainer.args
+    if not args.async_rollouts:
+        return None
+    check_async_setup(args, trainer.credit, trainer.sync.world_size)
+    hooks = AsyncTrainerHooks(trainer)
+    trainer.add_callback(AsyncRolloutsCallback(hooks))
+    return hooks
+
+
+class AsyncTrainerHooks:
+    """Owns the queue (:class:`~agentgym_suite.trainers.async_rollouts.controller.AsyncRollouts`),
+    the generator's copy of the policy and the rollout thread of one trainer."""
+
+    def __init__(self, trainer: Any) -> None:
+        self.trainer = trainer
+        args = trainer.args
+        self.group_size = int(trainer.num_generations)
+        self.groups_per_step = int(args.generation_batch_size) // self.group_size
+        self.tasks = [{"task_id": row["task_id"], "env_seed": row["env_seed"]} for row in trainer.train_dataset]
+        self.controller: AsyncRollouts | None = None
+        self.worker: RolloutWorker | None = None
+        self._resume_dir: str | None = None
+        self._last_take_end: float | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def resume_from(self, checkpoint: str | None) -> None:
+        """The checkpoint ``train`` resumes from (None: a fresh run)."""
+        self._resume_dir = checkpoint if isinstance(checkpoint, str) else None
+
+    def start(self, version: int) -> None:
+        """Copy the policy for the generator at ``version``, restore a resumed run's queue, start the thread."""
+        args = self.trainer.args
+        snapshot = PolicySnapshot(unwrap(self.trainer), version)
+        self.controller = AsyncRollouts(
+            self.tasks, group_size=self.group_size, groups_per_run=self.groups_per_step,
+            max_staleness=args.max_staleness, continue_episodes=args.async_episode_update == "continue",
+            seed=int(args.seed), snapshot=snapshot)
+        if self._resume_dir is not None:
+            self._restore(self._resume_dir, version)
+        self.worker = RolloutWorker(self.controller, self._make_engine, self.trainer.env_factory,
+                                    self.trainer.env_id, EnvPool(args.step_timeout, workers=args.parsed_env_workers))
+        self._last_take_end = time.monotonic()
+        self.worker.start()
+
+    def stop(self) -> None:
+        """Stop the rollout thread (at its next dispatch or turn boundary) and wait for it."""
+        if self.controller is not None:
+            self.controller.stop()
+        if self.worker is not None:
+            self.worker.join(timeout=120)
+            if self.worker.is_alive():
+                logger.warning("the asynchronous rollout thread did not stop within 120 s (an env step still running).")
+            self.worker = None
+
+    def publish(self, version: int) -> None:
+        """After an optimizer step: the learner's weights become ``version`` for the generator."""
+        if self.controller is not None:
+            self.controller.snapshot.publish(unwrap(self.trainer), version)
+
+    # ------------------------------------------------------------------ rollout phase
+    def rollout_phase(self, inputs: list[dict[str, Any]], num_generations: int) -> tuple[list[Trajectory],
+                                                                                       list[Trajectory]]:
+        """The generation batch from the queue: as many groups as ``inputs`` holds (its tasks are the
+        sampler's; under async the cursor chooses them), with ``dynamic_sampling`` the uninformative
+        groups replaced by further queued groups. Returns the episodes to train on and every episode
+        taken; the step's async metrics go to the trainer's."""
+        trainer, args = self.trainer, self.trainer.args
+        if self.controller is None:
+            raise RuntimeError("asynchronous rollouts were not started: the trainer's callback starts them when "
+                               "training begins.")
+        version = int(trainer.state.global_step)
+        count = len(inputs) // num_generations
+        totals = TakeStats()
+        taken: list[Trajectory] = []
+
+        def take(groups: int) -> list[Trajectory]:
+            got, stats = self.controller.take(groups, version, alive=self._alive)
+            totals.queue_depth = totals.queue_depth or stats.queue_depth
+            totals.dropped_groups += stats.dropped_groups
+            totals.dropped_episodes += stats.dropped_episodes
+            totals.wait_s += stats.wait_s
+            totals.staleness += stats.staleness
+            episodes = [e for g in got for e in g.episodes]
+            taken.extend(episodes)
+            return episodes
+
+        episodes = take(count)
+        if args.dynamic_sampling:
+            bound = args.dynamic_sampling_max_rollouts
+            episodes, ds = fill_batch(
+                episodes, target_groups=count, group_size=num_generations, sync=trainer.sync,
+                play_more=lambda groups, _round: take(groups),
+                max_extra_rollouts=2 * args.generation_batch_size if bound is None else bound)
+            for key, value in ds.metrics().items():
+                trainer._metrics["train"][key].append(value)
+        self._log(version, totals, episodes)
+        return episodes, taken
+
+    def _alive(self) -> bool:
+        return self.worker is not None and self.worker.is_alive()
+
+    def _log(self, version: int, totals: TakeStats, trained: list[Trajectory]) -> None:
+        now = time.monotonic()
+        interval = now - (self._last_take_end or now)
+        self._last_take_end = now
+        metrics = {
+            "async/policy_version": float(version),
+            "async/queue_depth": float(totals.queue_depth),
+            "async/dropped_groups": float(totals.dropped_groups),
+            "async/dropped_episodes": float(totals.dropped_episodes),
+            "async/learner_idle_share": totals.wait_s / interval if interval > 0 else 0.0,
+            "async/generator_idle_share": self.controller.generator_idle_share(),
+            **staleness_histogram(turn_staleness(version, trained), self.trainer.args.max_staleness),
+        }
+        for key, value in metrics.items():
+            self.trainer._metrics["train"][key].append(float(value))
+
+    def _make_engine(self, model: torch.nn.Module, seed: int, turn_boundary: Any) -> RolloutEngine:
+        """The trainer's rollout engine over the generator's copy ``model`` (built in the rollout thread)."""
+        from agentgym_suite.llm.transformers_backend import TransformersBackend
+        from agentgym_suite.trainers.agent_grpo import TRAINER_INFO_KEYS
+        from agentgym_suite.trainers.generation import rollout_sampling, template_kwargs
+
+        trainer, args = self.trainer, self.trainer.args
+        params, generation_kwargs = rollout_sampling(
+            args, temperature=trainer.temperature, top_p=trainer.top_p, top_k=trainer.top_k, min_p=trainer.min_p,
+            repetition_penalty=trainer.repetition_penalty, max_new_tokens=trainer.max_completion_length, seed=seed)
+        backend = TransformersBackend(model, trainer.processing_class, max_batch_size=1 << 20, name="policy-async",
+                                      generation_kwargs=generation_kwargs, chat_template_kwargs=template_kwargs(args))
+        return RolloutEngine(
+            backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
+            history_length=args.history_length, info_keys=TRAINER_INFO_KEYS,
+            record_oracle=trainer.needs_privileged_text and args.teacher_context == "oracle",
+            max_prompt_tokens=args.max_prompt_tokens, lockstep=turn_boundary, env_pool=self.worker.pool)
+
+    # ------------------------------------------------------------------ loss phase
+    def correct(self, advantages: torch.Tensor, learner_logps: torch.Tensor, generator_logps: torch.Tensor,
+                loss_mask: torch.Tensor) -> torch.Tensor:
+        """The advantages with the truncated importance weight folded in; its statistics go to the metrics."""
+        weights, stats = truncated_is_weights(learner_logps.float(), generator_logps.float(), loss_mask,
+                                              self.trainer.args.async_is_cap)
+        for key, value in stats.items():
+            self.trainer._metrics["train"][key].append(value)
+        return corrected_advantages(advantages, weights)
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self, checkpoint_dir: str) -> None:
+        """Write the queue, the data cursor and the policy version into ``checkpoint_dir``."""
+        if self.controller is None or not os.path.isdir(checkpoint_dir):
+            return
+        state = self.controller.state_dict()
+        torch.save(state, os.path.join(checkpoint_dir, STATE_FILE))
+
+    def _restore(self, checkpoint_dir: str, version: int) -> None:
+        path = os.path.join(checkpoint_dir, STATE_FILE)
+        if not os.path.exists(path):
+            logger.warning("%s has no %s (saved without async_rollouts): the task cursor starts after the %d groups "
+                           "its %d steps trained.", checkpoint_dir, STATE_FILE, version * self.groups_per_step, version)
+            self.controller.cursor.next_index = version * self.groups_per_step
+            return
+        state = torch.load(path, weights_only=False)
+        if int(state["version"]) != version:
+            raise ValueError(f"{path} was saved at policy version {state['version']} but the checkpoint's step is "
+                             f"{version}; the checkpoint directory is inconsistent.")
+        self.controller.load_state_dict(state)
+
+
+class AsyncRolloutsCallback(TrainerCallback):
+    """Starts, feeds and stops asynchronous rollouts at the trainer's events."""
+
+    def __init__(self, hooks: AsyncTrainerHooks) -> None:
+        self.hooks = hooks
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Start the rollout thread on the (possibly restored) weights."""
+        self.hooks.start(int(state.global_step))
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Publish the weights of the optimizer step just taken."""
+        self.hooks.publish(int(state.global_step))
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Save the queue with the checkpoint TRL just wrote."""
+        self.hooks.save(os.path.join(args.output_dir, f"checkpoint-{state.global_step}"))
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Stop the rollout thread."""
+        self.hooks.stop()
