@@ -75,7 +75,7 @@ from trl import GRPOTrainer
 
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
-from agentgym_suite.trainers.async_rollouts import build_async_rollouts
+from agentgym_suite.trainers.async_rollouts import LearnerSide, build_async_rollouts
 from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
@@ -265,8 +265,15 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             self._build_fixed_teacher() if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
         self._init_step_timer(print_lines=args.print_step_times)  # per-step time profile (trainers.step_profile)
-        self._async = build_async_rollouts(self)
+        self._async = build_async_rollouts(LearnerSide(
+            args, tasks=self.train_dataset, group_size=int(self.num_generations),
+            policy=lambda: self.accelerator.unwrap_model(self.model), env_factory=self.env_factory, env_id=self.env_id,
+            tokenizer=self.processing_class, info_keys=TRAINER_INFO_KEYS,
+            record_oracle=self.needs_privileged_text and args.teacher_context == "oracle", sync=self.sync,
+            record=lambda key, value: self._metrics["train"][key].append(value)), self.credit)
         """``async_rollouts``: the queue, the generator's weights and the rollout thread (None: synchronous)."""
+        if self._async is not None:
+            self.add_callback(self._async.callback)
 
     def _take_over_loss_terms(self, args: AgentGRPOConfig) -> None:
         """With ``kl_estimator: low_var_kl`` the KL term, and with ``rows_per_update`` TRL's static
@@ -371,7 +378,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         episodes to train on and every episode played (the log counts them all)."""
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
         if mode == "train" and self._async is not None:  # finished groups from the queue (trainers.async_rollouts)
-            return self._async.rollout_phase(inputs, num_generations)
+            return self._async.rollout_phase(inputs, num_generations, self.state.global_step)
         played = episodes = self._rollout(inputs, num_generations)
         if mode == "train" and self.args.dynamic_sampling:
             episodes, played = self._dynamic_sampling(inputs, episodes, num_generations)

@@ -17,6 +17,7 @@ corrected with a token-level truncated importance weight. Modules, one job each:
 """
 
 from agentgym_suite.trainers.async_rollouts.compat import async_refusal, check_async_setup
-from agentgym_suite.trainers.async_rollouts.hooks import STATE_FILE, AsyncTrainerHooks, build_async_rollouts
+from agentgym_suite.trainers.async_rollouts.hooks import STATE_FILE, AsyncTrainerHooks, LearnerSide, build_async_rollouts
 
-__all__ = ["STATE_FILE", "AsyncTrainerHooks", "async_refusal", "build_async_rollouts", "check_async_setup"]
+__all__ = ["STATE_FILE", "AsyncTrainerHooks", "LearnerSide", "async_refusal", "build_async_rollouts",
+           "check_async_setup"]

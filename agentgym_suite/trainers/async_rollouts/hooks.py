@@ -1,7 +1,8 @@
 """The trainer's side of asynchronous rollouts: what ``AgentGRPOTrainer`` calls, in one object.
 
 :func:`build_async_rollouts` returns None unless ``async_rollouts`` is set; otherwise an
-:class:`AsyncTrainerHooks` that the trainer asks in three places:
+:class:`AsyncTrainerHooks`, built from typed values (:class:`LearnerSide`), that the trainer asks
+in three places:
 
 * its rollout phase (:meth:`AsyncTrainerHooks.rollout_phase`): the generation batch's groups
   come from the queue instead of being played (with ``dynamic_sampling``, the replacements too);
@@ -19,7 +20,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import torch
 from transformers import TrainerCallback
@@ -27,7 +29,7 @@ from transformers import TrainerCallback
 from agentgym_suite.rollout import EnvPool, RolloutEngine, Trajectory
 from agentgym_suite.trainers.async_rollouts.compat import check_async_setup
 from agentgym_suite.trainers.async_rollouts.controller import AsyncRollouts, TakeStats
-from agentgym_suite.trainers.async_rollouts.policy_snapshot import PolicySnapshot, unwrap
+from agentgym_suite.trainers.async_rollouts.policy_snapshot import PolicySnapshot
 from agentgym_suite.trainers.async_rollouts.staleness import (
     corrected_advantages,
     staleness_histogram,
@@ -43,29 +45,53 @@ STATE_FILE = "async_rollouts.pt"
 """The asynchronous-rollout state inside a ``checkpoint-N`` directory."""
 
 
-def build_async_rollouts(trainer: Any) -> AsyncTrainerHooks | None:
-    """The hooks of ``trainer`` when its config sets ``async_rollouts`` (after the setup checks), else None."""
-    args = trainer.args
-    if not args.async_rollouts:
+@dataclass
+class LearnerSide:
+    """What asynchronous rollouts need from the trainer, as typed values (no trainer object)."""
+
+    args: Any
+    """The trainer's ``AgentGRPOConfig``."""
+    tasks: Any
+    """The training task rows (``task_id``, ``env_seed``): the trainer's dataset, read only when async is on."""
+    group_size: int
+    policy: Callable[[], torch.nn.Module]
+    """The policy being trained, unwrapped (copied for the generator, read after each optimizer step)."""
+    env_factory: Callable[[], Any]
+    env_id: str
+    tokenizer: Any
+    info_keys: tuple[str, ...]
+    """``info`` keys the rollout records keep (the trainer's)."""
+    record_oracle: bool
+    """Record the env's oracle per turn (a teacher reads it)."""
+    sync: Any
+    """The trainer's :class:`~agentgym_suite.trainers.distributed.ProcessSync` (dynamic sampling's gathers)."""
+    record: Callable[[str, float], None]
+    """Append a value to a training metric of the current step."""
+
+
+def build_async_rollouts(side: LearnerSide, credit: Any) -> AsyncTrainerHooks | None:
+    """The hooks of a trainer whose config sets ``async_rollouts`` (after the setup checks), else None;
+    the trainer adds :attr:`AsyncTrainerHooks.callback` to its callbacks."""
+    if not side.args.async_rollouts:
         return None
-    check_async_setup(args, trainer.credit, trainer.sync.world_size)
-    hooks = AsyncTrainerHooks(trainer)
-    trainer.add_callback(AsyncRolloutsCallback(hooks))
-    return hooks
+    check_async_setup(side.args, credit, side.sync.world_size)
+    return AsyncTrainerHooks(side)
 
 
 class AsyncTrainerHooks:
     """Owns the queue (:class:`~agentgym_suite.trainers.async_rollouts.controller.AsyncRollouts`),
     the generator's copy of the policy and the rollout thread of one trainer."""
 
-    def __init__(self, trainer: Any) -> None:
-        self.trainer = trainer
-        args = trainer.args
-        self.group_size = int(trainer.num_generations)
+    def __init__(self, side: LearnerSide) -> None:
+        self.side = side
+        args = side.args
+        self.group_size = int(side.group_size)
         self.groups_per_step = int(args.generation_batch_size) // self.group_size
-        self.tasks = [{"task_id": row["task_id"], "env_seed": row["env_seed"]} for row in trainer.train_dataset]
+        self.tasks = [{"task_id": row["task_id"], "env_seed": row["env_seed"]} for row in side.tasks]
         self.controller: AsyncRollouts | None = None
         self.worker: RolloutWorker | None = None
+        self.callback = AsyncRolloutsCallback(self)
+        """The ``TrainerCallback`` that starts, feeds, checkpoints and stops the rollout thread."""
         self._resume_dir: str | None = None
         self._last_take_end: float | None = None
 
@@ -76,16 +102,16 @@ class AsyncTrainerHooks:
 
     def start(self, version: int) -> None:
         """Copy the policy for the generator at ``version``, restore a resumed run's queue, start the thread."""
-        args = self.trainer.args
-        snapshot = PolicySnapshot(unwrap(self.trainer), version)
+        args = self.side.args
+        snapshot = PolicySnapshot(self.side.policy(), version)
         self.controller = AsyncRollouts(
             self.tasks, group_size=self.group_size, groups_per_run=self.groups_per_step,
             max_staleness=args.max_staleness, continue_episodes=args.async_episode_update == "continue",
             seed=int(args.seed), snapshot=snapshot)
         if self._resume_dir is not None:
             self._restore(self._resume_dir, version)
-        self.worker = RolloutWorker(self.controller, self._make_engine, self.trainer.env_factory,
-                                    self.trainer.env_id, EnvPool(args.step_timeout, workers=args.parsed_env_workers))
+        self.worker = RolloutWorker(self.controller, self._make_engine, self.side.env_factory, self.side.env_id,
+                                    EnvPool(args.step_timeout, workers=args.parsed_env_workers))
         self._last_take_end = time.monotonic()
         self.worker.start()
 
@@ -102,20 +128,21 @@ class AsyncTrainerHooks:
     def publish(self, version: int) -> None:
         """After an optimizer step: the learner's weights become ``version`` for the generator."""
         if self.controller is not None:
-            self.controller.snapshot.publish(unwrap(self.trainer), version)
+            self.controller.snapshot.publish(self.side.policy(), version)
 
     # ------------------------------------------------------------------ rollout phase
-    def rollout_phase(self, inputs: list[dict[str, Any]], num_generations: int) -> tuple[list[Trajectory],
-                                                                                       list[Trajectory]]:
+    def rollout_phase(self, inputs: list[dict[str, Any]], num_generations: int, version: int
+                      ) -> tuple[list[Trajectory], list[Trajectory]]:
         """The generation batch from the queue: as many groups as ``inputs`` holds (its tasks are the
         sampler's; under async the cursor chooses them), with ``dynamic_sampling`` the uninformative
-        groups replaced by further queued groups. Returns the episodes to train on and every episode
-        taken; the step's async metrics go to the trainer's."""
-        trainer, args = self.trainer, self.trainer.args
+        groups replaced by further queued groups. ``version`` is the learner's policy version (its
+        optimizer steps). Returns the episodes to train on and every episode taken; the step's
+        async metrics are recorded."""
+        args = self.side.args
         if self.controller is None:
             raise RuntimeError("asynchronous rollouts were not started: the trainer's callback starts them when "
                                "training begins.")
-        version = int(trainer.state.global_step)
+        version = int(version)
         count = len(inputs) // num_generations
         totals = TakeStats()
         taken: list[Trajectory] = []
@@ -135,11 +162,11 @@ class AsyncTrainerHooks:
         if args.dynamic_sampling:
             bound = args.dynamic_sampling_max_rollouts
             episodes, ds = fill_batch(
-                episodes, target_groups=count, group_size=num_generations, sync=trainer.sync,
+                episodes, target_groups=count, group_size=num_generations, sync=self.side.sync,
                 play_more=lambda groups, _round: take(groups),
                 max_extra_rollouts=2 * args.generation_batch_size if bound is None else bound)
             for key, value in ds.metrics().items():
-                trainer._metrics["train"][key].append(value)
+                self.side.record(key, value)
         self._log(version, totals, episodes)
         return episodes, taken
 
@@ -157,27 +184,26 @@ class AsyncTrainerHooks:
             "async/dropped_episodes": float(totals.dropped_episodes),
             "async/learner_idle_share": totals.wait_s / interval if interval > 0 else 0.0,
             "async/generator_idle_share": self.controller.generator_idle_share(),
-            **staleness_histogram(turn_staleness(version, trained), self.trainer.args.max_staleness),
+            **staleness_histogram(turn_staleness(version, trained), self.side.args.max_staleness),
         }
         for key, value in metrics.items():
-            self.trainer._metrics["train"][key].append(float(value))
+            self.side.record(key, float(value))
 
     def _make_engine(self, model: torch.nn.Module, seed: int, turn_boundary: Any) -> RolloutEngine:
-        """The trainer's rollout engine over the generator's copy ``model`` (built in the rollout thread)."""
+        """The trainer's rollout engine over the generator's copy ``model`` (built in the rollout
+        thread), sampling as the trainer's transformers path does."""
         from agentgym_suite.llm.transformers_backend import TransformersBackend
-        from agentgym_suite.trainers.agent_grpo import TRAINER_INFO_KEYS
         from agentgym_suite.trainers.generation import rollout_sampling, template_kwargs
 
-        trainer, args = self.trainer, self.trainer.args
+        side, args = self.side, self.side.args
         params, generation_kwargs = rollout_sampling(
-            args, temperature=trainer.temperature, top_p=trainer.top_p, top_k=trainer.top_k, min_p=trainer.min_p,
-            repetition_penalty=trainer.repetition_penalty, max_new_tokens=trainer.max_completion_length, seed=seed)
-        backend = TransformersBackend(model, trainer.processing_class, max_batch_size=1 << 20, name="policy-async",
+            args, temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, min_p=args.min_p,
+            repetition_penalty=args.repetition_penalty, max_new_tokens=args.max_completion_length, seed=seed)
+        backend = TransformersBackend(model, side.tokenizer, max_batch_size=1 << 20, name="policy-async",
                                       generation_kwargs=generation_kwargs, chat_template_kwargs=template_kwargs(args))
         return RolloutEngine(
             backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
-            history_length=args.history_length, info_keys=TRAINER_INFO_KEYS,
-            record_oracle=trainer.needs_privileged_text and args.teacher_context == "oracle",
+            history_length=args.history_length, info_keys=side.info_keys, record_oracle=side.record_oracle,
             max_prompt_tokens=args.max_prompt_tokens, lockstep=turn_boundary, env_pool=self.worker.pool)
 
     # ------------------------------------------------------------------ loss phase
@@ -185,9 +211,9 @@ class AsyncTrainerHooks:
                 loss_mask: torch.Tensor) -> torch.Tensor:
         """The advantages with the truncated importance weight folded in; its statistics go to the metrics."""
         weights, stats = truncated_is_weights(learner_logps.float(), generator_logps.float(), loss_mask,
-                                              self.trainer.args.async_is_cap)
+                                              self.side.args.async_is_cap)
         for key, value in stats.items():
-            self.trainer._metrics["train"][key].append(value)
+            self.side.record(key, value)
         return corrected_advantages(advantages, weights)
 
     # ------------------------------------------------------------------ checkpoints

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import copy
 import threading
-from typing import Any
-
 import torch
 
 
@@ -55,7 +53,3 @@ class PolicySnapshot:
         self.publish(policy, version)
         self.apply_pending()
 
-
-def unwrap(trainer: Any) -> torch.nn.Module:
-    """The trainer's policy as a plain module."""
-    return trainer.accelerator.unwrap_model(trainer.model)

@@ -24,10 +24,10 @@ DEFAULT_IS_CAP = 2.0
 """Truncation ``C`` of the importance weight ``min(pi_learner / pi_generator, C)`` (verl's
 ``rollout_is_threshold`` default)."""
 
-LOSS_TYPES_WITH_FOLDED_WEIGHT = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo", "cispo", "sapo")
-"""Loss types whose per-token loss is linear in the advantage, so a non-negative, detached
-importance weight multiplied into the advantage weights the per-token loss exactly as TRL's own
-vLLM correction does (TRL applies that one only with ``use_vllm``)."""
+LOSS_TYPES_NOT_LINEAR_IN_ADVANTAGE = ("vespo",)
+"""TRL loss types whose per-token loss is not linear in the advantage. Every other loss type's is,
+so a non-negative, detached importance weight multiplied into the advantage weights the per-token
+loss exactly as TRL's own vLLM correction does (TRL applies that one only with ``use_vllm``)."""
 
 
 def check_async_settings(config: Any) -> None:
@@ -49,10 +49,10 @@ def check_async_settings(config: Any) -> None:
                          "unclipped one; verl uses 2.0.")
     if not config.async_rollouts:
         return
-    if config.loss_type not in LOSS_TYPES_WITH_FOLDED_WEIGHT:
-        raise ValueError(f"async_rollouts corrects stale samples with an importance weight on the per-token loss, "
-                         f"which loss_type={config.loss_type!r} does not take linearly; use one of "
-                         f"{', '.join(LOSS_TYPES_WITH_FOLDED_WEIGHT)}, or async_rollouts: false.")
+    if config.loss_type in LOSS_TYPES_NOT_LINEAR_IN_ADVANTAGE:
+        raise ValueError(f"async_rollouts corrects stale samples with an importance weight folded into the advantage, "
+                         f"which loss_type={config.loss_type!r} does not take linearly; use another loss_type (e.g. "
+                         "dapo), or async_rollouts: false.")
     if config.use_vllm:
         raise ValueError("async_rollouts runs the rollouts on the transformers backend in a thread of the training "
                          "process (the CPU path); with vLLM use TRL's AsyncGRPOTrainer "

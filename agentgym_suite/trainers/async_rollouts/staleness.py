@@ -79,8 +79,8 @@ def truncated_is_weights(learner_logps: Tensor, generator_logps: Tensor, mask: T
 
 
 def corrected_advantages(advantages: Tensor, weights: Tensor) -> Tensor:
-    """The advantages TRL's loss reads, with the TIS weight folded in: for the loss types of
-    :data:`~agentgym_suite.trainers.async_rollouts.settings.LOSS_TYPES_WITH_FOLDED_WEIGHT` the
+    """The advantages TRL's loss reads, with the TIS weight folded in: for every loss type but those of
+    :data:`~agentgym_suite.trainers.async_rollouts.settings.LOSS_TYPES_NOT_LINEAR_IN_ADVANTAGE` the
     per-token loss is linear in the advantage and the weight is non-negative and detached, so
     ``loss(A * w) = w * loss(A)`` token by token (what TRL's vLLM correction computes)."""
     if (weights < 0).any():
