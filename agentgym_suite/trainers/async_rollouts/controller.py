@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from agentgym_suite.rollout.seeding import episode_seed
 from agentgym_suite.trainers.async_rollouts.groups import FinishedGroup
 from agentgym_suite.trainers.async_rollouts.policy_snapshot import PolicySnapshot
 from agentgym_suite.trainers.async_rollouts.staleness import group_staleness
@@ -111,7 +112,7 @@ class AsyncRollouts:
 
     def sampling_seed(self, index: int) -> int:
         """The sampling seed of the rollout that starts with dispatch ``index`` (seed and index only)."""
-        return (self.seed * 7_919 + int(index) * 104_729) % (2**31 - 1)
+        return episode_seed(self.seed, "async-rollout-sampling", int(index))
 
     # ------------------------------------------------------------------ learner
     def take(self, count: int, learner_version: int, *, alive: Callable[[], bool] = lambda: True) -> tuple[

@@ -17,6 +17,7 @@ is ``state.global_step``), saves the queue with every checkpoint, and stops the 
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import time
@@ -104,6 +105,8 @@ class AsyncTrainerHooks:
         """Copy the policy for the generator at ``version``, restore a resumed run's queue, start the thread."""
         args = self.side.args
         snapshot = PolicySnapshot(self.side.policy(), version)
+        # the thread's own tokenizer: a fast tokenizer used from two threads at once can fail ("Already borrowed")
+        self._tokenizer = copy.deepcopy(self.side.tokenizer)
         self.controller = AsyncRollouts(
             self.tasks, group_size=self.group_size, groups_per_run=self.groups_per_step,
             max_staleness=args.max_staleness, continue_episodes=args.async_episode_update == "continue",
@@ -199,7 +202,7 @@ class AsyncTrainerHooks:
         params, generation_kwargs = rollout_sampling(
             args, temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, min_p=args.min_p,
             repetition_penalty=args.repetition_penalty, max_new_tokens=args.max_completion_length, seed=seed)
-        backend = TransformersBackend(model, side.tokenizer, max_batch_size=1 << 20, name="policy-async",
+        backend = TransformersBackend(model, self._tokenizer, max_batch_size=1 << 20, name="policy-async",
                                       generation_kwargs=generation_kwargs, chat_template_kwargs=template_kwargs(args))
         return RolloutEngine(
             backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,

@@ -14,10 +14,12 @@ from typing import Any
 
 import torch
 
+from agentgym_suite.rollout.seeding import episode_seed
+
 
 def task_order(num_tasks: int, seed: int, epoch: int) -> list[int]:
     """The permutation of ``num_tasks`` task rows of one epoch."""
-    generator = torch.Generator().manual_seed(int(seed) * 1_000_003 + int(epoch))
+    generator = torch.Generator().manual_seed(episode_seed(int(seed), "async-rollout-task-order", int(epoch)))
     return torch.randperm(num_tasks, generator=generator).tolist()
 
 
