@@ -75,7 +75,7 @@ def run(async_rollouts: bool, latency_ms: float, cli: argparse.Namespace) -> dic
             num_generations=2, max_completion_length=cli.tokens, max_turns=2, bf16=False, gradient_checkpointing=False,
             report_to="none", logging_steps=1, action_format=None, learning_rate=1e-3, save_strategy="no",
             use_cpu=True, seed=7, disable_tqdm=True, print_step_times=False, save_trajectories=False,
-            async_rollouts=async_rollouts, max_staleness=2, env_workers="1")
+            async_rollouts=async_rollouts, max_staleness=2, env_workers=cli.env_workers)
         trainer = AgentGRPOTrainer(args=config, env_factory=lambda: LatentLetterEnv(latency_ms / 1000, cli.chars))
         began = time.perf_counter()
         trainer.train()
@@ -96,6 +96,8 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=2, help="groups of G=2 episodes per step")
     parser.add_argument("--chars", type=int, default=0, help="room description before each observation")
     parser.add_argument("--tokens", type=int, default=16, help="tokens per turn")
+    parser.add_argument("--env-workers", default="1",
+                        help="1: envs stepped one after another in the training process; N: N worker processes")
     parser.add_argument("--rounds", type=int, default=2,
                         help="interleaved sync/async rounds per latency; each wall time is the median over rounds")
     parser.add_argument("--quick", action="store_true", help="the 200 ms comparison alone, one round")

@@ -735,7 +735,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         generate_every = args.steps_per_generation * self.num_iterations
         need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs \
             or correct_vllm or args.rows_per_update is not None \
-            or self._async is not None  # later updates, and async samples, clip against the scoring-time policy
+            or (self._async is not None and self._async.needs_learner_logps)  # later updates / async: scoring-time policy
         ref_logps = None
         with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what TRL's loss reads, on trained rows
             if need_old and old_logps is None:
@@ -761,8 +761,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             output["ref_per_token_logps"] = ref_logps
         if self.use_vllm:
             output["sampling_per_token_logps"] = batch["sampling_logps"]
-        if mode == "train" and self._async is not None:  # truncated importance weight of stale samples
-            output["advantages"] = self._async.correct(advantages, old_logps, batch["sampling_logps"], loss_mask)
+        if mode == "train" and self._async is not None:  # stale samples corrected (trainers.async_rollouts)
+            output = self._async.loss_inputs(output, old_logps, batch["sampling_logps"], loss_mask)
         if correct_vllm:
             output["importance_sampling_ratio"] = self._importance_sampling_ratio(mode, old_logps,
                                                                                   batch["sampling_logps"], loss_mask)

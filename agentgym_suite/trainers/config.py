@@ -314,6 +314,14 @@ class AgentGRPOConfig(GRPOConfig):
                           "started with (finish) or continued on the new ones from the next turn (continue: partial "
                           "rollouts). Each turn records the policy version that produced it."},
     )
+    async_correction: str = field(
+        default="tis",
+        metadata={"help": "async_rollouts: how samples of an older policy are corrected. tis: verl's decoupled "
+                          "correction, the learner's log-probs recomputed when the batch is scored (PPO clips against "
+                          "them) and each token's loss weighted by min(pi_learner / pi_generator, async_is_cap); "
+                          "behaviour_clip: TRL AsyncGRPOTrainer's, PPO clips against the generator's log-probs and "
+                          "TRL's delta (set to async_is_cap unless given) caps the ratio, one log-prob pass fewer."},
+    )
     async_is_cap: float = field(
         default=2.0,
         metadata={"help": "async_rollouts: truncation C of the per-token importance weight min(pi_learner / "

@@ -90,6 +90,36 @@ def test_the_loss_never_sees_an_unclipped_importance_ratio(make_config, monkeypa
         assert torch.any(loss_advantages.abs() > 1.01 * credit_advantages.abs())  # the weight was applied, capped
 
 
+def test_behaviour_clip_clips_against_the_generator_with_a_capped_ratio(make_config):
+    """TRL AsyncGRPOTrainer's choice: PPO's ratio is taken to the generator's log-probs and TRL's delta
+    (the cap) bounds it from above; no learner log-prob pass is added."""
+    config = _async_config(make_config, max_steps=2, async_correction="behaviour_clip", async_is_cap=1.5,
+                           skip_uninformative_rows=False)
+    assert config.delta == 1.5
+    trainer = AgentGRPOTrainer(args=config, env_factory=make_letter_env)
+    assert not trainer._async.needs_learner_logps
+    seen = []
+    loss_phase = trainer._loss_phase
+
+    def recording(scored, mode):
+        output = loss_phase(scored, mode)
+        seen.append((output, scored))
+        return output
+
+    trainer._loss_phase = recording
+    trainer.train()
+    assert seen
+    for output, scored in seen:
+        rows = scored.rows  # skip_uninformative_rows off: the loss gets every row, then padding rows
+        width = output["completion_ids"].size(1)
+        generator = torch.tensor([r.logprobs + [0.0] * (width - len(r.logprobs)) for r in rows])
+        mask = output["completion_mask"][:len(rows)].bool().cpu()
+        assert mask.any()
+        assert torch.allclose(output["old_per_token_logps"][:len(rows)].cpu()[mask], generator[mask])
+        assert torch.equal(output["advantages"], scored.advantages)  # no weight folded into the advantages
+    assert not _logged(trainer, "async/is_weight_max")
+
+
 def test_dynamic_sampling_replaces_groups_from_the_queue(make_config):
     trainer = AgentGRPOTrainer(args=_async_config(make_config, max_steps=2, dynamic_sampling=True, max_staleness=2,
                                                   dynamic_sampling_max_rollouts=8), env_factory=make_letter_env)
@@ -156,6 +186,8 @@ def test_env_that_borrows_the_policy_is_refused(make_config):
     ({"async_episode_update": "later"}, "async_episode_update"),
     ({"async_is_cap": float("inf")}, "never an unclipped"),
     ({"async_is_cap": 0.5}, "async_is_cap"),
+    ({"async_correction": "none"}, "async_correction"),
+    ({"async_correction": "behaviour_clip", "delta": float("inf")}, "finite"),
     ({"loss_type": "vespo"}, "vespo"),
 ])
 def test_async_settings_are_checked(make_config, overrides, message):

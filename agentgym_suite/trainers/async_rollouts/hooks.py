@@ -210,6 +210,24 @@ class AsyncTrainerHooks:
             max_prompt_tokens=args.max_prompt_tokens, lockstep=turn_boundary, env_pool=self.worker.pool)
 
     # ------------------------------------------------------------------ loss phase
+    @property
+    def needs_learner_logps(self) -> bool:
+        """The correction reads the learner's log-probs of the batch (``tis``); ``behaviour_clip`` does not."""
+        return self.side.args.async_correction == "tis"
+
+    def loss_inputs(self, output: dict[str, Any], learner_logps: torch.Tensor | None, generator_logps: torch.Tensor,
+                    loss_mask: torch.Tensor) -> dict[str, Any]:
+        """What TRL's loss reads, corrected for stale samples: with ``tis`` the advantages carry the
+        truncated importance weight (:meth:`correct`); with ``behaviour_clip`` the old log-probs PPO
+        clips against are the generator's (TRL's ``delta`` caps the ratio)."""
+        if self.needs_learner_logps:
+            if learner_logps is None:
+                raise RuntimeError("async_correction=tis needs the learner's log-probs of the batch.")
+            output["advantages"] = self.correct(output["advantages"], learner_logps, generator_logps, loss_mask)
+        else:
+            output["old_per_token_logps"] = generator_logps * loss_mask.to(generator_logps.dtype)
+        return output
+
     def correct(self, advantages: torch.Tensor, learner_logps: torch.Tensor, generator_logps: torch.Tensor,
                 loss_mask: torch.Tensor) -> torch.Tensor:
         """The advantages with the truncated importance weight folded in; its statistics go to the metrics."""

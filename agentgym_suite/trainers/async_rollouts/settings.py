@@ -16,6 +16,10 @@ EPISODE_UPDATES = ("finish", "continue")
 takes new weights between rollouts only); ``continue``: the generator takes new weights at the
 next turn boundary, so the rest of the episode is played by the newer policy (partial rollouts)."""
 
+CORRECTIONS = ("tis", "behaviour_clip")
+"""``tis``: verl's decoupled truncated importance sampling (the default); ``behaviour_clip``: TRL
+``AsyncGRPOTrainer``'s PPO clip against the generator's log-probs, capped by TRL's ``delta``."""
+
 DEFAULT_MAX_STALENESS = 2
 """Policy versions a trained sample may lag the learner by (the peers use 1-4; TRL's
 ``AsyncGRPOConfig`` 4)."""
@@ -42,6 +46,8 @@ def check_async_settings(config: Any) -> None:
     if config.async_episode_update not in EPISODE_UPDATES:
         raise ValueError(f"async_episode_update={config.async_episode_update!r}; choose one of "
                          f"{', '.join(EPISODE_UPDATES)}.")
+    if config.async_correction not in CORRECTIONS:
+        raise ValueError(f"async_correction={config.async_correction!r}; choose one of {', '.join(CORRECTIONS)}.")
     cap = config.async_is_cap
     if cap is None or not math.isfinite(float(cap)) or float(cap) < 1.0:
         raise ValueError(f"async_is_cap must be a finite number >= 1 (got {cap!r}): asynchronous samples are "
@@ -53,6 +59,12 @@ def check_async_settings(config: Any) -> None:
         raise ValueError(f"async_rollouts corrects stale samples with an importance weight folded into the advantage, "
                          f"which loss_type={config.loss_type!r} does not take linearly; use another loss_type (e.g. "
                          "dapo), or async_rollouts: false.")
+    if config.async_correction == "behaviour_clip":
+        if config.delta is None:
+            config.delta = float(cap)  # TRL's two-sided clip: the ratio to the generator never exceeds the cap
+        elif not math.isfinite(float(config.delta)):
+            raise ValueError(f"async_correction=behaviour_clip caps the ratio with TRL's delta, which must be finite "
+                             f"(got {config.delta!r}); leave it unset to use async_is_cap.")
     if config.use_vllm:
         raise ValueError("async_rollouts runs the rollouts on the transformers backend in a thread of the training "
                          "process (the CPU path); with vLLM use TRL's AsyncGRPOTrainer "
