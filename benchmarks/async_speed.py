@@ -7,7 +7,10 @@ learner's share of a step larger). Both runs
 train the tiny model for ``--steps`` optimizer steps on the same batches (``--groups`` groups of
 G=2 two-turn episodes per step), so they train the same number of samples; the script checks the
 counts agree. The synchronous run plays a batch, then trains on it; the asynchronous run
-(``async_rollouts: true``, ``max_staleness`` 2) plays in a thread while the learner trains.
+(``async_rollouts: true``, ``max_staleness`` 2) plays in a thread while the learner trains; it
+runs with each correction: ``tis`` (the default; the learner recomputes its log-probs, one more
+no-gradient pass per step) and ``behaviour_clip`` (TRL's choice; no extra pass). Learner and
+generator idle shares are the ``tis`` run's.
 
 What to expect. Async hides the shorter of the two phases: the ratio approaches
 ``(rollout + learn) / max(rollout, learn)`` per step, minus the first batch, which the learner
@@ -67,7 +70,7 @@ class LatentLetterEnv(LetterEnv):
         return replace(outcome, observation=f"{self.room}{outcome.observation}")
 
 
-def run(async_rollouts: bool, latency_ms: float, cli: argparse.Namespace) -> dict:
+def run(async_rollouts: bool, latency_ms: float, cli: argparse.Namespace, correction: str = "tis") -> dict:
     """Train once; wall time of ``train()`` (the model is loaded before the clock starts)."""
     with tempfile.TemporaryDirectory() as out:
         config = AgentGRPOConfig(
@@ -75,7 +78,7 @@ def run(async_rollouts: bool, latency_ms: float, cli: argparse.Namespace) -> dic
             num_generations=2, max_completion_length=cli.tokens, max_turns=2, bf16=False, gradient_checkpointing=False,
             report_to="none", logging_steps=1, action_format=None, learning_rate=1e-3, save_strategy="no",
             use_cpu=True, seed=7, disable_tqdm=True, print_step_times=False, save_trajectories=False,
-            async_rollouts=async_rollouts, max_staleness=2, env_workers=cli.env_workers)
+            async_rollouts=async_rollouts, max_staleness=2, env_workers=cli.env_workers, async_correction=correction)
         trainer = AgentGRPOTrainer(args=config, env_factory=lambda: LatentLetterEnv(latency_ms / 1000, cli.chars))
         began = time.perf_counter()
         trainer.train()
@@ -109,21 +112,27 @@ def main() -> None:
           f"{os.getloadavg()[0]:.1f} (shared with other jobs: the 0 ms ratio depends on free cores)")
     print(f"{cli.steps} steps x {cli.groups} groups x G=2 two-turn episodes, tiny model, {cli.chars}-char observations, "
           f"median of {rounds} interleaved round(s)")
-    print(f"{'latency':>8} {'sync s':>8} {'async s':>8} {'ratio':>7} {'samples':>8} {'learner idle':>13} "
-          f"{'generator idle':>15}")
+    print(f"{'latency':>8} {'sync s':>8} {'async tis s':>12} {'ratio':>7} {'async clip s':>13} {'ratio':>7} "
+          f"{'samples':>8} {'learner idle':>13} {'generator idle':>15}")
+    modes = ("sync", "tis", "behaviour_clip")
     for latency in latencies:
-        runs: dict[bool, list[dict]] = {False: [], True: []}
-        for round_ in range(rounds):  # interleaved, the order alternating, so both see the same machine load
-            for mode in ((False, True) if round_ % 2 == 0 else (True, False)):
-                runs[mode].append(run(mode, latency, cli))
-        sync, fast = _median(runs[False]), _median(runs[True])
-        if sync["samples"] != fast["samples"]:
-            raise SystemExit(f"the runs trained different sample counts: {sync['samples']} vs {fast['samples']}")
-        ratio = sync["wall"] / fast["wall"]
-        print(f"{latency:>6.0f}ms {sync['wall']:>8.1f} {fast['wall']:>8.1f} {ratio:>6.2f}x {fast['samples']:>8} "
-              f"{fast.get('async/learner_idle_share', 0):>13.2f} {fast.get('async/generator_idle_share', 0):>15.2f}")
-        report_ratio(f"async_speedup_{latency:.0f}ms", ratio, ">= 1.5x" if latency >= 200 else "report",
-                     f"sync {sync['wall']:.1f}s vs async {fast['wall']:.1f}s for {fast['samples']} samples")
+        runs: dict[str, list[dict]] = {mode: [] for mode in modes}
+        for round_ in range(rounds):  # interleaved, the order rotating, so every mode sees the same machine load
+            for mode in modes[round_ % 3:] + modes[:round_ % 3]:
+                runs[mode].append(run(mode != "sync", latency, cli, "tis" if mode == "sync" else mode))
+        sync, tis, clip = (_median(runs[mode]) for mode in modes)
+        if not sync["samples"] == tis["samples"] == clip["samples"]:
+            raise SystemExit(f"the runs trained different sample counts: {sync['samples']}, {tis['samples']}, "
+                             f"{clip['samples']}")
+        ratio_tis, ratio_clip = sync["wall"] / tis["wall"], sync["wall"] / clip["wall"]
+        print(f"{latency:>6.0f}ms {sync['wall']:>8.1f} {tis['wall']:>12.1f} {ratio_tis:>6.2f}x {clip['wall']:>13.1f} "
+              f"{ratio_clip:>6.2f}x {sync['samples']:>8} {tis.get('async/learner_idle_share', 0):>13.2f} "
+              f"{tis.get('async/generator_idle_share', 0):>15.2f}")
+        target = ">= 1.5x" if latency >= 200 else "report"
+        report_ratio(f"async_tis_speedup_{latency:.0f}ms", ratio_tis, target,
+                     f"sync {sync['wall']:.1f}s vs async (tis) {tis['wall']:.1f}s for {sync['samples']} samples")
+        report_ratio(f"async_behaviour_clip_speedup_{latency:.0f}ms", ratio_clip, target,
+                     f"sync {sync['wall']:.1f}s vs async (behaviour_clip) {clip['wall']:.1f}s")
 
 
 def _median(runs: list[dict]) -> dict:

@@ -8,6 +8,8 @@ One generation batch, read top to bottom (the class's methods are in this order)
    pool (``env_workers``) with a generation backend over the live policy, and with
    ``dynamic_sampling`` (DAPO) groups whose returns are all equal are replaced by groups of new
    tasks, within ``dynamic_sampling_max_rollouts`` (:mod:`~agentgym_suite.trainers.dynamic_sampling`).
+   With ``async_rollouts`` the groups come instead from the queue a rollout thread fills while the
+   learner trains (:mod:`~agentgym_suite.trainers.async_rollouts`).
 2. **score** (:meth:`AgentGRPOTrainer._score_phase`) — the episodes become rows (``row_layout``),
    padded to the same count on every process; the no-gradient passes the credit plug-in declares
    (old log-probs, teacher log-probs with privileged text, VAD's teacher logits on the fixed
