@@ -322,6 +322,12 @@ class AgentGRPOConfig(GRPOConfig):
                           "behaviour_clip: TRL AsyncGRPOTrainer's, PPO clips against the generator's log-probs and "
                           "TRL's delta (set to async_is_cap unless given) caps the ratio, one log-prob pass fewer."},
     )
+    async_rollout_threads: int = field(
+        default=1,
+        metadata={"help": "async_rollouts: rollout threads, each playing one step's groups at a time on its own envs "
+                          "and its own copy of the policy (one more copy of the weights per thread). More than one "
+                          "helps when env steps wait on I/O: the threads' waits overlap."},
+    )
     async_is_cap: float = field(
         default=2.0,
         metadata={"help": "async_rollouts: truncation C of the per-token importance weight min(pi_learner / "

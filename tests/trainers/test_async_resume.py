@@ -16,7 +16,7 @@ from trainers.fake_env import make_letter_env
 
 def _config(output_dir, **overrides):
     values = dict(async_rollouts=True, max_staleness=2, max_steps=4, save_strategy="steps", save_steps=2,
-                  print_step_times=False)
+                  async_rollout_threads=2, print_step_times=False)
     values.update(overrides)
     return tiny_config(str(output_dir), **values)
 

@@ -41,7 +41,7 @@ def test_async_run_trains_on_versioned_groups_and_logs_the_queue(make_config, tm
     before = snapshot(trainer.model)
     trainer.train()
     assert trainer.state.global_step == 3 and changed(before, trainer.model)
-    assert trainer._async.worker is None  # the rollout thread was stopped and joined at the end
+    assert trainer._async.workers == []  # the rollout threads were stopped and joined at the end
     logged = set().union(*(h.keys() for h in trainer.state.log_history))
     assert ASYNC_METRICS <= logged, sorted(ASYNC_METRICS - logged)
     assert max(_logged(trainer, "async/staleness_max")) <= 1
@@ -122,6 +122,7 @@ def test_behaviour_clip_clips_against_the_generator_with_a_capped_ratio(make_con
 
 def test_dynamic_sampling_replaces_groups_from_the_queue(make_config):
     trainer = AgentGRPOTrainer(args=_async_config(make_config, max_steps=2, dynamic_sampling=True, max_staleness=2,
+                                                  async_rollout_threads=2,
                                                   dynamic_sampling_max_rollouts=8), env_factory=make_letter_env)
     trainer.train()
     dropped = _logged(trainer, "dynamic_sampling/groups_dropped")
@@ -187,6 +188,7 @@ def test_env_that_borrows_the_policy_is_refused(make_config):
     ({"async_is_cap": float("inf")}, "never an unclipped"),
     ({"async_is_cap": 0.5}, "async_is_cap"),
     ({"async_correction": "none"}, "async_correction"),
+    ({"async_rollout_threads": 0}, "async_rollout_threads"),
     ({"async_correction": "behaviour_clip", "delta": float("inf")}, "finite"),
     ({"loss_type": "vespo"}, "vespo"),
 ])

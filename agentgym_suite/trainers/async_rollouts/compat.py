@@ -16,7 +16,8 @@ Credit plug-ins are judged by their declarations, never by name (:func:`async_re
   whose auxiliary loss is valid on off-policy samples says so by declaring
   ``async_rollouts_refusal = None``; any plug-in may declare its own refusal text there.
 
-Runs that are refused whatever the plug-in (:func:`check_async_setup`): several processes (the
+Runs that are refused whatever the plug-in (:func:`check_async_setup`): DeepSpeed or FSDP (the
+policy is copied whole for the generator), several processes (the
 rollout thread and the queue live in one process; groups would not be formed across processes),
 vLLM (use TRL's ``AsyncGRPOTrainer``), and an env that borrows the policy being trained (a
 rehearsal env's ``world_model: policy``): its world model generates inside env steps, where the
@@ -75,6 +76,10 @@ def check_async_setup(args: Any, credit: Any, world_size: int) -> None:
         raise ValueError(f"async_rollouts runs in one process for now (this run has {world_size}): the rollout "
                          "thread, its queue and the policy versions are per process, so groups would not be formed "
                          "across processes. Launch one process, or set async_rollouts: false for a multi-process run.")
+    if getattr(args, "deepspeed", None) or getattr(args, "fsdp", None):
+        raise ValueError("async_rollouts copies the whole policy for the rollout thread from the training process, "
+                         "which DeepSpeed and FSDP shard; train without them (async_rollouts is the one-process path), "
+                         "or set async_rollouts: false.")
     setting = borrows_policy(args.train_env_id, dict(args.env_kwargs or {}))
     if setting is not None:
         raise ValueError(env_refusal(setting, args.train_env_id))

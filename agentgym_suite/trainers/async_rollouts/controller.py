@@ -52,11 +52,13 @@ class AsyncRollouts:
         max_staleness: groups older than this many policy versions are dropped.
         continue_episodes: ``async_episode_update: continue`` (new weights at turn boundaries).
         seed: the run's seed (task order and sampling seeds).
-        snapshot: the generator's copy of the policy.
+        snapshot: the generator's copy of the policy (the first thread's; its ``published`` is the
+            learner's newest version).
+        threads: rollout threads sharing the queue, each playing one run at a time.
     """
 
     def __init__(self, tasks: list[dict[str, Any]], *, group_size: int, groups_per_run: int, max_staleness: int,
-                 continue_episodes: bool, seed: int, snapshot: PolicySnapshot) -> None:
+                 continue_episodes: bool, seed: int, snapshot: PolicySnapshot, threads: int = 1) -> None:
         self.tasks = tasks
         self.group_size = int(group_size)
         self.groups_per_run = int(groups_per_run)
@@ -64,7 +66,7 @@ class AsyncRollouts:
         self.continue_episodes = bool(continue_episodes)
         self.seed = int(seed)
         self.snapshot = snapshot
-        self.capacity = max(1, self.max_staleness) * self.groups_per_run
+        self.capacity = max(1, self.max_staleness, int(threads)) * self.groups_per_run
         self.cursor = TaskCursor(len(tasks), self.seed)
         self.queue: deque[FinishedGroup] = deque()
         self.in_flight: set[int] = set()

@@ -30,7 +30,7 @@ from transformers import TrainerCallback
 from agentgym_suite.rollout import EnvPool, RolloutEngine, Trajectory
 from agentgym_suite.trainers.async_rollouts.compat import check_async_setup
 from agentgym_suite.trainers.async_rollouts.controller import AsyncRollouts, TakeStats
-from agentgym_suite.trainers.async_rollouts.policy_snapshot import PolicySnapshot
+from agentgym_suite.trainers.async_rollouts.policy_snapshot import PolicySnapshot, copy_weights
 from agentgym_suite.trainers.async_rollouts.staleness import (
     corrected_advantages,
     staleness_histogram,
@@ -90,7 +90,7 @@ class AsyncTrainerHooks:
         self.groups_per_step = int(args.generation_batch_size) // self.group_size
         self.tasks = [{"task_id": row["task_id"], "env_seed": row["env_seed"]} for row in side.tasks]
         self.controller: AsyncRollouts | None = None
-        self.worker: RolloutWorker | None = None
+        self.workers: list[RolloutWorker] = []
         self.callback = AsyncRolloutsCallback(self)
         """The ``TrainerCallback`` that starts, feeds, checkpoints and stops the rollout thread."""
         self._resume_dir: str | None = None
@@ -104,34 +104,41 @@ class AsyncTrainerHooks:
     def start(self, version: int) -> None:
         """Copy the policy for the generator at ``version``, restore a resumed run's queue, start the thread."""
         args = self.side.args
-        snapshot = PolicySnapshot(self.side.policy(), version)
-        # the thread's own tokenizer: a fast tokenizer used from two threads at once can fail ("Already borrowed")
-        self._tokenizer = copy.deepcopy(self.side.tokenizer)
+        policy = self.side.policy()
+        threads = int(args.async_rollout_threads)
+        snapshots = [PolicySnapshot(policy, version) for _ in range(threads)]  # one copy per thread: each swaps alone
         self.controller = AsyncRollouts(
             self.tasks, group_size=self.group_size, groups_per_run=self.groups_per_step,
             max_staleness=args.max_staleness, continue_episodes=args.async_episode_update == "continue",
-            seed=int(args.seed), snapshot=snapshot)
+            seed=int(args.seed), snapshot=snapshots[0], threads=threads)
         if self._resume_dir is not None:
             self._restore(self._resume_dir, version)
-        self.worker = RolloutWorker(self.controller, self._make_engine, self.side.env_factory, self.side.env_id,
-                                    EnvPool(args.step_timeout, workers=args.parsed_env_workers))
+        self.workers = [
+            RolloutWorker(self.controller, self._make_engine, self.side.env_factory, self.side.env_id,
+                          EnvPool(args.step_timeout, workers=args.parsed_env_workers), snapshot=snapshot,
+                          tokenizer=copy.deepcopy(self.side.tokenizer), name=f"agentgym-async-rollouts-{i}")
+            for i, snapshot in enumerate(snapshots)]
         self._last_take_end = time.monotonic()
-        self.worker.start()
+        for worker in self.workers:
+            worker.start()
 
     def stop(self) -> None:
         """Stop the rollout thread (at its next dispatch or turn boundary) and wait for it."""
         if self.controller is not None:
             self.controller.stop()
-        if self.worker is not None:
-            self.worker.join(timeout=120)
-            if self.worker.is_alive():
-                logger.warning("the asynchronous rollout thread did not stop within 120 s (an env step still running).")
-            self.worker = None
+        for worker in self.workers:
+            worker.join(timeout=120)
+            if worker.is_alive():
+                logger.warning("an asynchronous rollout thread did not stop within 120 s (an env step still running).")
+        self.workers = []
 
     def publish(self, version: int) -> None:
         """After an optimizer step: the learner's weights become ``version`` for the generator."""
         if self.controller is not None:
-            self.controller.snapshot.publish(self.side.policy(), version)
+            weights = copy_weights(self.side.policy())  # one copy, loaded by every thread at its own boundary
+            for worker in self.workers:
+                worker.snapshot.offer(weights, version)
+            self.controller.snapshot.published = int(version)
 
     # ------------------------------------------------------------------ rollout phase
     def rollout_phase(self, inputs: list[dict[str, Any]], num_generations: int, version: int
@@ -174,7 +181,7 @@ class AsyncTrainerHooks:
         return episodes, taken
 
     def _alive(self) -> bool:
-        return self.worker is not None and self.worker.is_alive()
+        return any(worker.is_alive() for worker in self.workers)
 
     def _log(self, version: int, totals: TakeStats, trained: list[Trajectory]) -> None:
         now = time.monotonic()
@@ -192,9 +199,9 @@ class AsyncTrainerHooks:
         for key, value in metrics.items():
             self.side.record(key, float(value))
 
-    def _make_engine(self, model: torch.nn.Module, seed: int, turn_boundary: Any) -> RolloutEngine:
-        """The trainer's rollout engine over the generator's copy ``model`` (built in the rollout
-        thread), sampling as the trainer's transformers path does."""
+    def _make_engine(self, worker: RolloutWorker, seed: int, turn_boundary: Any) -> RolloutEngine:
+        """The trainer's rollout engine over ``worker``'s copy of the policy (built in its thread),
+        sampling as the trainer's transformers path does."""
         from agentgym_suite.llm.transformers_backend import TransformersBackend
         from agentgym_suite.trainers.generation import rollout_sampling, template_kwargs
 
@@ -202,12 +209,13 @@ class AsyncTrainerHooks:
         params, generation_kwargs = rollout_sampling(
             args, temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, min_p=args.min_p,
             repetition_penalty=args.repetition_penalty, max_new_tokens=args.max_completion_length, seed=seed)
-        backend = TransformersBackend(model, self._tokenizer, max_batch_size=1 << 20, name="policy-async",
+        backend = TransformersBackend(worker.snapshot.model, worker.tokenizer, max_batch_size=1 << 20,
+                                      name="policy-async",
                                       generation_kwargs=generation_kwargs, chat_template_kwargs=template_kwargs(args))
         return RolloutEngine(
             backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
             history_length=args.history_length, info_keys=side.info_keys, record_oracle=side.record_oracle,
-            max_prompt_tokens=args.max_prompt_tokens, lockstep=turn_boundary, env_pool=self.worker.pool)
+            max_prompt_tokens=args.max_prompt_tokens, lockstep=turn_boundary, env_pool=worker.pool)
 
     # ------------------------------------------------------------------ loss phase
     @property

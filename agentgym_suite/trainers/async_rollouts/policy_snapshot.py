@@ -30,7 +30,10 @@ class PolicySnapshot:
 
     def publish(self, policy: torch.nn.Module, version: int) -> None:
         """Called by the learner after an optimizer step: keep a copy of ``policy``'s weights as ``version``."""
-        weights = {name: value.detach().clone() for name, value in policy.state_dict().items()}
+        self.offer(copy_weights(policy), version)
+
+    def offer(self, weights: dict[str, torch.Tensor], version: int) -> None:
+        """Make ``weights`` (a copy no one changes, possibly shared with other snapshots) the pending ``version``."""
         with self._lock:
             self._pending = (int(version), weights)
             self.published = int(version)
@@ -53,3 +56,7 @@ class PolicySnapshot:
         self.publish(policy, version)
         self.apply_pending()
 
+
+def copy_weights(policy: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """A detached copy of ``policy``'s state dict (what the learner publishes once per optimizer step)."""
+    return {name: value.detach().clone() for name, value in policy.state_dict().items()}

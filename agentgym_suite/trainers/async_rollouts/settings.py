@@ -46,6 +46,8 @@ def check_async_settings(config: Any) -> None:
     if config.async_episode_update not in EPISODE_UPDATES:
         raise ValueError(f"async_episode_update={config.async_episode_update!r}; choose one of "
                          f"{', '.join(EPISODE_UPDATES)}.")
+    if config.async_rollout_threads < 1:
+        raise ValueError(f"async_rollout_threads must be >= 1 (got {config.async_rollout_threads}).")
     if config.async_correction not in CORRECTIONS:
         raise ValueError(f"async_correction={config.async_correction!r}; choose one of {', '.join(CORRECTIONS)}.")
     cap = config.async_is_cap

@@ -28,15 +28,21 @@ class RolloutWorker(threading.Thread):
     Args:
         controller: the :class:`~agentgym_suite.trainers.async_rollouts.controller.AsyncRollouts`
             it takes dispatches from and hands groups to.
-        make_engine: ``make_engine(model, seed, turn_boundary)``: the trainer's rollout engine over a
-            generation backend on ``model`` (the generator's copy), sampling with ``seed``, calling
+        make_engine: ``make_engine(worker, seed, turn_boundary)``: the trainer's rollout engine over a
+            generation backend on the worker's copy of the policy (``worker.snapshot.model``, with
+            ``worker.tokenizer``, envs from ``worker.pool``), sampling with ``seed``, calling
             ``turn_boundary`` once per turn.
         env_factory, env_id: the training envs; pool: the thread's own env pool (closed when it ends).
+        snapshot: the thread's own copy of the policy (default: the controller's); tokenizer: its own
+            tokenizer (a fast tokenizer used from two threads at once can fail).
     """
 
     def __init__(self, controller: Any, make_engine: Callable[[Any, int, Callable[[bool], bool]], RolloutEngine],
-                 env_factory: Callable[[], Any], env_id: str, pool: EnvPool) -> None:
-        super().__init__(name="agentgym-async-rollouts", daemon=True)
+                 env_factory: Callable[[], Any], env_id: str, pool: EnvPool, *, snapshot: Any = None,
+                 tokenizer: Any = None, name: str = "agentgym-async-rollouts") -> None:
+        super().__init__(name=name, daemon=True)
+        self.snapshot = snapshot if snapshot is not None else controller.snapshot
+        self.tokenizer = tokenizer
         self.controller = controller
         self.make_engine = make_engine
         self.env_factory = env_factory
@@ -51,7 +57,7 @@ class RolloutWorker(threading.Thread):
                 batch = controller.dispatch()
                 if batch is None:
                     return
-                controller.snapshot.apply_pending()  # a rollout starts on the newest published weights
+                self.snapshot.apply_pending()  # a rollout starts on the newest published weights
                 started = time.monotonic()
                 groups = self.play(batch)
                 controller.finish(batch, groups, busy_s=time.monotonic() - started)
@@ -75,17 +81,17 @@ class RolloutWorker(threading.Thread):
             if controller.stopping:
                 raise Stopped()
             if controller.continue_episodes:
-                controller.snapshot.apply_pending()
-            versions.append(controller.snapshot.version)
+                self.snapshot.apply_pending()
+            versions.append(self.snapshot.version)
             return active
 
         seed = controller.sampling_seed(batch[0][0])
-        engine = self.make_engine(controller.snapshot.model, seed, turn_boundary)
+        engine = self.make_engine(self, seed, turn_boundary)
         envs = self.pool.get_made(self.env_factory, len(specs), env_id=self.env_id)
         _refuse_borrowing(envs, self.env_id)
         trajectories = engine.run(envs, specs, env_id=self.env_id)
         self.pool.distrust(envs, trajectories)
-        start_version = versions[0] if versions else controller.snapshot.version
+        start_version = versions[0] if versions else self.snapshot.version
         for trajectory in trajectories:
             for turn in trajectory.turns:
                 turn.policy_version = versions[turn.index] if turn.index < len(versions) else start_version
