@@ -14,13 +14,14 @@ generator idle shares are the ``tis`` run's.
 
 What to expect. Async hides the shorter of the two phases: the ratio approaches
 ``(rollout + learn) / max(rollout, learn)`` per step, minus the first batch, which the learner
-waits for. At 200 ms per step the rollout is mostly waiting (``--groups`` x 2 episodes x 2 turns
-x 200 ms per step, envs stepped one after another in the training process) and the learner's
-compute fills that wait: target >= 1.5x. At 0 ms both phases are CPU work: the rollout thread
-and the learner each run one torch thread, so on 2 free cores they can overlap, but generation is
-a small share of a step here and on a machine shared with other jobs the two threads compete
-for the same cores; expect about 1.0x, and a little below when the async run's extra log-prob
-pass (the learner's log-probs for the importance weight) is not hidden.
+waits for. At 200 ms per step the rollout is mostly waiting (``--groups`` x 2 episodes, up to
+2 turns each, envs stepped one after another: several seconds of waiting per step) and two
+rollout threads (``async_rollout_threads: 2``) wait at the same time while the learner computes:
+target >= 1.5x. At 0 ms both phases compute, in one process: the rollout threads and the learner
+take turns holding Python's GIL (a tiny model's step is mostly Python overhead), and on 2 cores
+shared with other jobs there is no idle core to give them; expect about 1.0x, below it with
+``tis`` (its extra log-prob pass is not hidden) and with the groups generated ahead that the
+run's last step never trains.
 
     python benchmarks/async_speed.py            # 200 ms and 0 ms, side by side
     python benchmarks/async_speed.py --quick    # the 200 ms comparison alone (< 5 minutes)
@@ -97,7 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latencies-ms", default="200,0", help="per-step env latencies to compare")
     parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--groups", type=int, default=2, help="groups of G=2 episodes per step")
+    parser.add_argument("--groups", type=int, default=4, help="groups of G=2 episodes per step")
     parser.add_argument("--chars", type=int, default=0, help="room description before each observation")
     parser.add_argument("--tokens", type=int, default=16, help="tokens per turn")
     parser.add_argument("--threads", type=int, default=2, help="async_rollout_threads of the async runs")

@@ -315,12 +315,13 @@ class AgentGRPOConfig(GRPOConfig):
                           "rollouts). Each turn records the policy version that produced it."},
     )
     async_correction: str = field(
-        default="tis",
-        metadata={"help": "async_rollouts: how samples of an older policy are corrected. tis: verl's decoupled "
-                          "correction, the learner's log-probs recomputed when the batch is scored (PPO clips against "
-                          "them) and each token's loss weighted by min(pi_learner / pi_generator, async_is_cap); "
-                          "behaviour_clip: TRL AsyncGRPOTrainer's, PPO clips against the generator's log-probs and "
-                          "TRL's delta (set to async_is_cap unless given) caps the ratio, one log-prob pass fewer."},
+        default="behaviour_clip",
+        metadata={"help": "async_rollouts: how samples of an older policy are corrected. behaviour_clip (TRL "
+                          "AsyncGRPOTrainer's): PPO's ratio is taken to the generator's log-probs and clipped, and "
+                          "TRL's delta (set to async_is_cap unless given) caps it; tis (verl's decoupled correction): "
+                          "the learner's log-probs are recomputed when the batch is scored (PPO clips against them) and "
+                          "each token's loss is weighted by min(pi_learner / pi_generator, async_is_cap), at the cost "
+                          "of one more log-prob pass per step."},
     )
     async_rollout_threads: int = field(
         default=1,

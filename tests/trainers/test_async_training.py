@@ -22,7 +22,7 @@ from trainers.fake_env import make_letter_env
 
 ASYNC_METRICS = {"async/staleness_hist/0", "async/staleness_mean", "async/staleness_max", "async/dropped_groups",
                  "async/dropped_episodes", "async/learner_idle_share", "async/generator_idle_share",
-                 "async/queue_depth", "async/policy_version", "async/is_weight_max", "async/is_ratio_raw_max"}
+                 "async/queue_depth", "async/policy_version"}
 
 
 def _async_config(make_config, **overrides):
@@ -36,8 +36,8 @@ def _logged(trainer, key):
 
 
 def test_async_run_trains_on_versioned_groups_and_logs_the_queue(make_config, tmp_path):
-    trainer = AgentGRPOTrainer(args=_async_config(make_config, max_steps=3, async_episode_update="continue"),
-                               env_factory=make_letter_env)
+    trainer = AgentGRPOTrainer(args=_async_config(make_config, max_steps=3, async_episode_update="continue",
+                                                  async_correction="tis"), env_factory=make_letter_env)
     before = snapshot(trainer.model)
     trainer.train()
     assert trainer.state.global_step == 3 and changed(before, trainer.model)
@@ -45,6 +45,7 @@ def test_async_run_trains_on_versioned_groups_and_logs_the_queue(make_config, tm
     logged = set().union(*(h.keys() for h in trainer.state.log_history))
     assert ASYNC_METRICS <= logged, sorted(ASYNC_METRICS - logged)
     assert max(_logged(trainer, "async/staleness_max")) <= 1
+    assert max(_logged(trainer, "async/is_weight_max")) <= 2.0  # the default cap of the tis weight
     assert _logged(trainer, "async/policy_version") == [0.0, 1.0, 2.0]
     for share in _logged(trainer, "async/learner_idle_share") + _logged(trainer, "async/generator_idle_share"):
         assert 0.0 <= share <= 1.0
@@ -71,7 +72,7 @@ def test_the_loss_never_sees_an_unclipped_importance_ratio(make_config, monkeypa
         return groups
 
     monkeypatch.setattr(RolloutWorker, "play", distant_generator)
-    trainer = AgentGRPOTrainer(args=_async_config(make_config, max_steps=2, async_is_cap=1.5,
+    trainer = AgentGRPOTrainer(args=_async_config(make_config, max_steps=2, async_is_cap=1.5, async_correction="tis",
                                                   skip_uninformative_rows=False), env_factory=make_letter_env)
     seen: list[tuple[torch.Tensor, torch.Tensor]] = []
     loss_phase = trainer._loss_phase
@@ -155,7 +156,7 @@ def test_every_credit_plugin_trains_under_async_or_is_refused_with_the_reason(ma
     trainer.train()
     assert trainer.state.global_step == 1 and changed(before, trainer.model), f"{credit}: no update under async"
     assert all(math.isfinite(x) for x in _logged(trainer, "loss"))
-    assert _logged(trainer, "async/is_weight_max")
+    assert _logged(trainer, "async/policy_version") == [0.0]
 
 
 def test_plugins_with_an_auxiliary_loss_are_the_ones_refused():

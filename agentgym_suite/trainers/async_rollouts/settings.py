@@ -2,8 +2,9 @@
 
 ``async_rollouts: true`` switches them on; ``max_staleness`` (policy versions) bounds how old a
 trained sample may be; ``async_episode_update`` says what an episode that spans a weight update
-does; ``async_is_cap`` is the truncation of the importance weight that corrects the samples
-within the bound (see :mod:`~agentgym_suite.trainers.async_rollouts.staleness`).
+does; ``async_correction`` and ``async_is_cap`` how the samples within the bound are corrected
+(see :mod:`~agentgym_suite.trainers.async_rollouts.staleness`); ``async_rollout_threads`` how many
+rollout threads play.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ EPISODE_UPDATES = ("finish", "continue")
 takes new weights between rollouts only); ``continue``: the generator takes new weights at the
 next turn boundary, so the rest of the episode is played by the newer policy (partial rollouts)."""
 
-CORRECTIONS = ("tis", "behaviour_clip")
-"""``tis``: verl's decoupled truncated importance sampling (the default); ``behaviour_clip``: TRL
-``AsyncGRPOTrainer``'s PPO clip against the generator's log-probs, capped by TRL's ``delta``."""
+CORRECTIONS = ("behaviour_clip", "tis")
+"""``behaviour_clip`` (the default): TRL ``AsyncGRPOTrainer``'s PPO clip against the generator's
+log-probs, capped by TRL's ``delta``; ``tis``: verl's decoupled truncated importance sampling."""
 
 DEFAULT_MAX_STALENESS = 2
 """Policy versions a trained sample may lag the learner by (the peers use 1-4; TRL's

@@ -5,8 +5,10 @@
   ``async_episode_update: continue`` its later turns may come from newer versions.
 * A group older than ``max_staleness`` is dropped whole (:func:`split_fresh`), so every baseline
   still compares the G rollouts of one dispatch; dropped groups are counted.
-* The groups within the bound are corrected with **token-level truncated importance sampling**
-  (TIS, :func:`truncated_is_weights`): each trained token's policy-loss term is weighted by
+* The groups within the bound are corrected (``async_correction``). ``behaviour_clip`` (the
+  default, TRL ``AsyncGRPOTrainer``'s) needs nothing here: PPO's ratio is taken to the generator's
+  log-probs and TRL's ``delta`` caps it. ``tis`` is **token-level truncated importance sampling**
+  (:func:`truncated_is_weights`): each trained token's policy-loss term is weighted by
   ``w = min(pi_learner(token) / pi_generator(token), C)``, where ``pi_learner`` is the learner's
   log-prob when the batch is scored (the "old"/proximal policy PPO clips against, as in verl's
   decoupled async setup) and ``pi_generator`` the log-prob the generator sampled the token with.
