@@ -36,6 +36,7 @@ SCRIPTS: dict[str, list[str]] = {
     "env_workers": ["env_workers.py", "--rounds", "3", "--train"],
     "eval_workers": ["eval_workers.py", "--rounds", "2"],
     "serve_latency": ["serve_latency.py", "--steps", "300"],
+    "async_speed": ["async_speed.py", "--quick"],
 }
 """Benchmark name -> script and arguments (sized to finish in minutes on 2 cores)."""
 

@@ -54,6 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="privileged text of methods with a teacher pass")
     parser.add_argument("--dynamic-sampling", action=argparse.BooleanOptionalAction, default=None,
                         help="DAPO's dynamic sampling for every method")
+    parser.add_argument("--async-rollouts", "--async", dest="async_rollouts", action=argparse.BooleanOptionalAction,
+                        default=None, help="asynchronous rollouts for every method (docs/training.md); methods that "
+                                           "cannot train under async are refused with the reason")
     for name, (kind, text) in BUDGET_FLAGS.items():
         parser.add_argument("--" + name.replace("_", "-"), type=kind, help=text)
     parser.set_defaults(func=run)
@@ -63,7 +66,7 @@ def settings_from(args: argparse.Namespace) -> CompareSettings:
     """The settings of the parsed flags (a preset fills the flags not given)."""
     values: dict[str, Any] = {}
     for name in ("env_id", "out", "config", "preset", "warm_start", "model", "teacher_context", "dynamic_sampling",
-                 *BUDGET_FLAGS):
+                 "async_rollouts", *BUDGET_FLAGS):
         value = getattr(args, name)
         if value is not None:
             values[name] = value

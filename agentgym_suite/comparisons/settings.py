@@ -82,6 +82,7 @@ class CompareSettings:
     train_tasks: int | None = None
     teacher_context: str | None = None
     dynamic_sampling: bool | None = None
+    async_rollouts: bool | None = None
     sft_learning_rate: float = 1e-3
 
     def with_preset(self, explicit: set[str]) -> CompareSettings:
@@ -139,7 +140,8 @@ def shared_fields(settings: CompareSettings, model_path: str) -> dict[str, Any]:
     plain = {"steps": "max_steps", "group_size": "group_size", "max_turns": "max_turns",
              "max_new_tokens": "max_completion_length", "learning_rate": "learning_rate", "lora_r": "lora_r",
              "temperature": "temperature", "eval_temperature": "eval_temperature", "train_tasks": "num_tasks",
-             "teacher_context": "teacher_context", "dynamic_sampling": "dynamic_sampling"}
+             "teacher_context": "teacher_context", "dynamic_sampling": "dynamic_sampling",
+             "async_rollouts": "async_rollouts"}
     for ours, theirs in plain.items():
         if getattr(settings, ours) is not None:
             values[theirs] = getattr(settings, ours)

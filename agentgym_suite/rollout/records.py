@@ -128,6 +128,9 @@ class Turn:
     context_trimmed: list[int] | None = None
     """Indices of earlier turns whose action and answer were left out of this prompt so that it
     fits the context window (oldest first; the system prompt and the task are always kept)."""
+    policy_version: int | None = None
+    """The version of the trained policy (its optimizer steps) whose weights generated this turn,
+    when a trainer's asynchronous rollouts tagged it; None otherwise."""
 
     @property
     def done(self) -> bool:

@@ -8,6 +8,8 @@ One generation batch, read top to bottom (the class's methods are in this order)
    pool (``env_workers``) with a generation backend over the live policy, and with
    ``dynamic_sampling`` (DAPO) groups whose returns are all equal are replaced by groups of new
    tasks, within ``dynamic_sampling_max_rollouts`` (:mod:`~agentgym_suite.trainers.dynamic_sampling`).
+   With ``async_rollouts`` the groups come instead from the queue a rollout thread fills while the
+   learner trains (:mod:`~agentgym_suite.trainers.async_rollouts`).
 2. **score** (:meth:`AgentGRPOTrainer._score_phase`) — the episodes become rows (``row_layout``),
    padded to the same count on every process; the no-gradient passes the credit plug-in declares
    (old log-probs, teacher log-probs with privileged text, VAD's teacher logits on the fixed
@@ -75,6 +77,7 @@ from trl import GRPOTrainer
 
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
+from agentgym_suite.trainers.async_rollouts import LearnerSide, build_async_rollouts
 from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
@@ -269,6 +272,15 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             self._build_fixed_teacher() if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
         self._init_step_timer(print_lines=args.print_step_times)  # per-step time profile (trainers.step_profile)
+        self._async = build_async_rollouts(LearnerSide(
+            args, tasks=self.train_dataset, group_size=int(self.num_generations),
+            policy=lambda: self.accelerator.unwrap_model(self.model), env_factory=self.env_factory, env_id=self.env_id,
+            tokenizer=self.processing_class, info_keys=TRAINER_INFO_KEYS,
+            record_oracle=self.needs_privileged_text and args.teacher_context == "oracle", sync=self.sync,
+            record=lambda key, value: self._metrics["train"][key].append(value)), self.credit)
+        """``async_rollouts``: the queue, the generator's weights and the rollout thread (None: synchronous)."""
+        if self._async is not None:
+            self.add_callback(self._async.callback)
 
     def _take_over_loss_terms(self, args: AgentGRPOConfig) -> None:
         """With ``kl_estimator: low_var_kl`` the KL term, and with ``rows_per_update`` TRL's static
@@ -330,9 +342,13 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             resume_from_checkpoint = last_complete_checkpoint(self.args.output_dir)
             if resume_from_checkpoint is None:
                 logger.warning("no complete checkpoint in %s; training starts from step 0.", self.args.output_dir)
+        if self._async is not None:
+            self._async.resume_from(resume_from_checkpoint)
         try:
             return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
         finally:
+            if self._async is not None:
+                self._async.stop()
             self._env_pool.close()  # training and held-out envs and their workers; a later rollout makes new ones
 
     def save_merged(self, path: str) -> str:
@@ -371,6 +387,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         ``dynamic_sampling``, groups of new tasks in place of those that teach nothing. Returns the
         episodes to train on and every episode played (the log counts them all)."""
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
+        if mode == "train" and self._async is not None:  # finished groups from the queue (trainers.async_rollouts)
+            return self._async.rollout_phase(inputs, num_generations, self.state.global_step)
         played = episodes = self._rollout(inputs, num_generations)
         if mode == "train" and self.args.dynamic_sampling:
             episodes, played = self._dynamic_sampling(inputs, episodes, num_generations)
@@ -726,7 +744,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         correct_vllm = self.use_vllm and self.vllm_importance_sampling_correction
         generate_every = args.steps_per_generation * self.num_iterations
         need_old = args.gradient_accumulation_steps % generate_every != 0 or self.credit.needs_old_logprobs \
-            or correct_vllm or args.rows_per_update is not None  # later updates clip against the rollout policy
+            or correct_vllm or args.rows_per_update is not None \
+            or (self._async is not None and self._async.needs_learner_logps)  # later updates / async: scoring-time policy
         ref_logps = None
         with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what TRL's loss reads, on trained rows
             if need_old and old_logps is None:
@@ -752,6 +771,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             output["ref_per_token_logps"] = ref_logps
         if self.use_vllm:
             output["sampling_per_token_logps"] = batch["sampling_logps"]
+        if mode == "train" and self._async is not None:  # stale samples corrected (trainers.async_rollouts)
+            output = self._async.loss_inputs(output, old_logps, batch["sampling_logps"], loss_mask)
         if correct_vllm:
             output["importance_sampling_ratio"] = self._importance_sampling_ratio(mode, old_logps,
                                                                                   batch["sampling_logps"], loss_mask)

@@ -305,6 +305,48 @@ class AgentGRPOConfig(GRPOConfig):
         },
     )
 
+    async_rollouts: bool = field(
+        default=False,
+        metadata={
+            "help": "Asynchronous rollouts: a rollout thread keeps playing groups of episodes on its own envs with a "
+            "snapshot of the policy while the learner trains on finished groups from a bounded queue; samples more "
+            "than max_staleness policy versions old are dropped, the others corrected with a truncated importance "
+            "weight (async_is_cap). Single process, transformers backend (see docs/training.md)."
+        },
+    )
+    max_staleness: int = field(
+        default=2,
+        metadata={"help": "async_rollouts: policy versions (optimizer steps) a trained group may lag the learner by; "
+                          "older groups are dropped and counted (async/dropped_groups). The queue holds "
+                          "max(1, max_staleness) steps of groups."},
+    )
+    async_episode_update: str = field(
+        default="finish",
+        metadata={"help": "async_rollouts: an episode that spans a weight update is finished on the weights it "
+                          "started with (finish) or continued on the new ones from the next turn (continue: partial "
+                          "rollouts). Each turn records the policy version that produced it."},
+    )
+    async_correction: str = field(
+        default="behaviour_clip",
+        metadata={"help": "async_rollouts: how samples of an older policy are corrected. behaviour_clip (TRL "
+                          "AsyncGRPOTrainer's): PPO's ratio is taken to the generator's log-probs and clipped, and "
+                          "TRL's delta (set to async_is_cap unless given) caps it; tis (verl's decoupled correction): "
+                          "the learner's log-probs are recomputed when the batch is scored (PPO clips against them) and "
+                          "each token's loss is weighted by min(pi_learner / pi_generator, async_is_cap), at the cost "
+                          "of one more log-prob pass per step."},
+    )
+    async_rollout_threads: int = field(
+        default=1,
+        metadata={"help": "async_rollouts: rollout threads, each playing one step's groups at a time on its own envs "
+                          "and its own copy of the policy (one more copy of the weights per thread). More than one "
+                          "helps when env steps wait on I/O: the threads' waits overlap."},
+    )
+    async_is_cap: float = field(
+        default=2.0,
+        metadata={"help": "async_rollouts: truncation C of the per-token importance weight min(pi_learner / "
+                          "pi_generator, C) on the policy loss (verl's truncated importance sampling; 2.0 as verl)."},
+    )
+
     def __post_init__(self) -> None:
         """Validate the agent fields, then let TRL validate its own."""
         self.env_kwargs = _as_dict("env_kwargs", self.env_kwargs)
@@ -351,6 +393,9 @@ class AgentGRPOConfig(GRPOConfig):
             raise ValueError(f"dynamic_sampling_max_rollouts must be >= 0 or null (got {self.dynamic_sampling_max_rollouts}).")
         if self.num_generations_eval is None:
             self.num_generations_eval = 1  # episodes per held-out task (evaluation plays no GRPO groups)
+        from agentgym_suite.trainers.async_rollouts.settings import check_async_settings
+
+        check_async_settings(self)
         from agentgym_suite.core.guards import check_timeout
 
         self.step_timeout = check_timeout(self.step_timeout)

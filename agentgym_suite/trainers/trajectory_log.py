@@ -42,6 +42,8 @@ def trajectory_summary(traj: Trajectory) -> dict[str, Any]:
                 "completion_tokens": len(t.completion_ids),
                 "finish_reason": t.finish_reason,
                 "simulator_generations": len(t.simulator_generations),
+                # asynchronous rollouts: the policy version that generated the turn
+                **({"policy_version": t.policy_version} if t.policy_version is not None else {}),
             }
             for t in traj.turns
         ],
