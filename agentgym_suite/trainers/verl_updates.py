@@ -39,6 +39,7 @@ merged, one per row.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
@@ -47,6 +48,8 @@ import torch
 from torch import Tensor
 
 from agentgym_suite.trainers.memory_bound import backward_kwargs, hold_gradient_sync, row_passes
+
+logger = logging.getLogger(__name__)
 
 UPDATE_SCALE = "update_loss_scale"
 """0-dim tensor on each pass: generation-batch tokens / tokens of the update it belongs to, times
@@ -213,6 +216,10 @@ def plan_updates(chunks: list[dict[str, Any]], rows: int, rows_per_update: int, 
     schedule = verl_schedule(rows, max(rows_per_update, processes), processes, pad_rows_per_process)
     ends = update_row_ends(schedule, sum(int(c["completion_mask"].shape[0]) for c in chunks))
     merged = _epoch_updates(schedule) > len(ends)
+    if merged:
+        logger.warning("this generation batch has %d rows per process for verl-agent's %d updates: it takes %d "
+                       "updates, one per row (rows_per_update=%d is below the padding)", len(ends),
+                       _epoch_updates(schedule), len(ends), rows_per_update)
     weights = [1.0] * len(ends) if merged else list(schedule.loss_weights[:len(ends)])
     plan_rows(chunks, ends, weights, sync)
     return len(ends)
@@ -253,6 +260,8 @@ def update_passes(inputs: dict[str, Any], bound: int | None) -> list[tuple[dict[
     scales, paired with its piece where the pass is the piece's last (None otherwise)."""
     plan: MicroBatchPlan = inputs[PLAN]
     rows = int(inputs["completion_mask"].shape[0])
+    if not plan.pieces:  # a micro-batch without rows (the trainer's padding gives every one at least one)
+        return [(p, None) for p in row_passes(inputs, bound)]
     out: list[tuple[dict[str, Any], PlannedPiece | None]] = []
     for planned in plan.pieces:
         piece = planned.piece
