@@ -282,7 +282,7 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             self._kl_coef, self.beta = float(self.beta), 0.0  # TRL built the reference model already
         if args.rows_per_update is not None:
             verl_updates.check_update_setup(fp16_scaler=self.accelerator.scaler is not None)
-            for line in verl_updates.schedule_departures(args.rows_per_update, args.pad_rows_per_process):
+            for line in verl_updates.schedule_departures(args.pad_rows_per_process):
                 logger.warning("rows_per_update departs from verl-agent's schedule: %s", line)
             if self.entropy_coef and not self.use_adaptive_entropy:
                 self._entropy_coef, self.entropy_coef = float(self.entropy_coef), 0.0

@@ -30,9 +30,9 @@ generation batch, as verl's does once per training step.
 
 Departures, printed at the start of a run (:func:`schedule_departures`): an update's loss is a token
 mean over all its rows; padding rows are all-masked rows, not duplicates (the duplicates are
-counted in the schedule and in the last update's weight, but their tokens are not trained twice);
-and only where a process has fewer rows than updates (a mini-batch below the padding) are updates
-merged, one per row.
+counted in the schedule and in the last update's weight, but their tokens are not trained twice).
+Only a generation batch with fewer rows per process than updates (a mini-batch below the padding)
+takes fewer updates, one per row, with a warning when it happens.
 
 :func:`low_var_kl` is verl's ``low_var_kl`` estimator: TRL's k3 term clamped to [-10, 10].
 """
@@ -112,7 +112,7 @@ def update_row_ends(schedule: VerlSchedule, local_rows: int) -> list[int]:
     (exclusive ends, the last ``local_rows``): at the row nearest verl's row boundary, every update at
     least one row. Every process has the same row count, so every process cuts at the same rows.
     Only with more updates than rows (a mini-batch smaller than the padding) are updates merged,
-    one per row (:func:`schedule_departures` names it)."""
+    one per row (:func:`plan_updates` warns)."""
     per_epoch = _epoch_updates(schedule)
     local_rows = max(local_rows, 1)
     if per_epoch >= local_rows:
@@ -334,13 +334,11 @@ class UpdateSteps:
             self.grad_norms.append(norm)
 
 
-def schedule_departures(rows_per_update: int, pad_rows_per_process: int | None) -> list[str]:
+def schedule_departures(pad_rows_per_process: int | None) -> list[str]:
     """What this trainer's update schedule does differently from verl-agent's, as lines for the run's start."""
     lines = [
         "an update's loss is a token mean over all its rows (verl: a mean of per-micro-batch token means); "
         "an auxiliary loss likewise, over the process's rows of the update",
-        f"a generation batch with fewer rows per process than updates (rows_per_update={rows_per_update} smaller "
-        "than the padding) takes one update per row, fewer than verl-agent",
     ]
     if pad_rows_per_process:
         lines.append(f"adjust_batch's duplicated rows (to a multiple of {pad_rows_per_process} x processes) are "

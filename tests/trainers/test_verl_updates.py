@@ -53,7 +53,7 @@ def test_update_boundaries_follow_verl_rows_inside_the_micro_batches():
     assert verl_updates.update_row_ends(tiny, 4) == [1, 2, 3, 4]
     with pytest.raises(ValueError, match="last row"):
         verl_updates.update_pieces([4, 4], [3, 7])
-    lines = verl_updates.schedule_departures(256, 32)
+    lines = verl_updates.schedule_departures(32)
     assert not any("steps_per_generation" in line for line in lines) and "duplicated" in lines[-1]
 
 
