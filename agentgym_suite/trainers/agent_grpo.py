@@ -862,8 +862,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         return inputs
 
     def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:  # type: ignore[override]
-        """TRL's step; with ``rows_per_update``, an optimizer update after every micro-batch that ends
-        an update but the generation batch's last (whose update the trainer takes as usual)."""
+        """TRL's step; with ``rows_per_update``, the step of an update that ends with this micro-batch's
+        last pass (not the generation batch's last update: the trainer takes that one as usual)."""
         loss = super().training_step(model, inputs, num_items_in_batch)  # compute_loss opens an update's end
         for norm in self._update_steps.finish():
             self._metrics["train"]["update_grad_norm"].append(norm)

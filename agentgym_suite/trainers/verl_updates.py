@@ -364,7 +364,7 @@ class UpdateOwner(Protocol):
 
 @dataclass
 class UpdateEnd:
-    """What :func:`open_update_end` changed for the backward pass of a micro-batch that ends an update."""
+    """What :func:`open_update_end` changed for the backward pass that ends an update (a piece's last pass)."""
 
     engine: str
     """``deepspeed``, ``fsdp2`` or ``ddp`` (one process or DDP)."""
@@ -388,9 +388,9 @@ def fsdp2_modules(model: Any) -> list[Any]:
 
 
 def open_update_end(owner: UpdateOwner) -> UpdateEnd:
-    """Call before the backward pass of a micro-batch that ends an update inside the accumulation
-    window. DeepSpeed (ZeRO-2/3): the micro-batch is made a gradient-accumulation boundary (accelerate
-    then reduces the gradients and calls ``engine.step()``: clipping to ``gradient_clipping``, the
+    """Call before the backward pass that ends an update inside the accumulation window (the last
+    pass of an update's last piece, :class:`UpdateSteps`). DeepSpeed (ZeRO-2/3): that backward pass
+    is made a gradient-accumulation boundary (accelerate then reduces the gradients and calls ``engine.step()``: clipping to ``gradient_clipping``, the
     optimizer step, zeroed gradients), with the engine's LR scheduler held back so it still steps once
     per generation batch. FSDP2: gradient reduce-scatter is switched on for this backward pass."""
     engine = deepspeed_engine(owner)
