@@ -4,8 +4,9 @@ Qwen2.5-7B-shaped model, generation speed, and our trainer step beside TRL's, in
 Parts, each in its own process so one's memory does not weigh on the next:
 
 * ``engine_zero3`` / ``engine_fsdp2``: one generation batch of ``--micro-batches`` micro-batches
-  (``--rows`` rows of ``--seq`` tokens each) with ``--updates`` optimizer updates, the boundaries
-  taken by :mod:`agentgym_suite.trainers.verl_updates` as the trainer takes them; DeepSpeed ZeRO-3
+  (``--rows`` rows of ``--seq`` tokens each) with ``--updates`` optimizer updates (more than
+  micro-batches by default: updates end inside micro-batches), planned and taken by
+  :mod:`agentgym_suite.trainers.verl_updates` as the trainer takes them; DeepSpeed ZeRO-3
   started by ``accelerate launch``, FSDP2 (``fully_shard``) by ``torchrun``. Randomly initialised
   Qwen2.5-7B widths (hidden 3584, 28 heads, 4 KV heads, MLP 18944, vocabulary 152064) with
   ``--layers`` of its 28 layers (8 by default, so the fp32 optimizer state of one GPU fits);
@@ -21,6 +22,7 @@ of the script (tests/benchmarks/test_gpu_check.py), not a measurement. Usage: ``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -31,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any, Iterator
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -61,13 +64,45 @@ def peak_memory_gib(device: str) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
+class PlainAccelerator:
+    """What the trainer's loss passes (``verl_updates.UpdateSteps``) ask of ``accelerate`` under
+    FSDP2 started by torchrun, where accelerate runs no engine: the sync state, ``no_sync``, ``backward``."""
+
+    deepspeed_engine_wrapped = None
+    distributed_type = "NO"
+
+    def __init__(self, sharded: list) -> None:
+        self.sharded = sharded
+        self.gradient_state = SimpleNamespace(sync_gradients=True)
+        self.gradient_state._set_sync_gradients = lambda value: setattr(self.gradient_state, "sync_gradients", value)
+
+    @property
+    def sync_gradients(self) -> bool:
+        return self.gradient_state.sync_gradients
+
+    @contextlib.contextmanager
+    def no_sync(self, model: Any) -> Iterator[None]:
+        for module in self.sharded:
+            module.set_requires_gradient_sync(False)
+        try:
+            yield
+        finally:
+            for module in self.sharded:
+                module.set_requires_gradient_sync(True)
+
+    def backward(self, loss: Any, **kwargs: Any) -> None:
+        loss.backward()
+
+
 def engine_part(cli: argparse.Namespace) -> dict:
     """The child of ``engine_*``: one generation batch with ``--updates`` updates under the engine."""
     import torch
 
     from agentgym_suite.trainers import verl_updates
+    from agentgym_suite.trainers.memory_bound import pass_token_share
 
     device = "cpu" if cli.dry_run else "cuda"
+    accelerator: Any = None
     model = build_model(cli.dry_run, cli.layers)
     if not cli.dry_run:
         model.gradient_checkpointing_enable()
@@ -97,32 +132,39 @@ def engine_part(cli: argparse.Namespace) -> dict:
         fully_shard(model, mesh=mesh, mp_policy=policy)
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
         optimizer.register_step_post_hook(lambda *_: optimizer_steps.__setitem__(0, optimizer_steps[0] + 1))
-        accelerator = SimpleNamespace(deepspeed_engine_wrapped=None)
+    sharded = verl_updates.fsdp2_modules(model)
+    if engine is None:
+        accelerator = PlainAccelerator(sharded)
     owner = SimpleNamespace(model=model, optimizer=optimizer, accelerator=accelerator,
                             args=SimpleNamespace(max_grad_norm=1.0))
     micro = cli.micro_batches
-    ends = {round(micro * (j + 1) / cli.updates) - 1 for j in range(cli.updates)}
-    sharded = verl_updates.fsdp2_modules(model)
     vocab = (TINY if cli.dry_run else QWEN25_7B)["vocab_size"]
     generator = torch.Generator().manual_seed(0)
-    batches = [torch.randint(0, vocab, (cli.rows // micro, cli.seq), generator=generator) for _ in range(micro)]
+    rows = cli.rows // micro
+    chunks = [{"input_ids": torch.randint(0, vocab, (rows, cli.seq), generator=generator),
+               "completion_mask": torch.ones(rows, 1), "prompt_mask": torch.ones(rows, 1)} for _ in range(micro)]
+    # the trainer's planner and passes: update ends on rows, inside micro-batches where they fall there
+    row_ends = [round(rows * micro * (j + 1) / cli.updates) for j in range(cli.updates)]
+    verl_updates.plan_rows(chunks, row_ends, [1.0] * cli.updates, sync=None)
+    updates = verl_updates.UpdateSteps(owner)
+
+    def loss_of(part: dict):
+        ids = part["input_ids"].to(model.device if engine is None else engine.device)
+        share = pass_token_share(part) * float(part[verl_updates.UPDATE_SHARE]) / micro  # a mean over the update
+        return model(input_ids=ids, labels=ids).loss * share
 
     def one_batch() -> None:
-        for k, ids in enumerate(batches):
+        for k, chunk in enumerate(chunks):
             last = k == micro - 1
-            if engine is not None:
-                accelerator.gradient_state._set_sync_gradients(last)
-            for module in sharded:
-                module.set_requires_gradient_sync(last)
-            end = verl_updates.open_update_end(owner) if k in ends and not last else None
-            ids = ids.to(model.device if engine is None else engine.device)
-            loss = model(input_ids=ids, labels=ids).loss / micro
-            if engine is not None:
-                accelerator.backward(loss, scale_wrt_gas=False)
-            else:
-                loss.backward()
-            if end is not None:
-                verl_updates.close_update_end(owner, end)
+            accelerator.gradient_state._set_sync_gradients(last)  # as the trainer's loop sets it
+            context = accelerator.no_sync(model) if engine is None and not last else contextlib.nullcontext()
+            with context:
+                loss = updates.loss(chunk, None, loss_of, model)
+                if engine is not None:
+                    accelerator.backward(loss, scale_wrt_gas=False)
+                else:
+                    loss.backward()
+                updates.finish()
         if engine is None:
             verl_updates.step_optimizer(owner, reduce=False)
 
@@ -217,13 +259,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=64, help="rows of the generation batch")
     parser.add_argument("--seq", type=int, default=1024, help="tokens per row")
     parser.add_argument("--micro-batches", type=int, default=8)
-    parser.add_argument("--updates", type=int, default=4, help="optimizer updates per generation batch")
+    parser.add_argument("--updates", type=int, default=12,
+                        help="optimizer updates per generation batch (more than micro-batches, as ALFWorld on 8 GPUs)")
     parser.add_argument("--parts", default=",".join(PARTS))
     parser.add_argument("--part", choices=PARTS, help=argparse.SUPPRESS)
     parser.add_argument("--part-out", type=Path, help=argparse.SUPPRESS)
     cli = parser.parse_args(argv)
     if cli.dry_run:
-        cli.rows, cli.seq, cli.micro_batches, cli.updates = 8, 16, 4, min(cli.updates, 3)
+        cli.rows, cli.seq, cli.micro_batches, cli.updates = 8, 16, 4, min(cli.updates, 6)
+    if not 1 <= cli.updates <= cli.rows:
+        raise SystemExit(f"--updates {cli.updates}: needs 1 to --rows ({cli.rows}) updates (an update has at least one row)")
     if cli.part:  # a child
         result = (engine_part if cli.part.startswith("engine") else generation_part)(cli)
         if int(os.environ.get("RANK", "0")) == 0:

@@ -289,14 +289,12 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         (:mod:`~agentgym_suite.trainers.verl_updates`)."""
         self._kl_coef = 0.0
         self._entropy_coef = 0.0
-        self._update_ends: set[int] = set()
-        self._update_end: verl_updates.UpdateEnd | None = None
+        self._update_steps = verl_updates.UpdateSteps(self)
         if args.kl_estimator == "low_var_kl" and self.beta != 0.0:
             self._kl_coef, self.beta = float(self.beta), 0.0  # TRL built the reference model already
         if args.rows_per_update is not None:
             verl_updates.check_update_setup(fp16_scaler=self.accelerator.scaler is not None)
-            for line in verl_updates.schedule_departures(args.rows_per_update, args.steps_per_generation,
-                                                         args.pad_rows_per_process):
+            for line in verl_updates.schedule_departures(args.pad_rows_per_process):
                 logger.warning("rows_per_update departs from verl-agent's schedule: %s", line)
             if self.entropy_coef and not self.use_adaptive_entropy:
                 self._entropy_coef, self.entropy_coef = float(self.entropy_coef), 0.0
@@ -874,38 +872,34 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
     def _prepare_inputs(self, generation_batch: Any) -> Any:  # type: ignore[override]
         """TRL's: a new generation batch every ``steps_per_generation`` micro-batches (the phases
         above), then the next micro-batch of it; with ``rows_per_update``, a new generation batch's
-        micro-batches are grouped into optimizer updates (:mod:`~agentgym_suite.trainers.verl_updates`)."""
+        micro-batches are cut into verl's optimizer updates (:mod:`~agentgym_suite.trainers.verl_updates`)."""
         buffered = self._buffered_inputs
         inputs = super()._prepare_inputs(generation_batch)
         args: AgentGRPOConfig = self.args
         if self.model.training and args.rows_per_update is not None and self._buffered_inputs is not buffered:
-            self._update_ends = verl_updates.plan_updates(self._buffered_inputs, self._generation_rows,
-                                                          args.rows_per_update, self.sync, args.pad_rows_per_process)
-            self._metrics["train"]["updates_per_generation"].append(float(len(self._update_ends)))
-        chunk = self._step % args.steps_per_generation
-        if self.model.training and args.rows_per_update is not None and chunk in self._update_ends \
-                and chunk != args.steps_per_generation - 1:  # before this micro-batch's backward pass
-            self._update_end = verl_updates.open_update_end(self)
+            updates = verl_updates.plan_updates(self._buffered_inputs, self._generation_rows,
+                                                args.rows_per_update, self.sync, args.pad_rows_per_process)
+            self._metrics["train"]["updates_per_generation"].append(float(updates))
         return inputs
 
     def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:  # type: ignore[override]
-        """TRL's step; with ``rows_per_update``, an optimizer update after every micro-batch that ends
-        an update but the generation batch's last (whose update the trainer takes as usual)."""
-        loss = super().training_step(model, inputs, num_items_in_batch)  # opens an update's end (_prepare_inputs)
-        end, self._update_end = self._update_end, None
-        if end is not None:
-            norm = verl_updates.close_update_end(self, end)
-            if norm is not None:
-                self._metrics["train"]["update_grad_norm"].append(norm)
+        """TRL's step; with ``rows_per_update``, the step of an update that ends with this micro-batch's
+        last pass (not the generation batch's last update: the trainer takes that one as usual)."""
+        loss = super().training_step(model, inputs, num_items_in_batch)  # compute_loss opens an update's end
+        for norm in self._update_steps.finish():
+            self._metrics["train"]["update_grad_norm"].append(norm)
         return loss
 
     def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
                      num_items_in_batch: Any = None) -> torch.Tensor:
         """TRL's loss, in passes of at most ``max_rows_per_pass`` rows: every pass but the last is
-        back-propagated here, the last by the trainer; the returned value is the whole loss."""
-        passes = row_passes(inputs, self.args.max_rows_per_pass)
-        return loss_over_passes(passes, lambda part: super(AgentGRPOTrainer, self).compute_loss(
-            model, part, return_outputs, num_items_in_batch), self.accelerator, model)
+        back-propagated here, the last by the trainer; the returned value is the whole loss. With
+        ``rows_per_update`` the passes also stop at every update's end, its optimizer step after them."""
+        compute = lambda part: super(AgentGRPOTrainer, self).compute_loss(  # noqa: E731
+            model, part, return_outputs, num_items_in_batch)
+        if self.model.training and verl_updates.PLAN in inputs:
+            return self._update_steps.loss(inputs, self.args.max_rows_per_pass, compute, model)
+        return loss_over_passes(row_passes(inputs, self.args.max_rows_per_pass), compute, self.accelerator, model)
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
         """One pass's loss: TRL's policy loss (scaled so padding rows change nothing), the verl terms

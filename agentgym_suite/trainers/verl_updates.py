@@ -13,39 +13,52 @@ that schedule (tests/conformance/verl_schedule holds verl's own numbers for it).
 
 ``rows_per_update`` runs it here: TRL cuts the generation batch into ``steps_per_generation``
 micro-batches and (with ``gradient_accumulation_steps`` set equal) steps the optimizer once after
-the last; :func:`plan_updates` groups the micro-batches into verl's updates in row order, each
-loss a token mean over its own rows times verl's weight, and :func:`open_update_end` /
-:func:`close_update_end` take the earlier updates' optimizer steps in between: under one process
-or DDP by :func:`step_optimizer` (gradients all-reduced first), under DeepSpeed ZeRO-2/3 by making
-the micro-batch a gradient-accumulation boundary (the engine steps), under FSDP2 by turning the
-gradient reduce-scatter on for that backward pass (tests/trainers/test_engine_updates.py runs all
-four on two CPU processes against one process). The old
-log-probs are those of the rollout policy, so PPO clipping acts from the second update on. The
-learning-rate scheduler still steps once per generation batch, as verl's does once per training step.
+the last. :func:`plan_updates` places verl's update boundaries among each process's rows
+(:func:`update_row_ends`, proportionally, the same rows on every process) and cuts the micro-batches
+at them (:func:`update_pieces`), so a micro-batch may hold the ends of several updates and a
+generation batch takes verl's number of optimizer steps whatever its number of micro-batches; each
+update's loss is a token mean over its own rows times verl's weight. :class:`UpdateSteps` runs a
+micro-batch's pieces as passes (each cut again to ``max_rows_per_pass``) and takes an update's
+optimizer step after the backward pass of its last piece, through :func:`open_update_end` /
+:func:`close_update_end`: under one process or DDP by :func:`step_optimizer` (gradients all-reduced
+first), under DeepSpeed ZeRO-2/3 by making that backward pass a gradient-accumulation boundary (the
+engine steps), under FSDP2 by turning the gradient reduce-scatter on for it
+(tests/trainers/test_engine_updates.py runs all four on two CPU processes against one process,
+with more updates than micro-batches). The old log-probs are those of the rollout policy, so PPO
+clipping acts from the second update on. The learning-rate scheduler still steps once per
+generation batch, as verl's does once per training step.
 
-Departures, printed at the start of a run (:func:`schedule_departures`): an update boundary falls
-between micro-batches, so a generation batch with more verl updates than micro-batches takes one
-update per micro-batch; padding rows are all-masked rows, not duplicates (the duplicates are
+Departures, printed at the start of a run (:func:`schedule_departures`): an update's loss is a token
+mean over all its rows; padding rows are all-masked rows, not duplicates (the duplicates are
 counted in the schedule and in the last update's weight, but their tokens are not trained twice).
+Only a generation batch with fewer rows per process than updates (a mini-batch below the padding)
+takes fewer updates, one per row, with a warning when it happens.
 
 :func:`low_var_kl` is verl's ``low_var_kl`` estimator: TRL's k3 term clamped to [-10, 10].
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import torch
 from torch import Tensor
 
+from agentgym_suite.trainers.memory_bound import backward_kwargs, hold_gradient_sync, row_passes
+
+logger = logging.getLogger(__name__)
+
 UPDATE_SCALE = "update_loss_scale"
-"""0-dim tensor on each micro-batch: generation-batch tokens / tokens of the update it belongs to
-(turns TRL's generation-wide token mean into the update's own)."""
+"""0-dim tensor on each pass: generation-batch tokens / tokens of the update it belongs to, times
+the update's weight (turns TRL's generation-wide token mean into the update's own)."""
 UPDATE_SHARE = "update_micro_batch_scale"
-"""0-dim tensor: micro-batches per generation batch / micro-batches of this update (for losses that
-TRL divides by the accumulation steps: the plug-ins' auxiliary losses)."""
+"""0-dim tensor on each pass, for losses that are token means over the pass's micro-batch divided by
+the accumulation steps (the plug-ins' auxiliary losses): micro-batches per generation batch x the
+piece's tokens / this process's tokens of the update, times the update's weight (a token mean over
+the update's rows)."""
 
 
 def low_var_kl(logps: Tensor, ref_logps: Tensor) -> Tensor:
@@ -94,22 +107,60 @@ def verl_schedule(rows: int, rows_per_update: int, processes: int, pad_rows_per_
                         loss_weights=tuple(size / mini for size in sizes) * epochs)
 
 
-def update_ends(schedule: VerlSchedule, micro_batches: int) -> list[int]:
-    """The micro-batch (0-based, exclusive end) each update of one epoch of ``schedule`` ends at:
-    update boundaries at the micro-batch nearest to verl's row boundary, every update at least one
-    micro-batch; with more updates than micro-batches, one update per micro-batch (the cap)."""
+def update_row_ends(schedule: VerlSchedule, local_rows: int) -> list[int]:
+    """Where each update of one epoch of ``schedule`` ends among a process's ``local_rows`` rows
+    (exclusive ends, the last ``local_rows``): at the row nearest verl's row boundary, every update at
+    least one row. Every process has the same row count, so every process cuts at the same rows.
+    Only with more updates than rows (a mini-batch smaller than the padding) are updates merged,
+    one per row (:func:`plan_updates` warns)."""
     per_epoch = _epoch_updates(schedule)
-    if per_epoch >= micro_batches:
-        return list(range(1, micro_batches + 1))
+    local_rows = max(local_rows, 1)
+    if per_epoch >= local_rows:
+        return list(range(1, local_rows + 1))
     ends: list[int] = []
     done, previous = 0, 0
     for j, size in enumerate(schedule.update_rows[:per_epoch]):
         done += size
-        end = round(micro_batches * done / schedule.padded_rows)
-        end = min(max(end, previous + 1), micro_batches - (per_epoch - 1 - j))
+        end = round(local_rows * done / schedule.padded_rows)
+        end = min(max(end, previous + 1), local_rows - (per_epoch - 1 - j))
         ends.append(end)
         previous = end
     return ends
+
+
+@dataclass(frozen=True)
+class UpdatePiece:
+    """Consecutive rows of one micro-batch that belong to one update."""
+
+    micro_batch: int
+    start: int
+    """First row, counted within the micro-batch."""
+    stop: int
+    """Row after the last, within the micro-batch."""
+    update: int
+    ends_update: bool
+    """The update's last rows: its optimizer step follows this piece's backward pass."""
+
+
+def update_pieces(micro_batch_rows: list[int], row_ends: list[int]) -> list[UpdatePiece]:
+    """The micro-batches (``micro_batch_rows`` rows each, in order) cut at every update's end
+    (``row_ends``: exclusive ends over all the micro-batches' rows, the last one their total, as
+    :func:`update_row_ends` gives), so every update boundary is a piece boundary, however many
+    updates a micro-batch holds."""
+    if not row_ends or row_ends[-1] != sum(micro_batch_rows):
+        raise ValueError(f"the last update must end at the last row ({sum(micro_batch_rows)}), got ends {row_ends}")
+    pieces: list[UpdatePiece] = []
+    offset, update = 0, 0
+    for k, count in enumerate(micro_batch_rows):
+        start = 0
+        while start < count:
+            while row_ends[update] <= offset + start:
+                update += 1
+            stop = min(count, row_ends[update] - offset)
+            pieces.append(UpdatePiece(k, start, stop, update, ends_update=offset + stop == row_ends[update]))
+            start = stop
+        offset += count
+    return pieces
 
 
 def _epoch_updates(schedule: VerlSchedule) -> int:
@@ -128,47 +179,166 @@ def updates_for(rows: int, rows_per_update: int, processes: int = 1, pad_rows_pe
     return _epoch_updates(verl_schedule(rows, rows_per_update, processes, pad_rows_per_process))
 
 
+PLAN = "update_plan"
+"""Key of the :class:`MicroBatchPlan` on each micro-batch of a planned generation batch."""
+
+
+@dataclass(frozen=True)
+class PlannedPiece:
+    """A piece of a micro-batch with its update's loss scales (:data:`UPDATE_SCALE`, :data:`UPDATE_SHARE`)."""
+
+    piece: UpdatePiece
+    scale: float
+    share: float
+    trainer_steps: bool
+    """The generation batch's last piece: the trainer takes its update's step itself."""
+
+
+@dataclass(frozen=True)
+class MicroBatchPlan:
+    """The pieces one micro-batch is cut into (:func:`update_pieces`), in row order."""
+
+    pieces: tuple[PlannedPiece, ...]
+
+
 def plan_updates(chunks: list[dict[str, Any]], rows: int, rows_per_update: int, sync: Any,
-                 pad_rows_per_process: int | None = None) -> set[int]:
-    """Tag every micro-batch of a generation batch with its update's loss scales and return the
-    indices of the micro-batches that end an update (the last one included).
+                 pad_rows_per_process: int | None = None) -> int:
+    """Plan verl-agent's updates over the micro-batches of a generation batch (``chunks``, this
+    process's share, in TRL's order) and return how many optimizer steps they take.
 
     ``rows``: real rows of the generation batch over all processes; ``sync``: the processes'
     collectives (token counts are summed over processes so every process plans the same updates).
-    Each update's loss is a token mean over its own rows times verl's weight of it
-    (:attr:`VerlSchedule.loss_weights`; 1 for every update when the cap applies).
+    The updates end at the rows :func:`update_row_ends` gives, inside a micro-batch where verl's
+    boundary falls there, so a generation batch takes ``ceil(padded rows / rows_per_update)`` steps
+    however many micro-batches it has. Each micro-batch gets a :class:`MicroBatchPlan` under :data:`PLAN`.
     """
-    count = len(chunks)
     processes = int(getattr(sync, "world_size", 1) or 1)
     schedule = verl_schedule(rows, max(rows_per_update, processes), processes, pad_rows_per_process)
-    ends = update_ends(schedule, count)
-    capped = _epoch_updates(schedule) > count
-    local = [float(_trained_tokens(c)) for c in chunks]
-    tokens = torch.tensor(local, dtype=torch.float64)
+    ends = update_row_ends(schedule, sum(int(c["completion_mask"].shape[0]) for c in chunks))
+    merged = _epoch_updates(schedule) > len(ends)
+    if merged:
+        logger.warning("this generation batch has %d rows per process for verl-agent's %d updates: it takes %d "
+                       "updates, one per row (rows_per_update=%d is below the padding)", len(ends),
+                       _epoch_updates(schedule), len(ends), rows_per_update)
+    weights = [1.0] * len(ends) if merged else list(schedule.loss_weights[:len(ends)])
+    plan_rows(chunks, ends, weights, sync)
+    return len(ends)
+
+
+def plan_rows(chunks: list[dict[str, Any]], row_ends: list[int], weights: list[float], sync: Any) -> None:
+    """Put on every micro-batch of ``chunks`` its pieces (cut at ``row_ends``, see :func:`update_pieces`)
+    with their update's loss scales: :data:`UPDATE_SCALE` makes the policy loss a token mean over the
+    update's rows (all processes) times its weight, :data:`UPDATE_SHARE` makes an auxiliary loss a
+    token mean over the update's rows of this process times its weight."""
+    sizes = [int(c["completion_mask"].shape[0]) for c in chunks]
+    pieces = update_pieces(sizes, row_ends)
+    row_tokens = [_trained_tokens(c, per_row=True).double().cpu() for c in chunks]
+    piece_tokens = [float(row_tokens[p.micro_batch][p.start:p.stop].sum()) for p in pieces]
+    local = [0.0] * len(row_ends)
+    for piece, tokens in zip(pieces, piece_tokens):
+        local[piece.update] += tokens
+    overall = list(local)
     if getattr(sync, "distributed", False):
-        tokens = torch.tensor(sync.gather(local), dtype=torch.float64).sum(dim=0)
-    total = float(tokens.sum())
-    start = 0
-    for j, end in enumerate(ends):
-        ks = list(range(start, end))
-        weight = 1.0 if capped else schedule.loss_weights[j]
-        update_tokens = float(tokens[ks].sum())
-        for k in ks:
-            device = chunks[k]["completion_mask"].device
-            scale = total / update_tokens * weight if update_tokens > 0 else 0.0
-            chunks[k][UPDATE_SCALE] = torch.tensor(scale, device=device)
-            chunks[k][UPDATE_SHARE] = torch.tensor(count / len(ks) * weight, device=device)
-        start = end
-    return {end - 1 for end in ends}
+        overall = [sum(column) for column in zip(*sync.gather(local))]
+    total = sum(overall)
+    count = len(chunks)
+    planned: list[list[PlannedPiece]] = [[] for _ in chunks]
+    for i, (piece, tokens) in enumerate(zip(pieces, piece_tokens)):
+        weight = weights[piece.update]
+        scale = total / overall[piece.update] * weight if overall[piece.update] > 0 else 0.0
+        share = count * weight * tokens / local[piece.update] if local[piece.update] > 0 else 0.0
+        planned[piece.micro_batch].append(PlannedPiece(piece, scale, share, trainer_steps=i == len(pieces) - 1))
+    for chunk, mine in zip(chunks, planned):
+        chunk[PLAN] = MicroBatchPlan(tuple(mine))
+        chunk.pop(UPDATE_SCALE, None)
+        chunk.pop(UPDATE_SHARE, None)
 
 
-def schedule_departures(rows_per_update: int, micro_batches: int, pad_rows_per_process: int | None) -> list[str]:
+def update_passes(inputs: dict[str, Any], bound: int | None) -> list[tuple[dict[str, Any], PlannedPiece | None]]:
+    """A planned micro-batch's passes: each piece's rows cut into passes of at most ``bound`` rows
+    (:func:`~agentgym_suite.trainers.memory_bound.row_passes`), each pass carrying its update's loss
+    scales, paired with its piece where the pass is the piece's last (None otherwise)."""
+    plan: MicroBatchPlan = inputs[PLAN]
+    rows = int(inputs["completion_mask"].shape[0])
+    if not plan.pieces:  # a micro-batch without rows (the trainer's padding gives every one at least one)
+        return [(p, None) for p in row_passes(inputs, bound)]
+    out: list[tuple[dict[str, Any], PlannedPiece | None]] = []
+    for planned in plan.pieces:
+        piece = planned.piece
+        part = inputs if (piece.start, piece.stop) == (0, rows) else _row_range(inputs, piece.start, piece.stop, rows)
+        device = inputs["completion_mask"].device
+        part = {**part, UPDATE_SCALE: torch.tensor(planned.scale, device=device),
+                UPDATE_SHARE: torch.tensor(planned.share, device=device)}
+        passes = row_passes(part, bound)
+        out += [(p, planned if i == len(passes) - 1 else None) for i, p in enumerate(passes)]
+    return out
+
+
+def _row_range(inputs: dict[str, Any], start: int, stop: int, rows: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in inputs.items():
+        if isinstance(value, Tensor) and value.dim() > 0 and value.shape[0] == rows:
+            out[key] = value[start:stop]
+        elif isinstance(value, list) and len(value) == rows:
+            out[key] = value[start:stop]
+        else:
+            out[key] = value
+    return out
+
+
+class UpdateSteps:
+    """Runs a planned generation batch's updates for a trainer (``owner``): :meth:`loss` replaces the
+    micro-batch's loss over passes and takes the optimizer step of every update that ends before its
+    last pass; the step of an update ending with the micro-batch's last pass (but the generation
+    batch's, which the trainer takes itself) follows the trainer's backward pass, in :meth:`finish`."""
+
+    def __init__(self, owner: UpdateOwner) -> None:
+        self.owner = owner
+        self.pending: UpdateEnd | None = None
+        self.grad_norms: list[float] = []
+
+    def loss(self, inputs: dict[str, Any], bound: int | None, compute: Callable[[dict[str, Any]], Tensor],
+             model: Any) -> Tensor:
+        """The micro-batch's loss (as :func:`~agentgym_suite.trainers.memory_bound.loss_over_passes`):
+        every pass but the last back-propagated here, an optimizer step after each that ends an update."""
+        accelerator = self.owner.accelerator
+        parts = update_passes(inputs, bound)
+        done: Tensor | None = None
+        for part, planned in parts[:-1]:
+            loss = compute(part)
+            with hold_gradient_sync(accelerator, model), torch.autocast(loss.device.type, enabled=False):
+                end = open_update_end(self.owner) if planned is not None and planned.piece.ends_update else None
+                if loss.requires_grad:
+                    accelerator.backward(loss, **backward_kwargs(accelerator))
+                if end is not None:
+                    self._close(end)
+            done = loss.detach() if done is None else done + loss.detach()
+        part, planned = parts[-1]
+        last = compute(part)
+        if planned is not None and planned.piece.ends_update and not planned.trainer_steps:
+            self.pending = open_update_end(self.owner)  # before the trainer's backward pass of ``last``
+        return last if done is None else last + done
+
+    def finish(self) -> list[float]:
+        """Call after the trainer's backward pass: the pending update's step; returns the gradient
+        norms of this micro-batch's steps (where this module clipped)."""
+        end, self.pending = self.pending, None
+        if end is not None:
+            self._close(end)
+        norms, self.grad_norms = self.grad_norms, []
+        return norms
+
+    def _close(self, end: UpdateEnd) -> None:
+        norm = close_update_end(self.owner, end)
+        if norm is not None:
+            self.grad_norms.append(norm)
+
+
+def schedule_departures(pad_rows_per_process: int | None) -> list[str]:
     """What this trainer's update schedule does differently from verl-agent's, as lines for the run's start."""
     lines = [
-        f"updates per generation batch are at most steps_per_generation={micro_batches} (update boundaries fall "
-        f"between micro-batches); verl-agent takes ceil(rows / {rows_per_update}) whatever their number, so a "
-        f"generation batch of more than {micro_batches * rows_per_update} rows gets fewer, larger updates here",
-        "an update's loss is a token mean over all its rows (verl: a mean of per-micro-batch token means)",
+        "an update's loss is a token mean over all its rows (verl: a mean of per-micro-batch token means); "
+        "an auxiliary loss likewise, over the process's rows of the update",
     ]
     if pad_rows_per_process:
         lines.append(f"adjust_batch's duplicated rows (to a multiple of {pad_rows_per_process} x processes) are "
@@ -176,11 +346,11 @@ def schedule_departures(rows_per_update: int, micro_batches: int, pad_rows_per_p
     return lines
 
 
-def _trained_tokens(chunk: dict[str, Any]) -> Tensor:
+def _trained_tokens(chunk: dict[str, Any], per_row: bool = False) -> Tensor:
     mask = chunk["completion_mask"]
-    if "tool_mask" in chunk:
+    if chunk.get("tool_mask") is not None:
         mask = mask * chunk["tool_mask"]
-    return mask.sum()
+    return mask.sum(dim=1) if per_row else mask.sum()
 
 
 class UpdateOwner(Protocol):
@@ -194,7 +364,7 @@ class UpdateOwner(Protocol):
 
 @dataclass
 class UpdateEnd:
-    """What :func:`open_update_end` changed for the backward pass of a micro-batch that ends an update."""
+    """What :func:`open_update_end` changed for the backward pass that ends an update (a piece's last pass)."""
 
     engine: str
     """``deepspeed``, ``fsdp2`` or ``ddp`` (one process or DDP)."""
@@ -218,9 +388,9 @@ def fsdp2_modules(model: Any) -> list[Any]:
 
 
 def open_update_end(owner: UpdateOwner) -> UpdateEnd:
-    """Call before the backward pass of a micro-batch that ends an update inside the accumulation
-    window. DeepSpeed (ZeRO-2/3): the micro-batch is made a gradient-accumulation boundary (accelerate
-    then reduces the gradients and calls ``engine.step()``: clipping to ``gradient_clipping``, the
+    """Call before the backward pass that ends an update inside the accumulation window (the last
+    pass of an update's last piece, :class:`UpdateSteps`). DeepSpeed (ZeRO-2/3): that backward pass
+    is made a gradient-accumulation boundary (accelerate then reduces the gradients and calls ``engine.step()``: clipping to ``gradient_clipping``, the
     optimizer step, zeroed gradients), with the engine's LR scheduler held back so it still steps once
     per generation batch. FSDP2: gradient reduce-scatter is switched on for this backward pass."""
     engine = deepspeed_engine(owner)

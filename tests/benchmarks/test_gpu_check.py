@@ -26,7 +26,9 @@ def test_the_dry_run_writes_every_part(tmp_path: Path) -> None:
     assert result["device"].startswith("CPU")
     for engine in ("engine_zero3", "engine_fsdp2"):
         part = result[engine]
-        assert part["optimizer_steps_per_batch"] == part["updates"] == 3, engine  # the verl schedule ran
+        # the verl schedule ran: six updates over four micro-batches (updates end inside micro-batches)
+        assert part["optimizer_steps_per_batch"] == part["updates"] == 6, engine
+        assert result["settings"]["micro_batches"] == 4, engine
         assert part["tokens_per_s"] > 0 and part["peak_gib"] > 0 and part["parameters"] > 0, engine
     assert result["generation"]["new_tokens"] > 0 and result["generation"]["tokens_per_s"] > 0
     trl = result["trainer_vs_trl"]

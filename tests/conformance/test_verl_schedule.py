@@ -5,7 +5,9 @@ commit (``adjust_batch``, the data-parallel chunking, ``DataParallelPPOActor.upd
 mini-batch split and epoch loop) for the batch settings of every released script, on fixed row
 counts and world sizes; ``verl_schedule/regenerate_verl_schedule.py`` regenerates it in a scratch
 virtualenv. Each config's ``rows_per_update`` / ``pad_rows_per_process`` must reproduce the cases
-of its script's settings.
+of its script's settings, and the trainer's planner (:func:`plan_updates` on the micro-batches the
+config gives on that many processes) must take verl-agent's number of optimizer steps, with no cap
+at the number of micro-batches.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ import json
 import math
 from pathlib import Path
 
+from types import SimpleNamespace
+
 import pytest
+import torch
 import yaml
 
-from agentgym_suite.trainers.verl_updates import verl_schedule
+from agentgym_suite.trainers.verl_updates import PLAN, plan_updates, verl_schedule
 
 HERE = Path(__file__).parent / "verl_schedule"
 ROOT = HERE.parents[2]
@@ -91,3 +96,37 @@ def test_updates_per_step_do_not_depend_on_the_gpus_beyond_padding() -> None:
             continue
         mini = case["ppo_mini_batch_size"] * case["rollout_n"]
         assert case["updates"] == case["ppo_epochs"] * math.ceil(case["padded_rows"] / mini)
+
+
+def _micro_batches(fields: dict, processes: int) -> int:
+    """steps_per_generation of the config on ``processes`` processes (TRL's rule when it is not set)."""
+    if fields.get("steps_per_generation"):
+        return int(fields["steps_per_generation"])
+    return max(1, fields["generation_batch_size"] // (fields["per_device_train_batch_size"] * processes))
+
+
+def _planned_steps(rows: int, fields: dict, processes: int) -> tuple[int, int]:
+    """(optimizer steps the trainer's planner takes for one pass over a generation batch of ``rows``
+    rows, micro-batches) with the trainer's padding: every process's rows padded to the same
+    multiple of steps_per_generation, rows shared as evenly as they can be."""
+    micro = _micro_batches(fields, processes)
+    local = math.ceil(math.ceil(rows / processes) / micro) * micro
+    chunks = [{"completion_mask": torch.ones(local // micro, 1)} for _ in range(micro)]
+    sync = SimpleNamespace(world_size=processes, distributed=False)
+    updates = plan_updates(chunks, rows, fields["rows_per_update"], sync, fields.get("pad_rows_per_process"))
+    steps = sum(piece.piece.ends_update for chunk in chunks for piece in chunk[PLAN].pieces)
+    assert steps == updates
+    return steps, micro
+
+
+def test_the_trainer_takes_verl_agents_optimizer_steps_with_no_cap() -> None:
+    beyond_micro_batches = 0
+    for config in sorted({c for c, _ in CONFIGS}):
+        fields = yaml.safe_load((ROOT / config).read_text(encoding="utf-8"))
+        setting = next(s for c, s in CONFIGS if c == config)
+        for case in (c for c in CASES if _setting(c) == setting and "upstream_error" not in c):
+            steps, micro = _planned_steps(case["rows"], fields, case["world_size"])
+            where = f"{config}: {case['rows']} rows, {case['world_size']} GPUs, {case['ppo_epochs']} epochs"
+            assert steps * case["ppo_epochs"] == case["updates"], where  # one plan per TRL iteration (ppo_epochs)
+            beyond_micro_batches += steps > micro
+    assert beyond_micro_batches > 0  # the cases where a cap at steps_per_generation would have cut updates

@@ -3,13 +3,16 @@
 Started as a user starts a run: ``accelerate launch`` with a DeepSpeed config (``--engine zero2``
 or ``zero3``; gloo, ``DS_ACCELERATOR=cpu``), ``torchrun`` with FSDP2's ``fully_shard`` on a CPU
 device mesh (``--engine fsdp2``: accelerate leaves FSDP off on a CPU-only machine), or one plain
-process (``--engine reference``, which sees every row). A tiny MLP takes one generation batch of
-``MICRO_BATCHES`` micro-batches as the trainer's accumulation loop does (no gradient sync but at
-the last, the loss of each micro-batch divided by its update's micro-batch count), with an update
-ending after each micro-batch in ``--ends``: :func:`verl_updates.open_update_end` before its
-backward pass, :func:`verl_updates.close_update_end` after, as ``AgentGRPOTrainer`` calls them
-(in ``_prepare_inputs`` and after ``training_step``). Rank 0 writes ``<out>/<engine>.json``: the full weights afterwards, the
-optimizer steps taken and whether the parameters (or their optimizer state) were sharded.
+process (``--engine reference``, which sees both processes' rows). A tiny MLP takes one generation
+batch of ``MICRO_BATCHES`` micro-batches of ``ROWS_PER_PROCESS`` rows per process as the trainer's
+accumulation loop does (no gradient sync but at the last micro-batch), with updates ending after
+the rows in ``--ends`` (counted over a process's rows; often inside a micro-batch): the micro-batches
+are planned with :func:`verl_updates.plan_rows` and their losses run through
+:class:`verl_updates.UpdateSteps` in passes of at most ``--max-rows-per-pass`` rows, exactly as
+``AgentGRPOTrainer`` calls them (``compute_loss``, then ``finish`` after the backward pass). Each
+row's loss is a mean over its update's rows (the auxiliary-loss scale :data:`UPDATE_SHARE`). Rank 0
+writes ``<out>/<engine>.json``: the full weights afterwards, the optimizer steps taken and whether
+the parameters (or their optimizer state) were sharded.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agentgym_suite.trainers import verl_updates  # noqa: E402
+from agentgym_suite.trainers.memory_bound import pass_token_share  # noqa: E402
 
 MICRO_BATCHES = 6
 ROWS_PER_PROCESS = 4
 MAX_GRAD_NORM = 1.0
+PROCESSES = 2
 
 
 def model_and_data() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
@@ -43,10 +48,27 @@ def model_and_data() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     return model, x, y
 
 
-def update_sizes(ends: list[int]) -> list[int]:
-    """Micro-batches per update for every micro-batch (the last update ends at the last micro-batch)."""
-    bounds = [-1, *sorted(e for e in ends if e < MICRO_BATCHES - 1), MICRO_BATCHES - 1]
-    return [next(b - a for a, b in zip(bounds, bounds[1:]) if a < k <= b) for k in range(MICRO_BATCHES)]
+class PlainAccelerator:
+    """What the trainer's loss passes ask of ``accelerate`` (sync state, ``no_sync``, ``backward``)
+    for one plain process or FSDP2 under torchrun, where accelerate runs no engine."""
+
+    deepspeed_engine_wrapped = None
+    distributed_type = "NO"
+
+    def __init__(self, sharded: list) -> None:
+        self.sharded = sharded
+        self.gradient_state = SimpleNamespace(sync_gradients=True)
+        self.gradient_state._set_sync_gradients = lambda value: setattr(self.gradient_state, "sync_gradients", value)
+
+    @property
+    def sync_gradients(self) -> bool:
+        return self.gradient_state.sync_gradients
+
+    def no_sync(self, model):
+        return fsdp2_no_sync(self.sharded)
+
+    def backward(self, loss, **kwargs) -> None:
+        loss.backward()
 
 
 @contextlib.contextmanager
@@ -61,22 +83,30 @@ def fsdp2_no_sync(modules: list):
             module.set_requires_gradient_sync(True)
 
 
+def micro_batch(k: int) -> dict:
+    """Micro-batch ``k`` of one process as the trainer holds it: one trained token per row; ``row``
+    is the row's place in the micro-batch (the loss looks the data up by it)."""
+    ones = torch.ones(ROWS_PER_PROCESS, 1, dtype=torch.long)
+    return {"completion_mask": ones, "prompt_mask": ones, "row": torch.arange(ROWS_PER_PROCESS), "micro": k}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the engine's share of the batch (see the module docstring); ``argv``: the command line."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--engine", choices=("zero2", "zero3", "fsdp2", "reference"), required=True)
-    parser.add_argument("--ends", default="1,3", help="micro-batches (0-based) that end an update, the last excepted")
+    parser.add_argument("--ends", default="2,3,4,6,10,13,17,22",
+                        help="rows (of a process's rows, exclusive ends) after which an update ends, the last excepted")
+    parser.add_argument("--max-rows-per-pass", type=int, default=3)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if os.environ.get("ENGINE_WORKER_DUMP_AFTER"):  # a hung collective prints every thread's stack, then exits
         faulthandler.dump_traceback_later(float(os.environ["ENGINE_WORKER_DUMP_AFTER"]), exit=True)
-    ends = [int(e) for e in args.ends.split(",") if e]
-    sizes = update_sizes(ends)
+    row_ends = [int(e) for e in args.ends.split(",") if e] + [MICRO_BATCHES * ROWS_PER_PROCESS]
     model, x, y = model_and_data()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
     steps = [0]
-    accelerator, engine, rank, rows = None, None, 0, slice(None)
+    accelerator, engine, ranks = None, None, list(range(PROCESSES))
     if args.engine in ("zero2", "zero3"):
         from accelerate import Accelerator
         from accelerate.state import PartialState
@@ -85,40 +115,46 @@ def main(argv: list[str] | None = None) -> None:
         accelerator = Accelerator()
         model, optimizer = accelerator.prepare(model, optimizer)
         engine = accelerator.deepspeed_engine_wrapped.engine
-        rank = accelerator.process_index
+        ranks = [accelerator.process_index]
     elif args.engine == "fsdp2":
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import fully_shard
 
         torch.distributed.init_process_group("gloo")
-        rank = torch.distributed.get_rank()
+        ranks = [torch.distributed.get_rank()]
         mesh = init_device_mesh("cpu", (torch.distributed.get_world_size(),))
         for layer in (model[0], model[2]):
             fully_shard(layer, mesh=mesh)
         fully_shard(model, mesh=mesh)
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
-        accelerator = SimpleNamespace(deepspeed_engine_wrapped=None)
+    sharded_modules = verl_updates.fsdp2_modules(model)
     if engine is None:
+        accelerator = PlainAccelerator(sharded_modules)
         optimizer.register_step_post_hook(lambda *_: steps.__setitem__(0, steps[0] + 1))
-    if args.engine != "reference":
-        rows = slice(rank * ROWS_PER_PROCESS, (rank + 1) * ROWS_PER_PROCESS)
     owner = SimpleNamespace(model=model, optimizer=optimizer, accelerator=accelerator,
                             args=SimpleNamespace(max_grad_norm=MAX_GRAD_NORM))
-    sharded_modules = verl_updates.fsdp2_modules(model)
+    chunks = [micro_batch(k) for k in range(MICRO_BATCHES)]
+    verl_updates.plan_rows(chunks, row_ends, [1.0] * len(row_ends), sync=None)
+    updates = verl_updates.UpdateSteps(owner)
+
+    def loss_of(part: dict) -> torch.Tensor:
+        # each process's rows of the pass (the reference: both processes', averaged as DDP averages them)
+        losses = [torch.nn.functional.mse_loss(model(x[part["micro"], r * ROWS_PER_PROCESS + part["row"]]),
+                                               y[part["micro"], r * ROWS_PER_PROCESS + part["row"]]) for r in ranks]
+        share = pass_token_share(part) * float(part[verl_updates.UPDATE_SHARE]) / MICRO_BATCHES
+        return torch.stack(losses).mean() * share
+
     for k in range(MICRO_BATCHES):
         last = k == MICRO_BATCHES - 1
-        if engine is not None:
-            accelerator.gradient_state._set_sync_gradients(last)  # as the trainer's loop sets it
-        no_sync = fsdp2_no_sync(sharded_modules) if sharded_modules and not last else contextlib.nullcontext()
+        accelerator.gradient_state._set_sync_gradients(last)  # as the trainer's loop sets it
+        no_sync = accelerator.no_sync(model) if engine is None and not last else contextlib.nullcontext()
         with no_sync:
-            end = verl_updates.open_update_end(owner) if k in ends and not last else None
-            loss = torch.nn.functional.mse_loss(model(x[k, rows]), y[k, rows]) / sizes[k]
+            loss = updates.loss(chunks[k], args.max_rows_per_pass, loss_of, model)
             if engine is not None:
                 accelerator.backward(loss, scale_wrt_gas=False)  # as transformers' Trainer calls it
             else:
                 loss.backward()
-            if end is not None:
-                verl_updates.close_update_end(owner, end)
+            updates.finish()
         if last and engine is None:  # the trainer's own step at the end of the window
             verl_updates.step_optimizer(owner, reduce=False)
     weights, sharded = {}, False
@@ -141,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         weights = {n: p.full_tensor().detach().tolist() for n, p in params}
     else:
         weights = {n: p.detach().tolist() for n, p in model.named_parameters()}
-    if rank == 0:
+    if ranks[0] == 0:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / f"{args.engine}.json").write_text(json.dumps(
             {"engine": args.engine, "steps": steps[0], "sharded": sharded, "weights": weights,

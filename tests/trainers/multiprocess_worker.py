@@ -139,6 +139,41 @@ def trainer_part(rank: int, out_dir: Path, vllm: str | None) -> dict:
             "logged": sorted(set().union(*(h.keys() for h in history)))}
 
 
+def updates_part(rank: int, out_dir: Path) -> dict:
+    """``rows_per_update`` on two DDP processes with uneven episodes (rank 0 one turn, rank 1 four):
+    more updates than micro-batches, so updates end inside micro-batches and between passes."""
+    from agentgym_suite.trainers import AgentGRPOTrainer, verl_updates
+    from trainers.conftest import tiny_config
+    from trainers.fake_env import LetterEnv
+
+    args = tiny_config(str(out_dir / "run-updates"), per_device_train_batch_size=2, num_generations=2,
+                       steps_per_generation=2, max_steps=2, max_turns=4, rows_per_update=2, max_rows_per_pass=2,
+                       save_trajectories=False)
+    horizon = 1 if rank == 0 else 4
+    trainer = AgentGRPOTrainer(args=args, env_factory=lambda: LetterEnv(horizon=horizon))
+    rows: list[int] = []
+    plan = verl_updates.plan_updates
+    verl_updates.plan_updates = lambda chunks, r, *a, **kw: rows.append(r) or plan(chunks, r, *a, **kw)
+    steps = [0]
+    create = trainer.create_optimizer
+
+    def counted():
+        optimizer = create()
+        optimizer.register_step_post_hook(lambda *_: steps.__setitem__(0, steps[0] + 1))
+        return optimizer
+
+    trainer.create_optimizer = counted
+    try:
+        trainer.train()
+    finally:
+        verl_updates.plan_updates = plan
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    return {"steps": trainer.state.global_step, "optimizer_steps": steps[0], "rows": rows,
+            "weights_sum": float(sum(p.detach().double().sum() for p in model.parameters())),
+            "planned": [h["updates_per_generation"] for h in trainer.state.log_history
+                        if "updates_per_generation" in h]}
+
+
 def skip_part(rank: int, out_dir: Path) -> dict:
     from agentgym_suite.trainers import AgentGRPOTrainer
     from trainers.conftest import tiny_config
@@ -205,6 +240,8 @@ def main() -> None:
             result["train"] = trainer_part(rank, out_dir, None)
         elif part == "skip":
             result["skip"] = skip_part(rank, out_dir)
+        elif part == "updates":
+            result["updates"] = updates_part(rank, out_dir)
         elif part in ("vllm_server", "vllm_colocate"):
             result[part] = trainer_part(rank, out_dir, part.split("_")[1])
     (out_dir / f"rank{rank}.json").write_text(json.dumps(result, default=str))

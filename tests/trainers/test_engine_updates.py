@@ -4,8 +4,10 @@ Two processes (gloo), started as a user starts them: ``accelerate launch`` with 
 (``DS_ACCELERATOR=cpu``) or ``torchrun`` with FSDP2 (accelerate leaves FSDP off on a CPU-only
 machine and would train unsynchronised copies, so the worker shards with ``fully_shard`` itself and
 reports whether every parameter is sharded). Each runs one generation batch of six micro-batches
-that ends three updates (``rows_per_update``'s hooks, ``engine_update_worker.py``); its weights must
-equal a one-process run of the same schedule that sees every row.
+of four rows per process that ends nine updates, most of them inside a micro-batch, two in one
+micro-batch, in passes of at most three rows (``rows_per_update``'s planner and
+``UpdateSteps``, as the trainer runs them: ``engine_update_worker.py``); its weights must equal a
+one-process run of the same schedule that sees every row.
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ from trainers import engine_update_worker
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 WORKER = HERE / "engine_update_worker.py"
-ENDS = "1,3"
-"""Updates end after micro-batches 1, 3 and 5 (the last): three optimizer steps."""
+ENDS = "2,3,4,6,10,13,17,22"
+"""Updates end after these of a process's 24 rows and after the last: nine optimizer steps for six
+micro-batches of four rows (boundaries at rows 4, 8, ...: one update ends with a micro-batch, the
+others inside one, the last micro-batch's included)."""
+UPDATES = 9
 TOLERANCE = 1e-6
 """Largest parameter difference from the one-process run (fp32; sums reduced in another order: ~3e-8 seen)."""
 
@@ -90,8 +95,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return _run("reference", tmp_path_factory.mktemp("reference"))
 
 
-def test_the_reference_takes_three_updates_that_matter(reference: dict, tmp_path: Path) -> None:
-    assert reference["steps"] == 3 and reference["processes"] == 1
+def test_the_reference_takes_nine_updates_that_matter(reference: dict, tmp_path: Path) -> None:
+    assert reference["steps"] == UPDATES and reference["processes"] == 1
     one_update = _run("reference", tmp_path, ends="")
     assert one_update["steps"] == 1
     assert _largest_difference(reference["weights"], one_update["weights"]) > 1e-3  # the schedule shows in the weights
@@ -105,5 +110,5 @@ def test_several_updates_per_generation_batch_equal_one_process(engine: str, ref
     result = _run(engine, tmp_path)
     assert result["processes"] == 2
     assert result["sharded"], f"{engine}: parameters (ZeRO-2: optimizer state) were not sharded over the processes"
-    assert result["steps"] == 3, f"{engine}: {result['steps']} optimizer steps for 3 updates"
+    assert result["steps"] == UPDATES, f"{engine}: {result['steps']} optimizer steps for {UPDATES} updates"
     assert _largest_difference(result["weights"], reference["weights"]) <= TOLERANCE

@@ -5,6 +5,7 @@ does not finish within its timeout (a hang) fails them all."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import subprocess
@@ -50,7 +51,7 @@ def torchrun(script: Path, out: Path, *args: str, processes: int = 2, timeout: f
 @pytest.fixture(scope="module")
 def two_processes(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("two-processes")
-    return torchrun(HERE / "multiprocess_worker.py", out, "--parts", "credit,train,vllm_server,vllm_colocate")
+    return torchrun(HERE / "multiprocess_worker.py", out, "--parts", "credit,train,vllm_server,vllm_colocate,updates")
 
 
 @pytest.mark.parametrize("name", available_credit_assigners())
@@ -109,6 +110,18 @@ def test_row_bound_holds_on_every_process(two_processes):
     for part in two_processes:
         assert 0 < part["train"]["max_rows"] <= 2
     assert two_processes[0]["train"]["forward_passes"] == two_processes[1]["train"]["forward_passes"]
+
+
+def test_rows_per_update_steps_in_lockstep_beyond_the_micro_batches(two_processes):
+    # uneven episodes, 2 rows per update, 2 micro-batches: both processes take verl-agent's ceil(rows / 2)
+    # optimizer steps per generation batch (more than one per micro-batch) and end with the same weights
+    first, second = (part["updates"] for part in two_processes)
+    assert first["steps"] == second["steps"] == 2
+    assert first["rows"] == second["rows"] and len(first["rows"]) == 2
+    expected = sum(math.ceil(rows / 2) for rows in first["rows"])
+    assert first["optimizer_steps"] == second["optimizer_steps"] == expected > 2 * 2
+    assert first["planned"] == second["planned"]
+    assert first["weights_sum"] == second["weights_sum"]
 
 
 @pytest.fixture(scope="module")

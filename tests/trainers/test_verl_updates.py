@@ -15,7 +15,7 @@ from trainers.fake_env import make_letter_env
 def _chunk(tokens_per_row: list[int]) -> dict[str, torch.Tensor]:
     width = max(tokens_per_row)
     mask = torch.tensor([[1] * t + [0] * (width - t) for t in tokens_per_row])
-    return {"completion_mask": mask}
+    return {"completion_mask": mask, "prompt_mask": torch.ones(len(tokens_per_row), 2, dtype=torch.long)}
 
 
 def test_updates_are_sized_from_the_rows_as_verl_agent_sizes_them():
@@ -34,26 +34,56 @@ def test_updates_are_sized_from_the_rows_as_verl_agent_sizes_them():
         verl_updates.verl_schedule(100, 4, processes=8)
 
 
-def test_update_boundaries_follow_verl_rows_and_cap_at_the_micro_batches():
+def test_update_boundaries_follow_verl_rows_inside_the_micro_batches():
     schedule = verl_updates.verl_schedule(2600, 256, processes=2, pad_rows_per_process=32)  # 2624 = 10 x 256 + 64
-    assert verl_updates.update_ends(schedule, 41) == [*range(4, 41, 4), 41]  # 64-row micro-batches: exact
-    # 20 micro-batches of ~131 rows: the short last update keeps one micro-batch of its own
-    assert verl_updates.update_ends(schedule, 20) == [*range(2, 19, 2), 19, 20]
-    assert verl_updates.update_ends(schedule, 8) == list(range(1, 9))  # 11 updates > 8 micro-batches: capped
-    lines = verl_updates.schedule_departures(256, 8, 32)
-    assert "steps_per_generation=8" in lines[0] and "2048 rows" in lines[0] and "duplicated" in lines[-1]
+    # one process's 1312 rows: verl's boundaries exactly, the short last update included
+    assert verl_updates.update_row_ends(schedule, 1312) == [*range(128, 1281, 128), 1312]
+    ends = verl_updates.update_row_ends(schedule, 8 * 164)  # 11 updates over 8 micro-batches: no cap
+    pieces = verl_updates.update_pieces([164] * 8, ends)
+    assert sum(p.ends_update for p in pieces) == 11 == schedule.updates
+    assert [(p.micro_batch, p.start, p.stop, p.update) for p in pieces[:3]] == [(0, 0, 128, 0), (0, 128, 164, 1),
+                                                                               (1, 0, 92, 1)]
+    # several updates end inside one micro-batch; every piece lies in one update and one micro-batch
+    pieces = verl_updates.update_pieces([4] * 3, [2, 3, 4, 6, 12])
+    assert [(p.micro_batch, p.start, p.stop, p.update, p.ends_update) for p in pieces] == [
+        (0, 0, 2, 0, True), (0, 2, 3, 1, True), (0, 3, 4, 2, True), (1, 0, 2, 3, True), (1, 2, 4, 4, False),
+        (2, 0, 4, 4, True)]
+    # only with more updates than rows are updates merged (one per row)
+    tiny = verl_updates.verl_schedule(3, 1, processes=1, pad_rows_per_process=8)  # 8 padded rows, 8 updates
+    assert verl_updates.update_row_ends(tiny, 4) == [1, 2, 3, 4]
+    with pytest.raises(ValueError, match="last row"):
+        verl_updates.update_pieces([4, 4], [3, 7])
+    lines = verl_updates.schedule_departures(32)
+    assert not any("steps_per_generation" in line for line in lines) and "duplicated" in lines[-1]
 
 
-def test_each_update_is_a_token_mean_over_its_own_micro_batches():
+def test_each_update_is_a_token_mean_over_its_own_rows():
     chunks = [_chunk([3, 1]), _chunk([2, 2]), _chunk([4, 4]), _chunk([1, 1])]  # 4, 4, 8, 2 tokens; 18 in all
-    ends = verl_updates.plan_updates(chunks, rows=8, rows_per_update=4, sync=None)  # 2 updates: chunks {0,1}, {2,3}
-    assert ends == {1, 3}
-    scales = [float(c[verl_updates.UPDATE_SCALE]) for c in chunks]
+    updates = verl_updates.plan_updates(chunks, rows=8, rows_per_update=4, sync=None)  # 2 updates: chunks {0,1}, {2,3}
+    assert updates == 2
+    passes = [p for c in chunks for p in verl_updates.update_passes(c, None)]
+    scales = [float(part[verl_updates.UPDATE_SCALE]) for part, _ in passes]
     assert scales == pytest.approx([18 / 8, 18 / 8, 18 / 10, 18 / 10])
-    assert [float(c[verl_updates.UPDATE_SHARE]) for c in chunks] == [2.0, 2.0, 2.0, 2.0]
     # TRL divides each micro-batch's token sum by the generation batch's 18 tokens; times the scale,
     # the two updates' losses are token means over their own 8 and 10 tokens
     assert [s / 18 for s in scales] == pytest.approx([1 / 8, 1 / 8, 1 / 10, 1 / 10])
+    # an auxiliary loss (a token mean over the pass / 4 accumulation steps) becomes a token mean over the update
+    assert [float(part[verl_updates.UPDATE_SHARE]) for part, _ in passes] == pytest.approx(
+        [4 * 4 / 8, 4 * 4 / 8, 4 * 8 / 10, 4 * 2 / 10])
+    assert [planned.piece.ends_update for _, planned in passes] == [False, True, False, True]
+
+
+def test_an_update_ending_inside_a_micro_batch_cuts_it_into_passes():
+    chunks = [_chunk([1, 2, 3]), _chunk([1, 1, 1])]  # 6 rows, 3 per update: the boundary halves nothing
+    assert verl_updates.plan_updates(chunks, rows=6, rows_per_update=2, sync=None) == 3  # ends at rows 2, 4, 6
+    first = verl_updates.update_passes(chunks[0], None)
+    assert [int(part["completion_mask"].shape[0]) for part, _ in first] == [2, 1]
+    assert [float(part[verl_updates.UPDATE_SCALE]) for part, _ in first] == pytest.approx([9 / 3, 9 / 4])
+    assert [p.piece.ends_update for _, p in first] == [True, False]
+    second = verl_updates.update_passes(chunks[1], 1)  # max_rows_per_pass=1: passes within each piece
+    assert [int(part["completion_mask"].shape[0]) for part, _ in second] == [1, 1, 1]
+    assert [p is not None and p.piece.ends_update for _, p in second] == [True, False, True]
+    assert second[-1][1].trainer_steps and not first[0][1].trainer_steps
 
 
 def test_low_var_kl_is_k3_clamped_at_ten_without_gradient_there():
@@ -68,20 +98,33 @@ def test_low_var_kl_is_k3_clamped_at_ten_without_gradient_there():
     assert logps.grad is not None and float(logps.grad[2]) == 0.0 and float(logps.grad[0]) != 0.0
 
 
-def test_rows_per_update_takes_several_optimizer_steps_per_generation_batch(make_config, monkeypatch):
-    args = make_config(per_device_train_batch_size=2, steps_per_generation=4, rows_per_update=4, max_steps=2,
-                       max_turns=2)
-    assert args.gradient_accumulation_steps == args.steps_per_generation == 4  # one trainer step per generation
+def test_rows_per_update_takes_verl_agents_optimizer_steps_beyond_the_micro_batches(make_config, monkeypatch):
+    # 8 episodes of 1-2 turns: 8-16 rows in 2 micro-batches, 2 rows per update: 4-8 updates per generation batch
+    args = make_config(per_device_train_batch_size=4, steps_per_generation=2, rows_per_update=2, max_steps=2,
+                       max_turns=2, max_rows_per_pass=3)
+    assert args.gradient_accumulation_steps == args.steps_per_generation == 2  # one trainer step per generation
     trainer = AgentGRPOTrainer(args=args, env_factory=make_letter_env)
-    steps: list[int] = []
-    real_step = verl_updates.step_optimizer
-    monkeypatch.setattr(verl_updates, "step_optimizer", lambda t, **kw: steps.append(t._step) or real_step(t, **kw))
+    rows: list[int] = []
+    real_plan = verl_updates.plan_updates
+    monkeypatch.setattr(verl_updates, "plan_updates", lambda chunks, r, *a, **kw: rows.append(r) or real_plan(
+        chunks, r, *a, **kw))
+    steps = [0]
+    real_create = trainer.create_optimizer
+
+    def create_counted_optimizer():
+        optimizer = real_create()
+        optimizer.register_step_post_hook(lambda *_: steps.__setitem__(0, steps[0] + 1))
+        return optimizer
+
+    monkeypatch.setattr(trainer, "create_optimizer", create_counted_optimizer)
     before = snapshot(trainer.model)
     trainer.train()
     assert trainer.state.global_step == 2 and changed(before, trainer.model)
+    assert len(rows) == 2 and all(r >= 8 for r in rows), rows
+    expected = [math.ceil(r / 2) for r in rows]  # verl-agent: ceil(rows / mini-batch), one process, no padding
+    assert steps[0] == sum(expected) > 2 * args.steps_per_generation  # more than one step per micro-batch
     planned = [int(h["updates_per_generation"]) for h in trainer.state.log_history if "updates_per_generation" in h]
-    assert planned and all(u >= 2 for u in planned), planned  # 8 episodes x 1-2 turns over 4 rows per update
-    assert len(steps) == sum(u - 1 for u in planned)  # the trainer takes the last update of each batch itself
+    assert planned == expected
     assert "grad_norm" in set().union(*(h.keys() for h in trainer.state.log_history))
     assert "old_per_token_logps" in trainer._buffered_inputs[0]  # later updates clip against the rollout policy
 
