@@ -316,7 +316,7 @@ class AgentGRPOConfig(GRPOConfig):
     )
     max_staleness: int = field(
         default=2,
-        metadata={"help": "async_rollouts: policy versions (optimizer steps) a trained group may lag the learner by; "
+        metadata={"help": "async_rollouts: policy versions (trainer steps, one per generation batch) a trained group may lag the learner by; "
                           "older groups are dropped and counted (async/dropped_groups). The queue holds "
                           "max(1, max_staleness) steps of groups."},
     )

@@ -133,7 +133,7 @@ class AsyncTrainerHooks:
         self.workers = []
 
     def publish(self, version: int) -> None:
-        """After an optimizer step: the learner's weights become ``version`` for the generator."""
+        """After a trainer step: the learner's weights become ``version`` for the generator."""
         if self.controller is not None:
             weights = copy_weights(self.side.policy())  # one copy, loaded by every thread at its own boundary
             for worker in self.workers:
@@ -278,7 +278,7 @@ class AsyncRolloutsCallback(TrainerCallback):
         self.hooks.start(int(state.global_step))
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        """Publish the weights of the optimizer step just taken."""
+        """Publish the weights of the trainer step just taken (its last optimizer update)."""
         self.hooks.publish(int(state.global_step))
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
