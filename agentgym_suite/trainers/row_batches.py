@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from agentgym_suite.trainers.config import AgentGRPOConfig
-from agentgym_suite.trainers.credit import CreditBatch
+from agentgym_suite.trainers.credit import CreditBatch, compute_row_inputs
 from agentgym_suite.trainers.memory_bound import LOCAL_TOKEN_LOSSES, padding_rows
 from agentgym_suite.trainers.rows import Row, pad_left, pad_right
 
@@ -104,9 +104,9 @@ class RowBatches:
             step_rewards=torch.tensor([r.step_reward for r in rows], dtype=torch.float32, device=mask.device),
             anchor_keys=[r.anchor for r in rows],
             task_ids=[r.episode.task_id for r in rows],
-            positions=[r.position for r in rows],
             step=int(self.state.global_step),
             **{k: cut(v) for k, v in logits.items()},
+            extras=compute_row_inputs(self.credit.row_inputs, rows, mask.device),  # the plug-in's own inputs
         )
 
     def _trained_rows(self, scored: ScoredBatch, mode: str
