@@ -56,8 +56,15 @@ rollouts on TRL's vLLM generator (:mod:`~agentgym_suite.trainers.vllm_rollout`);
 plays held-out tasks during training (:meth:`AgentGRPOTrainer.evaluate`,
 :mod:`~agentgym_suite.trainers.held_out_eval`).
 
-The modules beside this one are pure helpers with typed inputs; only this class reaches into
-TRL's trainer state.
+The modules beside this one are pure helpers with typed inputs, except the four mixins this class
+is made of, which are parts of it kept in files of their own so that this file reads as the four
+phases: :class:`~agentgym_suite.trainers.micro_batch_loss.MicroBatchLoss` (TRL's per-micro-batch
+step and loss, verl's update ends), :class:`~agentgym_suite.trainers.logprob_passes.LogprobPasses`
+(the policy, reference, teacher and student passes), :class:`~agentgym_suite.trainers.row_batches.RowBatches`
+(padded rows, the credit batch, the rows to train) and
+:class:`~agentgym_suite.trainers.policy_world_model.PolicyWorldModel` (the policy as a rehearsal
+env's world model). Only this class and its mixins reach into TRL's trainer state
+(:mod:`~agentgym_suite.trainers.trl_seam` lists what they use).
 """
 
 from __future__ import annotations
@@ -65,8 +72,8 @@ from __future__ import annotations
 import logging
 import os
 from collections import deque
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, Callable, Iterator
 
 import gymnasium as gym
@@ -79,33 +86,21 @@ from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajecto
 from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.trainers.async_rollouts import LearnerSide, build_async_rollouts
 from agentgym_suite.trainers import held_out_eval as held_out
-from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, build_credit_assigner
 from agentgym_suite.trainers.run_context import run_context
 from agentgym_suite.trainers.trl_seam import check_trl_seam
 from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher, frozen_copy
-from agentgym_suite.trainers.distributed import (
-    LockstepBackend,
-    ProcessSync,
-    credit_over_processes,
-    world_model_lockstep_check,
-)
+from agentgym_suite.trainers.distributed import LockstepBackend, ProcessSync, credit_over_processes
 from agentgym_suite.trainers.dynamic_sampling import fill_batch
 from agentgym_suite.trainers.generation import TRLVLLMBackend, rollout_sampling, template_kwargs
-from agentgym_suite.trainers.logits import completion_logits, teacher_logits
-from agentgym_suite.trainers.memory_bound import (
-    GLOBAL_ROWS,
-    LOCAL_TOKEN_LOSSES,
-    check_loss_settings,
-    loss_over_passes,
-    padding_rows,
-    pass_token_share,
-    policy_loss_scale,
-    row_passes,
-)
+from agentgym_suite.trainers.logprob_passes import LogprobPasses
+from agentgym_suite.trainers.memory_bound import GLOBAL_ROWS, check_loss_settings, padding_rows
+from agentgym_suite.trainers.micro_batch_loss import MicroBatchLoss
+from agentgym_suite.trainers.policy_world_model import SIMULATOR_ROLE, PolicyWorldModel  # noqa: F401  (SIMULATOR_ROLE: public here too)
+from agentgym_suite.trainers.row_batches import RowBatches, ScoredBatch
 from agentgym_suite.trainers.episode_metrics import batch_record, completion_records, episode_metrics_of, reward_of
-from agentgym_suite.trainers.rows import Row, build_rows, pad_left, pad_right
+from agentgym_suite.trainers.rows import build_rows
 from agentgym_suite.trainers.step_profile import StepTimer
 from agentgym_suite.trainers.training_tasks import (  # noqa: F401  (default_env_factory, resolve_model_path: public here too)
     build_task_dataset,
@@ -114,18 +109,9 @@ from agentgym_suite.trainers.training_tasks import (  # noqa: F401  (default_env
     default_env_factory,
     resolve_model_path,
 )
-from agentgym_suite.trainers.teacher import (
-    SkillTexts,
-    env_response_text,
-    skill_env_class,
-    evidence_prompts,
-    oracle_text,
-    privileged_prefix,
-    teacher_prompt_ids,
-)
+from agentgym_suite.trainers.teacher import SkillTexts, skill_env_class
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 from agentgym_suite.trainers.vllm_rollout import combine_sampling_stats, importance_sampling, vllm_rollout
-from agentgym_suite.trainers import verl_updates
 
 
 logger = logging.getLogger(__name__)
@@ -133,41 +119,13 @@ logger = logging.getLogger(__name__)
 TRAINER_INFO_KEYS = INFO_SUBSET + ("task", "task_family")
 """``info`` keys the rollout records keep: the engine's defaults, the task text and the task's family (skills)."""
 
-SIMULATOR_ROLE = "simulator"
-"""Role of the rows built from a rehearsal env's world-model generations; a plug-in whose ``roles``
-include it trains them."""
-
 
 def episode_return(*_: Any, **__: Any) -> list[float]:
     """Placeholder reward function: the trainer scores episodes itself, so TRL never calls it."""
     raise RuntimeError("AgentGRPOTrainer scores episodes from the env; this reward function is never called.")
 
 
-@dataclass
-class ScoredBatch:
-    """This process's share of a generation batch after the score phase (every row, padded)."""
-
-    rows: list[Row]
-    """The rows of the trainable episodes (``row_layout``), in order."""
-    batch: dict[str, Any]
-    """The rows as padded tensors (:meth:`AgentGRPOTrainer._padded_rows`), then ``n_pad`` padding rows."""
-    n_pad: int
-    """All-masked padding rows after the real ones: the same row count on every process."""
-    credit_batch: CreditBatch
-    """What the plug-in scored (its auxiliary loss reads it again per micro-batch)."""
-    advantages: torch.Tensor
-    """``(rows + n_pad, T)`` per-token advantages, 0 off the loss mask and on padding rows."""
-    old_logps: torch.Tensor | None
-    """Old-policy log-probs when the plug-in read them (reused by the loss)."""
-    credit_metrics: dict[str, float]
-    """The plug-in's metrics over every process's rows."""
-    total_rows: int
-    """Real rows over every process."""
-    num_items: torch.Tensor
-    """Trained tokens over every process and every row (rows left out of the passes still count)."""
-
-
-class AgentGRPOTrainer(StepTimer, GRPOTrainer):
+class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, PolicyWorldModel, GRPOTrainer):
     """Multi-turn GRPO on suite envs with pluggable credit assignment.
 
     Args:
@@ -186,7 +144,11 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             ``eval_env_kwargs``, or ``env_factory`` when one is given.
 
     The methods are in the order one generation batch runs through them (see the module
-    docstring): construction, then the rollout, score, loss and log phases, then evaluation.
+    docstring): construction, then the rollout, score, loss and log phases, then evaluation. The
+    phases' helpers and TRL's per-micro-batch step are in the mixins of the bases; their order
+    matters: ``MicroBatchLoss`` wraps ``StepTimer``'s ``_prepare_inputs``/``training_step`` (as this
+    class did before they moved), and ``LogprobPasses`` comes after ``MicroBatchLoss``, so its
+    ``super()._get_per_token_logps_and_entropies`` is TRL's, uncaptured.
     """
 
     _tag_names = [*GRPOTrainer._tag_names, "agentgym-suite"]  # TRL's tags (trl, its algorithm) and ours
@@ -282,24 +244,6 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         if self._async is not None:
             self.add_callback(self._async.callback)
 
-    def _take_over_loss_terms(self, args: AgentGRPOConfig) -> None:
-        """With ``kl_estimator: low_var_kl`` the KL term, and with ``rows_per_update`` TRL's static
-        entropy bonus, are computed here (:meth:`_own_loss_terms`) rather than inside TRL's loss:
-        verl clamps the KL, and both must be token means over each update, not each micro-batch
-        (:mod:`~agentgym_suite.trainers.verl_updates`)."""
-        self._kl_coef = 0.0
-        self._entropy_coef = 0.0
-        self._update_steps = verl_updates.UpdateSteps(self)
-        if args.kl_estimator == "low_var_kl" and self.beta != 0.0:
-            self._kl_coef, self.beta = float(self.beta), 0.0  # TRL built the reference model already
-        if args.rows_per_update is not None:
-            verl_updates.check_update_setup(fp16_scaler=self.accelerator.scaler is not None)
-            for line in verl_updates.schedule_departures(args.pad_rows_per_process):
-                logger.warning("rows_per_update departs from verl-agent's schedule: %s", line)
-            if self.entropy_coef and not self.use_adaptive_entropy:
-                self._entropy_coef, self.entropy_coef = float(self.entropy_coef), 0.0
-                self._entropy_bonus_enabled = False
-
     def _build_fixed_teacher(self) -> FixedTeacher:
         """The fixed weights teacher passes run on (:mod:`~agentgym_suite.trainers.fixed_teacher`)."""
         policy = self.accelerator.unwrap_model(self.model)
@@ -312,20 +256,6 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
     def needs_privileged_text(self) -> bool:
         """The plug-in runs a teacher prompt with privileged text (log-probs or VAD's logits)."""
         return bool(self.credit.needs_teacher_logprobs or self.credit.needs_full_logits)
-
-    @property
-    def trains_simulator(self) -> bool:
-        """True when simulator generations of the policy become ``simulator`` rows (EnvACE).
-
-        That needs a rehearsal env whose world model is the policy and a plug-in whose ``roles``
-        include ``simulator`` (``envace``); with another plug-in the policy still answers the tool
-        calls, but its simulator generations are not trained on.
-        """
-        return bool(self._policy_world) and SIMULATOR_ROLE in self.credit.roles
-
-    @property
-    def _own_terms(self) -> bool:
-        return bool(self._kl_coef or self._entropy_coef)
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
         """Train; ``resume_from_checkpoint=True`` resumes from the last *complete* checkpoint.
@@ -483,28 +413,6 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             finally:
                 unwrapped.train(was_training)
 
-    def _attach_world_model(self, envs: list[gym.Env], backend: Any) -> None:
-        """Rehearsal envs made with ``world_model: policy`` get the policy's backend as world model.
-
-        The backend wraps the weights being trained (the same object the Caller samples from), so
-        the Simulator role is played by the current policy. It is set again before every rollout
-        because the backend object is rebuilt each time (under ZeRO-3 the gathered weights differ).
-        """
-        for env in envs:
-            if not isinstance(env, gym.Env):  # an env in a worker never has the policy as world model
-                continue
-            inner = env.unwrapped
-            wants = getattr(inner, "wants_policy", None)  # the env's declared hook (TextEnv.policy_setting)
-            if id(inner) not in self._policy_world and not (callable(wants) and wants()):
-                continue
-            world_model_lockstep_check(self.sync, backend, self.use_vllm, self._dist)
-            inner.lend_policy(backend)
-            if not self._policy_world and SIMULATOR_ROLE not in self.credit.roles:
-                logger.warning("the policy answers %s's calls, but credit=%s does not train the %s role; use a plug-in "
-                               "whose roles include it to train both roles.", type(inner).__name__, self.credit.name,
-                               SIMULATOR_ROLE)
-            self._policy_world.add(id(inner))
-
     def _dynamic_sampling(self, inputs: list[dict[str, Any]], episodes: list[Trajectory],
                           num_generations: int) -> tuple[list[Trajectory], list[Trajectory]]:
         """DAPO's dynamic sampling (:mod:`~agentgym_suite.trainers.dynamic_sampling`): the episodes to
@@ -585,148 +493,6 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         return args.max_rows_per_pass or (
             args.per_device_train_batch_size if mode == "train" else args.per_device_eval_batch_size)
 
-    def _padded_rows(self, rows: list[Row], n_pad: int, pad_id: int) -> dict[str, Any]:
-        """The rows as left-padded prompts and right-padded completions on the device, followed by
-        ``n_pad`` all-masked padding rows; ``comp_ids`` keeps the completions as lists."""
-        args: AgentGRPOConfig = self.args
-        device = self.accelerator.device
-        rows_ids = [r.prompt_ids[-args.max_prompt_tokens:] for r in rows] + [[pad_id]] * n_pad
-        comp_ids = [r.completion_ids or [pad_id] for r in rows] + [[pad_id]] * n_pad
-        width_p = max(len(p) for p in rows_ids)
-        width_c = max(len(c) for c in comp_ids)
-        prompt_ids, prompt_mask = pad_left(rows_ids, pad_id, width_p)
-        keep = [self._keep_row(r) for r in rows] + [0] * n_pad
-        out = {
-            "comp_ids": comp_ids,
-            "prompt_ids": prompt_ids.to(device),
-            "prompt_mask": prompt_mask.to(device),
-            "completion_ids": pad_right(comp_ids, pad_id, width_c, torch.long).to(device),
-            "completion_mask": pad_right([[k] * len(c) for k, c in zip(keep, comp_ids)], 0, width_c,
-                                         torch.long).to(device),
-            "env_mask": pad_right([r.env_mask for r in rows] + [[0]] * n_pad, 0, width_c, torch.long).to(device),
-            "sampling_logps": pad_right([r.logprobs for r in rows] + [[0.0]] * n_pad, 0.0, width_c,
-                                        torch.float32).to(device),
-        }
-        out["loss_mask"] = out["completion_mask"] * out["env_mask"]
-        out["input_ids"] = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
-        out["attention_mask"] = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
-        return out
-
-    def _keep_row(self, row: Row) -> int:
-        """0 masks a row with no completion tokens (its one pad token is not an action) and a row
-        whose generation was cut by the token budget (mask_truncated_completions)."""
-        if not row.completion_ids:
-            return 0
-        if self.mask_truncated_completions and row.turns and row.turns[-1].finish_reason == "length":
-            return 0
-        return 1
-
-    def _logps(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int, bs: int) -> torch.Tensor:
-        """Per-token log-probs of the last ``keep`` tokens (no gradient), in micro-batches of rows of
-        similar length, each cut to its own width (see :mod:`~agentgym_suite.trainers.batching`)."""
-        parts, order = [], []
-        for index, start in length_sorted_chunks(attention_mask, keep, bs):
-            index = index.to(input_ids.device)
-            logps, _, _ = super()._get_per_token_logps_and_entropies(
-                model, input_ids[index, start:], attention_mask[index, start:], keep, batch_size=index.numel())
-            parts.append(logps)
-            order.append(index)
-        stacked = torch.cat(parts)
-        result = torch.empty_like(stacked)
-        result[torch.cat(order)] = stacked
-        return result
-
-    def _teacher_prompts(self, rows: list[Row], n_pad: int, pad_id: int) -> list[list[int]]:
-        """Privileged prefix + each row's prompt (history dropped first when too long), padding rows last."""
-        args: AgentGRPOConfig = self.args
-        encode = self.processing_class.encode
-        prompts = []
-        for r in rows:
-            prefix = encode(privileged_prefix(self._privileged_text(r)), add_special_tokens=False)
-            prompts.append(teacher_prompt_ids(prefix, r.prompt_ids, args.max_prompt_tokens + len(prefix)))
-        return prompts + [[pad_id]] * n_pad
-
-    def _teacher_logps(self, rows: list[Row], comp_ids: list[list[int]], n_pad: int, pad_id: int, width_c: int,
-                       bs: int) -> torch.Tensor:
-        """Log-probs of the same completions under the same weights with the privileged prefix."""
-        prompts = self._teacher_prompts(rows, n_pad, pad_id)
-        device = self.accelerator.device
-        width_p = max(len(p) for p in prompts)
-        t_ids, t_mask = pad_left(prompts, pad_id, width_p)
-        c_ids = pad_right(comp_ids, pad_id, width_c, torch.long)
-        c_mask = pad_right([[1] * len(c) for c in comp_ids], 0, width_c, torch.long)
-        ids = torch.cat([t_ids, c_ids], dim=1).to(device)
-        mask = torch.cat([t_mask, c_mask], dim=1).to(device)
-        with self._teacher_weights() as teacher:
-            return self._logps(teacher, ids, mask, width_c, bs)
-
-    def _teacher_weights(self) -> Any:
-        """Context giving the model teacher passes run on: the fixed teacher when the plug-in
-        declares ``needs_fixed_teacher``, else the policy itself."""
-        if self.fixed_teacher is None:
-            return nullcontext(self.model)
-        return self.fixed_teacher.weights(self.model)
-
-    def _evidence_logits(self, rows: list[Row], n_pad: int, pad_id: int, completion_ids: torch.Tensor,
-                         bs: int) -> dict[str, torch.Tensor | None]:
-        """VAD teacher logits with the evidence (``x+``, the privileged prompt) and with it ablated
-        (``x-``, the same prompt with the evidence tokens replaced as the plug-in's
-        ``counterfactual`` says), reduced to the plug-in's top-k under ``x+``."""
-        args: AgentGRPOConfig = self.args
-        wanted = self.credit.evidence_inputs()  # the plug-in's declaration (counterfactual, top_k)
-        encode = lambda text: self.processing_class.encode(text, add_special_tokens=False)  # noqa: E731
-        pos_ids, neg_ids = evidence_prompts(
-            encode, [self._privileged_text(r) for r in rows], [r.prompt_ids for r in rows],
-            [r.episode.task_id for r in rows], counterfactual=wanted.counterfactual,
-            max_prompt_tokens=args.max_prompt_tokens)
-        device = self.accelerator.device
-        width = max(len(p) for p in pos_ids + [[pad_id]])
-        pos = pad_left(pos_ids + [[pad_id]] * n_pad, pad_id, width)
-        neg = pad_left(neg_ids + [[pad_id]] * n_pad, pad_id, width)
-        top_k = wanted.top_k
-        with self.accelerator.autocast(), self._teacher_weights() as teacher:
-            pos_logits, neg_logits, index = teacher_logits(
-                teacher, (pos[0].to(device), pos[1].to(device)), (neg[0].to(device), neg[1].to(device)),
-                completion_ids, top_k=top_k, batch_size=bs)
-        return {"teacher_logits": pos_logits, "teacher_logits_no_evidence": neg_logits, "vocab_index": index}
-
-    def _privileged_text(self, row: Row) -> str:
-        """The teacher's privileged text for ``row`` (``teacher_context``)."""
-        args: AgentGRPOConfig = self.args
-        first = row.turns[0]
-        if args.teacher_context == "oracle":
-            return oracle_text(first.oracle)
-        if args.teacher_context == "env_response":
-            return env_response_text(first.observation)
-        if self.skill_texts is None:
-            raise RuntimeError("teacher_context is skills but the trainer resolved no skill texts.")
-        prompt_text = self.processing_class.decode(row.prompt_ids, skip_special_tokens=False)
-        return self.skill_texts.text(row.episode.task_id, row.family, prompt_text)
-
-    def _credit_batch_for(self, rows: list[Row], mask: torch.Tensor, old: torch.Tensor | None,
-                          teacher: torch.Tensor | None, **logits: torch.Tensor | None) -> CreditBatch:
-        """The credit batch of the real rows (the first ``len(rows)`` of the padded tensors)."""
-        role = self.credit.primary_role
-        n = len(rows)
-        cut = lambda t: None if t is None else t[:n].detach()  # noqa: E731
-        return CreditBatch(
-            group_ids=[r.group for r in rows],
-            traj_ids=[r.traj for r in rows],
-            turn_idx=[r.turn_idx for r in rows],
-            roles=[r.role if r.role != "agent" else role for r in rows],
-            returns=torch.tensor([r.ret for r in rows], dtype=torch.float32, device=mask.device),
-            invalid=torch.tensor([r.invalid for r in rows], dtype=torch.bool, device=mask.device),
-            completion_mask=mask[:n].detach(),
-            old_logprobs=None if old is None else old[:n].detach().float(),
-            teacher_logprobs=None if teacher is None else teacher[:n].detach().float(),
-            step_rewards=torch.tensor([r.step_reward for r in rows], dtype=torch.float32, device=mask.device),
-            anchor_keys=[r.anchor for r in rows],
-            task_ids=[r.episode.task_id for r in rows],
-            positions=[r.position for r in rows],
-            step=int(self.state.global_step),
-            **{k: cut(v) for k, v in logits.items()},
-        )
-
     # ------------------------------------------------------------------ phase 3: loss (inputs of TRL's loss)
     def _loss_phase(self, scored: ScoredBatch, mode: str) -> dict[str, Any]:
         """What TRL's loss reads, for the rows that go through the forward and backward passes
@@ -776,51 +542,6 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
                                                                                   batch["sampling_logps"], loss_mask)
         return output
 
-    def _trained_rows(self, scored: ScoredBatch, mode: str
-                      ) -> tuple[torch.Tensor, dict[str, Any], int, torch.Tensor, torch.Tensor | None]:
-        """The rows that go through the passes (all, or with ``skip_uninformative_rows`` those
-        :meth:`_rows_to_train` keeps, padded again to the same count on every process): their index
-        in the credit batch, padded tensors, padding rows, advantages and old log-probs."""
-        rows, batch, n_pad = scored.rows, scored.batch, scored.n_pad
-        advantages, old_logps = scored.advantages, scored.old_logps
-        real = len(rows)
-        if not self.args.skip_uninformative_rows:
-            return torch.arange(real), batch, n_pad, advantages, old_logps
-        trained = self._rows_to_train(scored.credit_batch, advantages[:real], batch["loss_mask"][:real])
-        counts = self.sync.gather((real, len(trained)))  # every process calls it: the new padding is global
-        self._metrics[mode]["rows/skipped_zero_advantage"].append(float(sum(r - t for r, t in counts)))
-        index = torch.tensor(trained, dtype=torch.long)
-        n_pad = padding_rows(len(trained), max(t for _, t in counts), self._micro_batches(mode))
-        batch = self._padded_rows([rows[i] for i in trained], n_pad, int(self.processing_class.pad_token_id))
-        width = batch["completion_ids"].size(1)
-        old_logps = None if old_logps is None else _rows_of(old_logps, index, n_pad, width)
-        return index, batch, n_pad, _rows_of(advantages, index, n_pad, width), old_logps
-
-    def _rows_to_train(self, batch: CreditBatch, advantages: torch.Tensor, loss_mask: torch.Tensor) -> list[int]:
-        """Indices of the rows that go through the forward and backward passes: all of them, unless
-        ``skip_uninformative_rows``; then those with a non-zero advantage on a trained token, or a
-        loss term besides the policy term (KL, entropy bonus, the plug-in's ``rows_with_other_terms``)."""
-        rows = int(loss_mask.shape[0])
-        # rows_per_update plans verl's update boundaries over every row of the generation batch
-        every_row = (not self.args.skip_uninformative_rows or self.beta != 0.0 or self._entropy_bonus_enabled
-                     or self._own_terms or self.args.rows_per_update is not None
-                     or self.aux_loss_enabled or self.loss_type in LOCAL_TOKEN_LOSSES)
-        if every_row:
-            return list(range(rows))
-        teaching = ((advantages != 0) & loss_mask.bool()).any(dim=1)
-        other = self.credit.rows_with_other_terms(batch).to(teaching.device)
-        return (teaching | other).nonzero(as_tuple=True)[0].tolist()
-
-    def _ref_logps(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int, bs: int) -> torch.Tensor:
-        """Reference-model log-probs: TRL's reference model, or the policy with its adapter off (PEFT)."""
-        if self.ref_model is not None:
-            return self._logps(self.ref_model, input_ids, attention_mask, keep, bs)
-        from trl.trainer.utils import use_adapter
-
-        model = self.accelerator.unwrap_model(self.model)
-        with use_adapter(model, adapter_name="ref" if "ref" in model.peft_config else None):
-            return self._logps(self.model, input_ids, attention_mask, keep, bs)
-
     def _importance_sampling_ratio(self, mode: str, old: torch.Tensor, sampling: torch.Tensor,
                                    mask: torch.Tensor) -> torch.Tensor:
         """TRL's vLLM importance-sampling ratio with the trainer's settings
@@ -869,129 +590,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         return self._traj_log
 
     # ================================================================== per micro-batch: TRL's training step
-    def _prepare_inputs(self, generation_batch: Any) -> Any:  # type: ignore[override]
-        """TRL's: a new generation batch every ``steps_per_generation`` micro-batches (the phases
-        above), then the next micro-batch of it; with ``rows_per_update``, a new generation batch's
-        micro-batches are cut into verl's optimizer updates (:mod:`~agentgym_suite.trainers.verl_updates`)."""
-        buffered = self._buffered_inputs
-        inputs = super()._prepare_inputs(generation_batch)
-        args: AgentGRPOConfig = self.args
-        if self.model.training and args.rows_per_update is not None and self._buffered_inputs is not buffered:
-            updates = verl_updates.plan_updates(self._buffered_inputs, self._generation_rows,
-                                                args.rows_per_update, self.sync, args.pad_rows_per_process)
-            self._metrics["train"]["updates_per_generation"].append(float(updates))
-        return inputs
-
-    def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:  # type: ignore[override]
-        """TRL's step; with ``rows_per_update``, the step of an update that ends with this micro-batch's
-        last pass (not the generation batch's last update: the trainer takes that one as usual)."""
-        loss = super().training_step(model, inputs, num_items_in_batch)  # compute_loss opens an update's end
-        for norm in self._update_steps.finish():
-            self._metrics["train"]["update_grad_norm"].append(norm)
-        return loss
-
-    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
-                     num_items_in_batch: Any = None) -> torch.Tensor:
-        """TRL's loss, in passes of at most ``max_rows_per_pass`` rows: every pass but the last is
-        back-propagated here, the last by the trainer; the returned value is the whole loss. With
-        ``rows_per_update`` the passes also stop at every update's end, its optimizer step after them."""
-        compute = lambda part: super(AgentGRPOTrainer, self).compute_loss(  # noqa: E731
-            model, part, return_outputs, num_items_in_batch)
-        if self.model.training and verl_updates.PLAN in inputs:
-            return self._update_steps.loss(inputs, self.args.max_rows_per_pass, compute, model)
-        return loss_over_passes(row_passes(inputs, self.args.max_rows_per_pass), compute, self.accelerator, model)
-
-    def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
-        """One pass's loss: TRL's policy loss (scaled so padding rows change nothing), the verl terms
-        taken over from TRL (:meth:`_own_loss_terms`), and the plug-in's auxiliary loss
-        (:meth:`_aux_loss`) on the log-probs TRL computed, captured rather than recomputed."""
-        mode = "train" if self.model.training else "eval"
-        scale = policy_loss_scale(self.loss_type, inputs, processes=self.sync.world_size,
-                                  steps_per_generation=self.args.steps_per_generation if mode == "train" else 1)
-        update = float(inputs[verl_updates.UPDATE_SCALE]) if verl_updates.UPDATE_SCALE in inputs else 1.0
-        aux_needed = self.credit.has_aux_loss and self._credit_batch is not None
-        if not aux_needed and not self._own_terms:
-            return super()._compute_loss(model, inputs) * scale * update
-        self._capture = True
-        try:
-            loss = super()._compute_loss(model, inputs) * scale
-        finally:
-            self._capture = False
-        logps, self._captured_logps = self._captured_logps, None
-        entropies, self._captured_entropies = self._captured_entropies, None
-        if self._own_terms:
-            loss = loss + self._own_loss_terms(inputs, logps, entropies, mode)
-        loss = loss * update
-        if not aux_needed:
-            return loss
-        share = float(inputs[verl_updates.UPDATE_SHARE]) if verl_updates.UPDATE_SHARE in inputs else 1.0
-        return loss + self._aux_loss(model, inputs, logps, mode).to(loss.device) * share
-
-    def _get_per_token_logps_and_entropies(self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                                           logits_to_keep: int, *args: Any, **kwargs: Any):  # type: ignore[override]
-        """TRL's log-prob pass, on text-only batches cut to their non-padding columns; inside
-        :meth:`_compute_loss` its result is captured for the auxiliary loss and the verl terms."""
-        if not args and all(v is None for k, v in kwargs.items() if k not in _TEXT_ONLY_KWARGS):
-            # text-only batch: the columns that are padding in every row cost compute and change nothing
-            input_ids, attention_mask = trim_left_padding(input_ids, attention_mask, logits_to_keep)
-        result = super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, *args,
-                                                            **kwargs)
-        if self._capture:
-            self._captured_logps, self._captured_entropies = result[0], result[1]
-        return result
-
-    def _own_loss_terms(self, inputs: dict[str, Any], logps: torch.Tensor, entropies: torch.Tensor | None,
-                        mode: str) -> torch.Tensor:
-        """``kl_coef * low_var_kl - entropy_coef * entropy``, summed over the pass's trained tokens and
-        divided by TRL's token-sum normaliser (so the terms are token means, as the policy loss)."""
-        mask = inputs["completion_mask"]
-        if "tool_mask" in inputs:
-            mask = mask * inputs["tool_mask"]
-        mask = mask.to(logps.dtype)
-        normalizer = inputs["num_items_in_batch"].clamp(min=1.0) / self.accelerator.num_processes
-        if mode == "train":
-            normalizer = normalizer * self.current_gradient_accumulation_steps / self.args.steps_per_generation
-        total = logps.sum() * 0.0
-        if self._kl_coef:
-            kl = verl_updates.low_var_kl(logps, inputs["ref_per_token_logps"])
-            total = total + self._kl_coef * (kl * mask).sum() / normalizer
-            self._metrics[mode]["kl"].append(float(((kl * mask).sum() / mask.sum().clamp(min=1.0)).detach()))
-        if self._entropy_coef and entropies is not None:
-            total = total - self._entropy_coef * (entropies * mask).sum() / normalizer
-        return total
-
-    def _aux_loss(self, model: Any, inputs: dict[str, Any], logps: torch.Tensor, mode: str) -> torch.Tensor:
-        """The plug-in's auxiliary loss on the pass's real rows, weighted by the pass's share of its
-        micro-batch's tokens. A pass of padding rows only still runs the same forward passes."""
-        index = inputs["row_index"]
-        real = (index >= 0).nonzero(as_tuple=True)[0]
-        if real.numel() == 0:
-            if not self.credit.needs_full_logits:
-                return logps.sum() * 0.0
-            first = {k: inputs[k][:1] for k in ("prompt_ids", "prompt_mask", "completion_ids")}
-            return self._student_logits(model, first, None).sum() * 0.0
-        sub = self._credit_batch.select(index[real])
-        student = None
-        if self.credit.needs_full_logits:  # the logits are gathered here, so the plug-in sees one vocabulary
-            rows = {k: inputs[k][real] for k in ("prompt_ids", "prompt_mask", "completion_ids")}
-            student = self._student_logits(model, rows, sub.vocab_index).float()
-            sub = replace(sub, vocab_index=None)
-        aux = self.credit.aux_loss(sub, logps[real].float(), student)
-        if aux is None:
-            return logps.sum() * 0.0
-        normalizer = self.current_gradient_accumulation_steps if mode == "train" else 1.0
-        for key, value in aux.metrics.items():
-            self._metrics[mode][key].append(float(value))
-        self._metrics[mode][f"credit/{self.credit.name}/aux_loss"].append(float(aux.loss.detach()))
-        return aux.loss * pass_token_share(inputs) / normalizer
-
-    def _student_logits(self, model: Any, inputs: dict[str, Any], index: torch.Tensor | None) -> torch.Tensor:
-        """Current logits (with gradient) over the micro-batch's completion tokens, gathered at ``index``."""
-        ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
-        mask = torch.cat([inputs["prompt_mask"], torch.ones_like(inputs["completion_ids"])], dim=1)
-        with self.accelerator.autocast():
-            logits = completion_logits(model, ids, mask, inputs["completion_ids"].size(1))
-        return logits if index is None else logits.gather(-1, index.to(logits.device))
+    # _prepare_inputs, training_step, compute_loss, _compute_loss and the loss terms: MicroBatchLoss
+    # (trainers/micro_batch_loss.py), in the order TRL calls them.
 
     # ================================================================== logging and evaluation
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:  # type: ignore[override]
@@ -1037,12 +637,6 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         return metrics
 
 
-def _rows_of(values: torch.Tensor, index: torch.Tensor, n_pad: int, width: int) -> torch.Tensor:
-    """The rows ``index`` of ``values`` cut to ``width`` columns, then ``n_pad`` rows of zeros."""
-    picked = values[index.to(values.device), :width]
-    return torch.cat([picked, torch.zeros(n_pad, width, dtype=values.dtype, device=values.device)])
-
-
 def lora_config(rank: int) -> Any:
     """The LoRA adapter of ``lora_r``: every linear layer, alpha 2*rank, no dropout."""
     try:
@@ -1051,9 +645,6 @@ def lora_config(rank: int) -> Any:
         raise ImportError("lora_r > 0 needs peft: pip install peft (or set lora_r: 0 for full fine-tuning).") from exc
     return LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
 
-
-_TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")
-"""Keyword arguments of TRL's log-prob pass that do not tie the batch to its full width."""
 
 
 def build_credit(args: AgentGRPOConfig) -> CreditAssigner:

@@ -8,7 +8,8 @@ each process a contiguous share of every generation batch. Two things follow:
   priors, EnvACE role groups, SkillRise positions) must see all of its rows.
   :func:`credit_over_processes` gathers what ``CreditAssigner.advantages`` reads from every
   process (one collective), computes the advantages on the whole batch, identically on every
-  process, and keeps this process's rows. The result equals a single-process run on the same
+  process, and keeps this process's rows. A plug-in's own inputs (``CreditBatch.extras``) travel with the
+  fields. The result equals a single-process run on the same
   episodes. The ``(R, T, V)`` logits of distillation plug-ins (:data:`AUX_ONLY_FIELDS`) feed the
   auxiliary loss, which runs on each process's own rows, so they are not gathered: the merged
   batch carries them with an empty last axis.
@@ -133,6 +134,8 @@ def portable_batch(batch: CreditBatch) -> dict[str, Any]:
         value = getattr(batch, f.name)
         if f.name in AUX_ONLY_FIELDS:
             out[f.name] = None if value is None else ("shape", tuple(value.shape[:2]))
+        elif f.name == "extras":  # the plug-in's own inputs travel as the fields do
+            out[f.name] = {k: v.detach().cpu() if isinstance(v, Tensor) else list(v) for k, v in value.items()}
         elif isinstance(value, Tensor):
             out[f.name] = value.detach().cpu()
         elif isinstance(value, (list, tuple)):
@@ -160,15 +163,27 @@ def merge_credit_batches(parts: Sequence[dict[str, Any]]) -> tuple[CreditBatch, 
                              "process must run the same plug-in with the same settings.")
         elif name in AUX_ONLY_FIELDS:
             merged[name] = torch.zeros(sum(counts), width, 0)
-        elif isinstance(values[0], Tensor) and values[0].dim() == 2:
-            merged[name] = torch.cat([_pad_columns(v, width) for v in values]) if values else values
-        elif isinstance(values[0], Tensor):
-            merged[name] = torch.cat(values)
-        elif isinstance(values[0], list):
-            merged[name] = [x for v in values for x in v]
+        elif name == "extras":
+            keys = {tuple(sorted(v)) for v in values}
+            if len(keys) > 1:
+                raise ValueError(f"the credit inputs differ between processes ({sorted(keys)}); every process must "
+                                 "run the same plug-in with the same settings.")
+            merged[name] = {key: _merge_values([v[key] for v in values], width) for key in values[0]}
         else:
-            merged[name] = values[0]
+            merged[name] = _merge_values(values, width)
     return CreditBatch(**merged), offsets
+
+
+def _merge_values(values: list[Any], width: int) -> Any:
+    """The parts' values of one field in row order: ``(R, T)`` tensors right-padded to ``width``
+    columns, other tensors and lists concatenated; anything else (the step) is the first part's."""
+    if isinstance(values[0], Tensor) and values[0].dim() == 2:
+        return torch.cat([_pad_columns(v, width) for v in values])
+    if isinstance(values[0], Tensor):
+        return torch.cat(values)
+    if isinstance(values[0], list):
+        return [x for v in values for x in v]
+    return values[0]
 
 
 def _pad_columns(value: Tensor, width: int) -> Tensor:

@@ -66,7 +66,6 @@ PRIVATE_ATTRIBUTES: tuple[SeamMember, ...] = (
                "turns so log_completions shows them"),
     SeamMember("_buffered_inputs", "attribute", "the generation batch TRL buffers for steps_per_generation "
                "micro-batches: a new one starts the verl update plan"),
-    SeamMember("_step", "attribute", "TRL's micro-batch counter: which micro-batch of the generation batch ends an update"),
     SeamMember("_last_loaded_step", "attribute", "the step whose weights vLLM holds: weights are pushed once per step"),
     SeamMember("_dist", "attribute", "TRL's distributed helper: FSDP1 summon_full_params for generation and the "
                "world-model lockstep check"),

@@ -129,7 +129,7 @@ def _batch(plays: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> CreditBa
                        returns=torch.tensor([r["return"] for _, _, r in rows]),
                        invalid=torch.tensor([not r["valid"] for _, _, r in rows]),
                        completion_mask=torch.ones(n, 2, dtype=torch.long),
-                       positions=[r["position"] for _, _, r in rows])
+                       extras={"positions": [r["position"] for _, _, r in rows]})
 
 
 def test_advantages_match() -> None:

@@ -79,7 +79,7 @@ def test_the_plugin_hook_shapes_the_episodes(make_config):
     assert trainer._envs and all(isinstance(env, SkillRiseTrial) and env.k == 2 for env in trainer._envs)
     batch = trainer._credit_batch
     assert {"solve", "curate"} <= set(batch.roles)
-    assert {p for p, r in zip(batch.positions, batch.roles) if r == "solve"} >= {0, 1}
+    assert {p for p, r in zip(batch.extras["positions"], batch.roles) if r == "solve"} >= {0, 1}
     assert all(math.isfinite(x) for x in _losses(trainer))
 
 

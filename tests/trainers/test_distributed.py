@@ -77,3 +77,21 @@ def test_lockstep_backend_makes_one_call_per_call():
 
 def test_metrics_of_one_process_are_its_own_means():
     assert ProcessSync().mean_metrics({"a": [1.0, 3.0], "b": [float("nan")], "c": []}) == {"a": 2.0}
+
+
+def test_merging_carries_a_plug_ins_own_inputs_and_refuses_different_ones():
+    from dataclasses import replace
+
+    plugin = get_credit_assigner("grpo")
+    batch = build_batch(multi_turn_rows(plugin), seed=3)
+    tokens = torch.arange(batch.num_rows * 6, dtype=torch.float32).reshape(batch.num_rows, 6)
+    batch = replace(batch, extras={**batch.extras, "per_token": tokens, "keys": list(range(batch.num_rows))})
+    first, second = batch.select(range(4)), batch.select(range(4, batch.num_rows))
+    assert second.extras["keys"] == list(range(4, batch.num_rows))
+    merged, _ = merge_credit_batches([portable_batch(first), portable_batch(second)])
+    assert merged.extras["keys"] == batch.extras["keys"]
+    torch.testing.assert_close(merged.extras["per_token"], tokens)
+    with pytest.raises(ValueError, match="credit inputs differ between processes"):
+        merge_credit_batches([portable_batch(first), portable_batch(replace(second, extras={}))])
+    with pytest.raises(ValueError, match="'keys' must be a list of"):
+        replace(batch, extras={"keys": [1]})

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from agentgym_suite.trainers import AgentGRPOTrainer, agent_grpo
+from agentgym_suite.trainers import AgentGRPOTrainer, logprob_passes
 from agentgym_suite.trainers.agent_grpo import build_credit
 from agentgym_suite.trainers.credit.vad import TRAINER_TOP_K, vad_target
 from agentgym_suite.trainers.fixed_teacher import FROZEN_COPY, PEFT_BASE, REFERENCE
@@ -88,7 +88,7 @@ def test_after_one_update_alpha_is_not_one_and_x_minus_is_not_the_student_prompt
         calls.append({"model": model, "pos": pos, "neg": neg, "completion_ids": completion_ids, **kwargs})
         return teacher_logits(model, pos, neg, completion_ids, **kwargs)
 
-    monkeypatch.setattr(agent_grpo, "teacher_logits", spy)
+    monkeypatch.setattr(logprob_passes, "teacher_logits", spy)
     trainer = AgentGRPOTrainer(args=make_config(credit="vad", teacher_context="oracle", credit_params={"top_k": 8},
                                                 max_steps=1), env_factory=make_letter_env)
     generated = []

@@ -8,7 +8,8 @@ auxiliary loss. The trainer (a TRL ``GRPOTrainer`` subclass) uses it like this::
     credit = get_credit_assigner("sdar", lambda_=0.01, beta=5.0)
     # compute only what the plug-in declares:
     #   credit.needs_old_logprobs, credit.needs_teacher_logprobs, credit.needs_full_logits,
-    #   credit.required_fields (e.g. "anchor_keys" for gigpo, "positions" for skillrise)
+    #   credit.required_fields (e.g. "anchor_keys" for gigpo), credit.row_inputs (SkillRise's
+    #   "positions": providers whose values go to CreditBatch.extras, see credit/inputs.py)
     batch = CreditBatch(group_ids=..., traj_ids=..., turn_idx=..., roles=..., returns=...,
                         invalid=..., completion_mask=..., teacher_logprobs=..., step=state.global_step)
     out = credit.advantages(batch)            # once per generation batch
@@ -46,6 +47,7 @@ from agentgym_suite.trainers.credit.base import (
     CreditOutput,
     EvidenceInputs,
 )
+from agentgym_suite.trainers.credit.inputs import RowField, RowInput, compute_row_inputs
 from agentgym_suite.trainers.credit.registry import (
     CREDIT_ASSIGNERS,
     available_credit_assigners,
@@ -56,6 +58,9 @@ from agentgym_suite.trainers.credit.registry import (
 )
 
 __all__ = [
+    "RowField",
+    "RowInput",
+    "compute_row_inputs",
     "CREDIT_ASSIGNERS",
     "AuxLossOutput",
     "CreditAssigner",

@@ -14,6 +14,8 @@ so the trainer never branches on a plug-in's name:
 
 * ``needs_*`` flags and ``extra_fields``: the optional batch inputs to compute
   (``required_fields``; ``check_batch`` turns a missing one into an error that names it);
+* ``row_inputs``: inputs of this method alone, as providers computed from the trainer's rows
+  into ``CreditBatch.extras`` (:mod:`~agentgym_suite.trainers.credit.inputs`);
 * ``needs_fixed_teacher``: the teacher is fixed weights, not the moving policy (VAD);
 * ``roles``: the row roles it trains, the first being the role of a plain single-role
   episode's rows; a plug-in listing ``simulator`` also trains a rehearsal env's world-model
@@ -40,6 +42,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 import torch
 from torch import Tensor
+
+from agentgym_suite.trainers.credit.inputs import RowInput, RowValues, check_row_values, select_row_values
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -80,8 +84,6 @@ class CreditBatch:
     """Raw env observation of the row, without history (GiGPO anchor states)."""
     task_ids: Sequence[Hashable] | None = None
     """Task of the row when it differs from the group (EnvACE); ``None``: the group id."""
-    positions: Sequence[int] | None = None
-    """Task position ``p`` inside a SkillRise trial (0..K-1)."""
     teacher_logits: Tensor | None = None
     """``(R, T, V)`` teacher logits with the evidence in context (VAD), detached."""
     teacher_logits_no_evidence: Tensor | None = None
@@ -92,6 +94,9 @@ class CreditBatch:
     step: int = 0
     """Optimiser steps the trainer completed before this batch (0 for the first batch), for
     schedules such as RLSD's decay; the batch trains step ``step + 1``."""
+    extras: Mapping[str, RowValues] = field(default_factory=dict)
+    """Inputs of one method, by name: what the plug-in's ``row_inputs`` providers computed from the
+    rows (a list of values or a tensor with the rows first; e.g. SkillRise's ``positions``)."""
 
     def __post_init__(self) -> None:
         """Check that every field agrees on the number of rows and tokens."""
@@ -103,7 +108,7 @@ class CreditBatch:
         rows = self.completion_mask.shape[0]
         for name in ("group_ids", "traj_ids", "turn_idx", "roles"):
             _check_len(name, getattr(self, name), rows)
-        for name in ("anchor_keys", "task_ids", "positions"):
+        for name in ("anchor_keys", "task_ids"):
             if getattr(self, name) is not None:
                 _check_len(name, getattr(self, name), rows)
         for name in ("returns", "invalid", "step_rewards"):
@@ -127,6 +132,8 @@ class CreditBatch:
         bad = sorted({repr(r) for r in self.roles if not isinstance(r, str) or not r})
         if bad:
             raise ValueError(f"row roles must be non-empty strings; got {bad}.")
+        for name, value in self.extras.items():
+            check_row_values(name, value, rows, "tensor" if isinstance(value, Tensor) else "values")
         if not torch.isfinite(self.returns.float()).all():
             raise ValueError("returns contain NaN or inf; give failed episodes a finite return (e.g. 0).")
 
@@ -149,7 +156,9 @@ class CreditBatch:
             value = getattr(self, f.name)
             if value is None or f.name == "step":
                 continue
-            if isinstance(value, Tensor):
+            if f.name == "extras":
+                updates[f.name] = select_row_values(value, picks)
+            elif isinstance(value, Tensor):
                 updates[f.name] = value[idx.to(value.device)]
             else:
                 updates[f.name] = [value[i] for i in picks]
@@ -221,6 +230,9 @@ class CreditAssigner(ABC):
     of the initial weights it builds itself. ``False``: the teacher is the current policy."""
     extra_fields: ClassVar[tuple[str, ...]] = ()
     """Further optional ``CreditBatch`` fields the plug-in needs."""
+    row_inputs: ClassVar[tuple[RowInput, ...]] = ()
+    """Inputs of this method alone: providers the trainer runs on its rows, whose values the plug-in
+    reads from ``CreditBatch.extras`` by name (:mod:`~agentgym_suite.trainers.credit.inputs`)."""
     has_aux_loss: ClassVar[bool] = False
     """``aux_loss`` returns a term to add to the policy loss."""
     roles: ClassVar[tuple[str, ...]] = ("agent",)
@@ -275,7 +287,7 @@ class CreditAssigner(ABC):
 
     @property
     def required_fields(self) -> tuple[str, ...]:
-        """Optional ``CreditBatch`` fields this plug-in reads."""
+        """Optional ``CreditBatch`` fields this plug-in reads, then the names of its ``row_inputs`` (extras)."""
         needed: list[str] = []
         if self.needs_old_logprobs:
             needed.append("old_logprobs")
@@ -283,12 +295,12 @@ class CreditAssigner(ABC):
             needed.append("teacher_logprobs")
         if self.needs_full_logits:
             needed += ["teacher_logits", "teacher_logits_no_evidence"]
-        return tuple(needed) + tuple(self.extra_fields)
+        return tuple(needed) + tuple(self.extra_fields) + tuple(p.name for p in self.row_inputs)
 
     def check_batch(self, batch: CreditBatch) -> None:
         """Raise ``ValueError`` naming every required field the batch lacks, or the row roles
         this plug-in does not train."""
-        missing = [n for n in self.required_fields if getattr(batch, n) is None]
+        missing = [n for n in self.required_fields if getattr(batch, n, None) is None and n not in batch.extras]
         if missing:
             raise ValueError(
                 f"credit plug-in '{self.name}' needs batch field(s) {missing}; "

@@ -36,6 +36,7 @@ from agentgym_suite.trainers.credit.base import (
     require,
 )
 from agentgym_suite.trainers.credit.grouping import broadcast
+from agentgym_suite.trainers.credit.inputs import RowField, RowInput
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -85,20 +86,35 @@ class SkillRiseCreditConfig(CreditConfig):
                 f"group_seed must be an int (got {self.group_seed!r}).")
 
 
+def trial_positions(rows: Sequence[Any]) -> list[int]:
+    """Each row's task position ``p`` inside its SkillRise trial (0..K-1; ``Row.position``, which the
+    rows read from the trial's ``position`` info key)."""
+    return [int(row.position) for row in rows]
+
+
+POSITIONS = RowField("positions", trial_positions, requires="Row.position (the trial's position info key)")
+"""SkillRise's input: the task position of each row inside its trial, in ``CreditBatch.extras``."""
+
+
+def positions_of(batch: CreditBatch) -> list[int]:
+    """The batch's ``positions`` input (``check_batch`` has made sure it is there)."""
+    return [int(p) for p in batch.extras[POSITIONS.name]]
+
+
 def skillrise_scores(batch: CreditBatch, gamma: float) -> Tensor:
     """Per-row credit before the invalid penalty: ``r_p`` (solve) or the discounted later
     rewards (curate). A position with no solve row in the trial counts as reward 0."""
-    assert batch.positions is not None
+    positions = positions_of(batch)
     task_reward: dict[tuple[object, int], float] = {}
     for i, role in enumerate(batch.roles):
         if role == "solve":
-            task_reward[(batch.traj_ids[i], int(batch.positions[i]))] = float(batch.returns[i])
+            task_reward[(batch.traj_ids[i], positions[i])] = float(batch.returns[i])
     later: dict[object, list[int]] = defaultdict(list)
     for traj, pos in task_reward:
         later[traj].append(pos)
     scores = []
     for i, role in enumerate(batch.roles):
-        traj, p = batch.traj_ids[i], int(batch.positions[i])
+        traj, p = batch.traj_ids[i], positions[i]
         if role == "solve":
             scores.append(task_reward[(traj, p)])
         else:
@@ -132,7 +148,7 @@ class SkillRiseCredit(CreditAssigner):
 
     name: ClassVar[str] = "skillrise"
     config_cls: ClassVar[type[CreditConfig]] = SkillRiseCreditConfig
-    extra_fields: ClassVar[tuple[str, ...]] = ("positions",)
+    row_inputs: ClassVar[tuple[RowInput, ...]] = (POSITIONS,)
     roles: ClassVar[tuple[str, ...]] = ("solve", "curate")
     own_invalid_penalty: ClassVar[bool] = True
     config: SkillRiseCreditConfig
@@ -159,10 +175,9 @@ class SkillRiseCredit(CreditAssigner):
     def advantages(self, batch: CreditBatch) -> CreditOutput:
         """Mean-only advantages per (group, position, role), one value (its first row's) per trial."""
         self.check_batch(batch)
-        assert batch.positions is not None
         scores = skillrise_scores(batch, self.config.gamma)
         scores = scores - self.config.invalid_penalty * batch.invalid.to(torch.float32).to(scores.device)
-        cells = [(g, int(p), r) for g, p, r in zip(batch.group_ids, batch.positions, batch.roles)]
+        cells = [(g, p, r) for g, p, r in zip(batch.group_ids, positions_of(batch), batch.roles)]
         per_row = scores - first_row_baseline(scores, cells, batch.traj_ids, batch.turn_idx)
         curate = torch.tensor([r == "curate" for r in batch.roles], dtype=torch.bool)
         per_row = torch.where(curate.to(per_row.device), per_row * self.config.curate_loss_weight, per_row)

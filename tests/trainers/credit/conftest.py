@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 import torch
 
-from agentgym_suite.trainers.credit import CreditBatch
+from types import SimpleNamespace
+
+from agentgym_suite.trainers.credit import CreditBatch, compute_row_inputs, credit_assigners
 
 VOCAB = 7
 
@@ -20,13 +22,16 @@ def build_batch(
     seed: int = 0,
     teacher_equals_old: bool = False,
     mask: torch.Tensor | None = None,
+    row_inputs: Sequence[Any] = (),
     **overrides: Any,
 ) -> CreditBatch:
     """A ``CreditBatch`` from row dicts (keys: group, traj, turn, role, ret, invalid, pos,
     anchor), with every optional field filled from a seeded generator.
 
     The default mask has model tokens at positions 1..(T-2) with a masked env token in the
-    middle, so each row has masked-out tokens at both ends and inside.
+    middle, so each row has masked-out tokens at both ends and inside. ``extras`` holds every
+    registered plug-in's inputs and those of the ``row_inputs`` providers given (a plug-in outside the
+    registry); an override named like an input sets it (``None`` removes it).
     """
     gen = torch.Generator().manual_seed(seed)
     n = len(rows)
@@ -47,13 +52,33 @@ def build_batch(
         old_logprobs=old,
         teacher_logprobs=teacher,
         anchor_keys=[r.get("anchor", f"obs-{r['group']}-{r.get('turn', 0)}") for r in rows],
-        positions=[r.get("pos", 0) for r in rows],
         teacher_logits=torch.randn(n, tokens, VOCAB, generator=gen),
         teacher_logits_no_evidence=torch.randn(n, tokens, VOCAB, generator=gen),
         step=0,
     )
+    extras = registered_row_inputs(rows, mask, row_inputs)
+    for name in [k for k in overrides if k in extras]:  # an input given (or removed with None) by the test
+        value = overrides.pop(name)
+        if value is None:
+            del extras[name]
+        else:
+            extras[name] = value
+    fields["extras"] = extras
     fields.update(overrides)
     return CreditBatch(**fields)
+
+
+def registered_row_inputs(rows: Sequence[dict[str, Any]], mask: torch.Tensor,
+                          more: Sequence[Any] = ()) -> dict[str, Any]:
+    """Every registered plug-in's declared inputs (``row_inputs``) and ``more`` providers, computed by
+    the providers from rows that stand in for the trainer's (``pos`` is a row's ``position``; a row's
+    completion has as many tokens as its mask trains)."""
+    stand_ins = [SimpleNamespace(position=r.get("pos", 0), turn_idx=r.get("turn", 0), role=r.get("role", "agent"),
+                                 completion_ids=[1] * int(m.sum())) for r, m in zip(rows, mask)]
+    extras: dict[str, Any] = compute_row_inputs(list(more), stand_ins)
+    for plugin_class in credit_assigners().values():
+        extras.update(compute_row_inputs(plugin_class.row_inputs, stand_ins))
+    return extras
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from agentgym_suite.trainers.credit import (
     CREDIT_ASSIGNERS,
     CreditAssigner,
     CreditBatch,
+    RowInput,
     available_credit_assigners,
     get_credit_assigner,
 )
@@ -178,7 +179,10 @@ class TestCreditContract:
         for flag in ("needs_old_logprobs", "needs_teacher_logprobs", "needs_full_logits", "needs_fixed_teacher",
                      "has_aux_loss", "own_invalid_penalty"):
             assert isinstance(getattr(plugin, flag), bool)
-        assert set(plugin.required_fields) <= set(CreditBatch.__dataclass_fields__)
+        inputs = {p.name for p in plugin.row_inputs}
+        assert set(plugin.required_fields) <= set(CreditBatch.__dataclass_fields__) | inputs
+        for provider in plugin.row_inputs:  # each declared input is a typed provider with a documented need
+            assert isinstance(provider, RowInput) and provider.kind in ("values", "tensor") and provider.requires
         assert plugin.roles and all(isinstance(r, str) and r for r in plugin.roles)
         assert plugin.primary_role == plugin.roles[0]
         known = {f.name for f in fields(plugin.config_cls)}
