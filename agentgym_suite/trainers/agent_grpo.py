@@ -76,6 +76,7 @@ from trl import GRPOTrainer
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.trainers import held_out_eval as held_out
+from agentgym_suite.trainers import cpu_speed
 from agentgym_suite.trainers.batching import length_sorted_chunks, trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, build_credit_assigner
@@ -264,6 +265,8 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
             self._build_fixed_teacher() if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
         self._init_step_timer(print_lines=args.print_step_times)  # per-step time profile (trainers.step_profile)
+        self._pass_checkpointing = cpu_speed.PassCheckpointing(args, self.accelerator.unwrap_model(self.model).config)
+        """CPU runs: gradient checkpointing off for the passes that fit (``cpu_gradient_checkpointing``)."""
 
     def _take_over_loss_terms(self, args: AgentGRPOConfig) -> None:
         """With ``kl_estimator: low_var_kl`` the KL term, and with ``rows_per_update`` TRL's static
@@ -872,8 +875,14 @@ class AgentGRPOTrainer(StepTimer, GRPOTrainer):
         """TRL's loss, in passes of at most ``max_rows_per_pass`` rows: every pass but the last is
         back-propagated here, the last by the trainer; the returned value is the whole loss."""
         passes = row_passes(inputs, self.args.max_rows_per_pass)
-        return loss_over_passes(passes, lambda part: super(AgentGRPOTrainer, self).compute_loss(
-            model, part, return_outputs, num_items_in_batch), self.accelerator, model)
+        if len(passes) > 1 and not (self.credit.has_aux_loss or self._own_terms):  # each pass's own width
+            passes = [cpu_speed.trim_completion_padding(part) for part in passes]
+
+        def one_pass(part: dict[str, Any]) -> Any:
+            with self._pass_checkpointing.context(self.accelerator.unwrap_model(model), part):
+                return super(AgentGRPOTrainer, self).compute_loss(model, part, return_outputs, num_items_in_batch)
+
+        return loss_over_passes(passes, one_pass, self.accelerator, model)
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
         """One pass's loss: TRL's policy loss (scaled so padding rows change nothing), the verl terms

@@ -293,6 +293,22 @@ class AgentGRPOConfig(GRPOConfig):
         },
     )
 
+    cpu_bf16: str = field(
+        default="auto",
+        metadata={
+            "help": "CPU runs only: auto = when `bf16` is not set, bf16 autocast where the CPU has native bf16 "
+            "(avx512_bf16/amx_bf16) and fp32 elsewhere; on/off force it whatever `bf16` says. Logged at start "
+            "(trainers/cpu_speed.py)."
+        },
+    )
+    cpu_gradient_checkpointing: str = field(
+        default="auto",
+        metadata={
+            "help": "CPU runs only: auto = gradient checkpointing off when one pass's activations fit in memory "
+            "(TRL turns it on by default; it recomputes the forward in the backward); on/off force it."
+        },
+    )
+
     def __post_init__(self) -> None:
         """Validate the agent fields, then let TRL validate its own."""
         self.env_kwargs = _as_dict("env_kwargs", self.env_kwargs)
@@ -347,6 +363,9 @@ class AgentGRPOConfig(GRPOConfig):
 
         # the one lookup of the plug-in by name (an unknown name or a broken import path fails here, clearly)
         self._credit_plugin = (self.credit, credit_assigner_class(self.credit))
+        from agentgym_suite.trainers.cpu_speed import resolve_cpu_bf16
+
+        resolve_cpu_bf16(self)  # CPU runs: bf16 autocast where native, before TRL reads bf16
         super().__post_init__()
         if self.num_iterations < 1:
             raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")
