@@ -15,13 +15,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo",
         help="evaluate the embedded model, train it (SFT on oracle episodes, then GRPO), evaluate on held-out tasks, report",
-        description="Runs offline on CPU and writes OUT/report.md. The default recipe (grpo-gain) warm-starts the "
+        description="Runs offline on CPU and writes OUT/report.md. The default recipe (rl-gain) warm-starts the "
         "model with a short behavioural cloning, then shows what GRPO adds; --recipe full-cloning clones for two "
         "epochs instead. Flags given explicitly override the recipe's values.",
     )
     defaults = DemoSettings()
     helps = {
-        "recipe": "grpo-gain (a partial warm start, then GRPO: each stage's own gain) or full-cloning (2 SFT "
+        "recipe": "rl-gain (a partial warm start, then GRPO: each stage's own gain) or full-cloning (2 SFT "
         "epochs that already solve the held-out games, then 4 GRPO steps)",
         "out": "output folder (report.md, PNGs, trajectories.html, and one folder per stage: eval/, sft/ and the RL stage's)",
         "env_id": "env to train and evaluate on",

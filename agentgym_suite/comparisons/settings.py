@@ -31,9 +31,9 @@ CPU_RECIPE: dict[str, Any] = {
     "per_device_eval_batch_size": 16, "use_cpu": True, "logging_steps": 1, "save_strategy": "no",
     "report_to": "none", "seed": 0, "disable_tqdm": True, "max_rows_per_pass": 4,
 }
-"""The base trainer config without ``--config``: the CPU defaults of ``agentgym demo``'s GRPO stage
-(configs/demo_cpu.yaml): ``bf16`` unset so a CPU with native bf16 autocasts (``cpu_bf16``), passes of 4
-length-sorted rows, held-out episodes 16 at a time (trainers/cpu_speed.py)."""
+"""The base trainer config without ``--config``: the GRPO stage of ``agentgym demo --recipe full-cloning``
+with the CPU speed defaults (trainers/cpu_speed.py): ``bf16`` unset so a CPU with native bf16 autocasts
+(``cpu_bf16``), passes of 4 length-sorted rows, held-out episodes 16 at a time."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     "rl-gain": {

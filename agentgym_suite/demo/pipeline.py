@@ -4,7 +4,7 @@ Everything runs offline on the CPU. Each stage writes into its own folder under 
 number in the report is read back from those folders, and the report lists the command behind
 each one.
 
-The default recipe (``--recipe grpo-gain``, measured; see docs/demo.md) shows each stage's own
+The default recipe (``--recipe rl-gain``, measured; see docs/demo.md) shows each stage's own
 gain, the GRPO stage's above all:
 
 1. **Held-out baseline.** The embedded model, the random agent and the oracle on
@@ -51,10 +51,10 @@ named object), a different map, object and wording per game."""
 @dataclass
 class DemoSettings:
     """What ``agentgym demo`` runs. Every field has a command-line flag of the same name; the
-    defaults are the ``grpo-gain`` recipe (:data:`RECIPES`)."""
+    defaults are the ``rl-gain`` recipe (:data:`RECIPES`)."""
 
     out: str = "demo"
-    recipe: str = "grpo-gain"
+    recipe: str = "rl-gain"
     env_id: str = "TextWorld-v0"
     env_kwargs: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_FAMILY))
     model: str = "default"
@@ -100,7 +100,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     # the default: a partial warm start, then the rl-gain preset's GRPO stage (benchmarks/rl_gain.md).
     # 3 SFT steps of 8 oracle episodes (0.375 epochs of 64 games) give valid commands and about half
     # the held-out games; 2 steps leave the model chatting (no rollout wins, no signal)
-    "grpo-gain": {},
+    "rl-gain": {},
     # the earlier default: 2 epochs of cloning already win every held-out game; GRPO then has
     # all-won groups, zero advantages and nothing to teach (docs/demo.md)
     "full-cloning": {"train_games": 48, "sft_epochs": 2.0, "steps": 4, "group_size": 4, "tasks_per_step": 4,

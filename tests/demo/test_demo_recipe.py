@@ -18,7 +18,7 @@ from agentgym_suite.demo.report import gains, stage_sentence
 
 def test_default_recipe_is_a_partial_warm_start_then_the_rl_gain_grpo_stage() -> None:
     s = DemoSettings()
-    assert s.recipe == "grpo-gain" and RECIPES["grpo-gain"] == {}
+    assert s.recipe == "rl-gain" and RECIPES["rl-gain"] == {}
     assert math.ceil(s.train_games * s.sft_epochs / s.sft_batch_size) == 3  # 3 SFT steps: valid commands, not solved
     preset = PRESETS["rl-gain"]
     for ours, theirs in (("steps", "steps"), ("group_size", "group_size"), ("tasks_per_step", "tasks_per_step"),
