@@ -17,7 +17,9 @@ folder such as a demo run's ``sft/model`` gives episodes closer to the preset's)
 
 Settings: ``today`` (fp32, TRL's gradient checkpointing on, one pass over the 16 rows),
 ``defaults`` (what a CPU run gets now: bf16 autocast where native, checkpointing off, passes of
-4 length-sorted rows with their padding cut), and each of the three alone on top of ``today``.
+4 length-sorted rows with their padding cut), each of the three alone on top of ``today``, and
+the defaults with checkpointing on (checkpointing's share inside the defaults). ``--settings``
+picks a subset: "no checkpointing alone" keeps the fp32 activations of all 16 rows at once.
 
 ``--eval`` adds the held-out evaluation's peak memory and wall time with every episode in one
 batch against the bounded batch of the CPU recipes.
@@ -51,6 +53,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
                                "max_rows_per_pass": None},
     "sorted passes alone": {"bf16": False, "cpu_bf16": "auto", "cpu_gradient_checkpointing": "on",
                             "max_rows_per_pass": 4},
+    # checkpointing's own share inside the defaults: "no checkpointing alone" holds the activations of all
+    # 16 rows in fp32 at once (more than the shared 24 GiB machine could spare; see docs/performance.md)
+    "defaults, checkpointing on": {"bf16": None, "cpu_bf16": "auto", "cpu_gradient_checkpointing": "on",
+                                   "max_rows_per_pass": 4},
 }
 """Config fields of each measured setting (``today`` is the CPU recipes before issue 40)."""
 
