@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from agentgym_suite.trainers.cpu_speed import EVAL_BATCH
+
 CPU_RECIPE: dict[str, Any] = {
     "model_name_or_path": "default",
     "env_id": "TextWorld-v0",
@@ -26,10 +28,12 @@ CPU_RECIPE: dict[str, Any] = {
     "group_size": 4, "per_device_train_batch_size": 16, "max_steps": 4, "max_turns": 3,
     "max_completion_length": 8, "learning_rate": 2.0e-4, "lr_scheduler_type": "constant", "warmup_steps": 0,
     "beta": 0.0, "temperature": 1.0, "eval_strategy": "steps", "eval_steps": 2, "eval_temperature": 0.0,
-    "per_device_eval_batch_size": 48, "bf16": False, "use_cpu": True, "logging_steps": 1, "save_strategy": "no",
-    "report_to": "none", "seed": 0, "disable_tqdm": True,
+    "per_device_eval_batch_size": 16, "use_cpu": True, "logging_steps": 1, "save_strategy": "no",
+    "report_to": "none", "seed": 0, "disable_tqdm": True, "max_rows_per_pass": 4,
 }
-"""The base trainer config without ``--config``: ``agentgym demo``'s GRPO stage (configs/demo_cpu.yaml)."""
+"""The base trainer config without ``--config``: the GRPO stage of ``agentgym demo --recipe full-cloning``
+with the CPU speed defaults (trainers/cpu_speed.py): ``bf16`` unset so a CPU with native bf16 autocasts
+(``cpu_bf16``), passes of 4 length-sorted rows, held-out episodes 16 at a time."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     "rl-gain": {
@@ -152,7 +156,7 @@ def shared_fields(settings: CompareSettings, model_path: str) -> dict[str, Any]:
         values["eval_strategy"], values["eval_steps"] = "steps", settings.eval_every
     if settings.eval_episodes is not None:
         values["eval_num_tasks"] = settings.eval_episodes
-        values["per_device_eval_batch_size"] = settings.eval_episodes
+        values["per_device_eval_batch_size"] = min(settings.eval_episodes, EVAL_BATCH)  # bounded memory
     if not values.get("eval_env_kwargs") and not values.get("eval_task_ids"):
         raise ValueError("a comparison evaluates every method on held-out tasks: give --eval-env-kwargs (e.g. "
                          "'{\"split\": \"test\"}') or a --config with eval_env_kwargs / eval_task_ids.")

@@ -4,17 +4,24 @@ Everything runs offline on the CPU. Each stage writes into its own folder under 
 number in the report is read back from those folders, and the report lists the command behind
 each one.
 
-The recipe (measured; see docs/demo.md):
+The default recipe (``--recipe rl-gain``, measured; see docs/demo.md) shows each stage's own
+gain, the GRPO stage's above all:
 
 1. **Held-out baseline.** The embedded model, the random agent and the oracle on
    ``eval_episodes`` held-out games (the family's ``test`` split: games generated from a seed
    range disjoint from the training games').
-2. **Behavioural cloning.** The oracle plays the ``train_games`` games of the ``train`` split;
-   its won episodes are an SFT dataset (one row per episode, loss on the actions only) trained
-   with TRL's ``SFTTrainer`` and a LoRA adapter, merged afterwards (:mod:`~agentgym_suite.demo.oracle_sft`).
+2. **A partial warm start by behavioural cloning.** The oracle plays the ``train_games`` games of
+   the ``train`` split; its won episodes are an SFT dataset (one row per episode, loss on the
+   actions only) trained with TRL's ``SFTTrainer`` and a LoRA adapter, merged afterwards
+   (:mod:`~agentgym_suite.demo.oracle_sft`). ``sft_epochs`` is kept short (3 steps) so the cloned
+   policy writes valid commands but does not already solve the held-out games.
 3. **GRPO** from the SFT weights with a credit plug-in (``AgentGRPOTrainer``, LoRA again), on the
-   same training games, with held-out evaluation during training (``eval_strategy=steps``).
+   same training games: the ``agentgym compare --preset rl-gain`` setting (groups of 8 at
+   temperature 0.7, dynamic sampling), with held-out evaluation during training.
 4. **Held-out evaluation** after each stage, on the same held-out games and episode seeds.
+
+``--recipe full-cloning`` is the earlier route: two epochs of cloning, which already solve the
+held-out games, then 4 GRPO steps that have nothing left to teach.
 
 Nothing is tuned on the held-out games: they are only played by the evaluations.
 """
@@ -43,29 +50,42 @@ named object), a different map, object and wording per game."""
 
 @dataclass
 class DemoSettings:
-    """What ``agentgym demo`` runs. Every field has a command-line flag of the same name."""
+    """What ``agentgym demo`` runs. Every field has a command-line flag of the same name; the
+    defaults are the ``rl-gain`` recipe (:data:`RECIPES`)."""
 
     out: str = "demo"
+    recipe: str = "rl-gain"
     env_id: str = "TextWorld-v0"
     env_kwargs: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_FAMILY))
     model: str = "default"
-    train_games: int = 48
+    train_games: int = 64
     eval_episodes: int = 48
+    eval_batch: int = 16
     max_turns: int = 3
     max_new_tokens: int = 8
     eval_temperature: float = 0.0
-    sft_epochs: float = 2.0
+    sft_epochs: float = 0.375
     sft_learning_rate: float = 1e-3
     sft_batch_size: int = 8
     lora_r: int = 16
     credit: str = "grpo"
-    steps: int = 4
-    group_size: int = 4
-    tasks_per_step: int = 4
-    learning_rate: float = 2e-4
-    temperature: float = 1.0
-    eval_every: int = 2
+    steps: int = 6
+    group_size: int = 8
+    tasks_per_step: int = 2
+    learning_rate: float = 5e-4
+    temperature: float = 0.7
+    dynamic_sampling: bool = True
+    eval_every: int = 3
     seed: int = 0
+
+    def with_recipe(self, explicit: set[str]) -> DemoSettings:
+        """These settings under ``recipe``: the recipe's values for every field not in ``explicit``
+        (the flags the user gave)."""
+        if self.recipe not in RECIPES:
+            raise ValueError(f"unknown recipe {self.recipe!r}; choose one of {', '.join(RECIPES)}.")
+        values = asdict(self)
+        values.update({k: v for k, v in RECIPES[self.recipe].items() if k not in explicit})
+        return DemoSettings(**values)
 
     def train_kwargs(self) -> dict[str, Any]:
         """Env kwargs of the training games."""
@@ -76,13 +96,30 @@ class DemoSettings:
         return {**self.env_kwargs, "n_games": self.eval_episodes, "split": "test", "action_format": "plain"}
 
 
+RECIPES: dict[str, dict[str, Any]] = {
+    # the default: a partial warm start, then the rl-gain preset's GRPO stage (benchmarks/rl_gain.md).
+    # 3 SFT steps of 8 oracle episodes (0.375 epochs of 64 games) give valid commands and about half
+    # the held-out games; 2 steps leave the model chatting (no rollout wins, no signal)
+    "rl-gain": {},
+    # the earlier default: 2 epochs of cloning already win every held-out game; GRPO then has
+    # all-won groups, zero advantages and nothing to teach (docs/demo.md)
+    "full-cloning": {"train_games": 48, "sft_epochs": 2.0, "steps": 4, "group_size": 4, "tasks_per_step": 4,
+                     "learning_rate": 2e-4, "temperature": 1.0, "dynamic_sampling": False, "eval_every": 2},
+}
+"""Named recipes (``--recipe``): the fields they set; flags given explicitly override them."""
+
+
 def demo_command(settings: DemoSettings) -> str:
     """The ``agentgym demo`` command that reproduces ``settings``."""
-    defaults = DemoSettings()
+    defaults = DemoSettings(recipe=settings.recipe).with_recipe(set())
     parts: list[Any] = ["agentgym", "demo"]
     for name, value in asdict(settings).items():
-        if value != getattr(defaults, name) or name in ("seed", "out"):
-            parts += ["--" + name.replace("_", "-"), json.dumps(value) if isinstance(value, dict) else value]
+        if value != getattr(defaults, name) or name in ("seed", "out", "recipe"):
+            flag = "--" + name.replace("_", "-")
+            if isinstance(value, bool):
+                parts.append(flag if value else "--no-" + flag[2:])
+            else:
+                parts += [flag, json.dumps(value) if isinstance(value, dict) else value]
     return _command(*parts)
 
 
@@ -138,17 +175,18 @@ def _evaluate(settings: DemoSettings, name: str, agent: str) -> dict[str, Any]:
     console.rule(f"[bold]evaluate {name}[/] ({agent}, {episodes} held-out games)")
     options = {"temperature": settings.eval_temperature, "max_new_tokens": settings.max_new_tokens}
     model = ":" in agent or agent in ("default", "tiny")
+    batch = min(episodes, settings.eval_batch)  # bounded: one batch of every episode holds every KV cache at once
     started = time.perf_counter()
     result = evaluate(settings.env_id, agent, out_dir=out_dir, episodes=episodes, seed=settings.seed,
                       env_kwargs=env_kwargs, max_turns=settings.max_turns, prompt_format="chat",
-                      agent_options=options if model else None, batch_size=episodes, progress=False)
+                      agent_options=options if model else None, batch_size=batch, progress=False)
     summary = dict(result.summary)
     summary["stage_s"] = time.perf_counter() - started
     summary["command"] = _command(
         "agentgym", "eval", settings.env_id, "--env-kwargs", json.dumps(env_kwargs), "--agent", agent,
         "--episodes", episodes, "--seed", settings.seed, "--max-turns", settings.max_turns, "--prompt-format", "chat",
         "--temperature", settings.eval_temperature, "--max-new-tokens", settings.max_new_tokens,
-        "--batch-size", episodes, "--out", out_dir,
+        "--batch-size", batch, "--out", out_dir,
     )
     summary["out_dir"] = str(out_dir)
     return summary
@@ -177,6 +215,8 @@ def _sft(settings: DemoSettings, model_path: str) -> dict[str, Any]:
 
 
 def _grpo_fields(settings: DemoSettings, model_path: str) -> dict[str, Any]:
+    from agentgym_suite.trainers.cpu_speed import CPU_ROWS_PER_PASS
+
     out_dir = Path(settings.out) / "grpo"
     return dict(
         output_dir=str(out_dir), model_name_or_path=model_path, env_id=settings.env_id,
@@ -184,10 +224,12 @@ def _grpo_fields(settings: DemoSettings, model_path: str) -> dict[str, Any]:
         per_device_train_batch_size=settings.group_size * settings.tasks_per_step, max_steps=settings.steps,
         max_turns=settings.max_turns, max_completion_length=settings.max_new_tokens, action_format="plain",
         prompt_format="chat", row_layout="trajectory", learning_rate=settings.learning_rate, lora_r=settings.lora_r,
-        beta=0.0, temperature=settings.temperature, use_cpu=True, bf16=False, logging_steps=1, save_strategy="no",
+        beta=0.0, temperature=settings.temperature, dynamic_sampling=settings.dynamic_sampling, use_cpu=True,
+        max_rows_per_pass=CPU_ROWS_PER_PASS, logging_steps=1, save_strategy="no",
         report_to="none", seed=settings.seed, disable_tqdm=True, eval_strategy="steps" if settings.eval_every else "no",
         eval_steps=settings.eval_every or None, eval_env_kwargs={"split": "test", "n_games": settings.eval_episodes},
-        eval_temperature=settings.eval_temperature, per_device_eval_batch_size=settings.eval_episodes,
+        eval_temperature=settings.eval_temperature,
+        per_device_eval_batch_size=min(settings.eval_episodes, settings.eval_batch),
         lr_scheduler_type="constant", warmup_steps=0,
     )
 
@@ -211,7 +253,8 @@ def _grpo(settings: DemoSettings, model_path: str) -> dict[str, Any]:
 
     fields = _grpo_fields(settings, model_path)
     out_dir = Path(fields["output_dir"])
-    console.rule(f"[bold]GRPO[/] + {settings.credit} for {settings.steps} steps from the SFT weights")
+    console.rule(f"[bold]GRPO[/] + {settings.credit} for {settings.steps} steps from the SFT weights "
+                 f"({settings.tasks_per_step} tasks x {settings.group_size} rollouts, temperature {settings.temperature})")
     started = time.perf_counter()
     trainer = AgentGRPOTrainer(args=AgentGRPOConfig(**fields), callbacks=[_no_evaluation_at_the_end()])
     trainer.train()
@@ -220,8 +263,8 @@ def _grpo(settings: DemoSettings, model_path: str) -> dict[str, Any]:
     (out_dir / "log_history.json").write_text(json.dumps(history, indent=2))
     flags: list[Any] = []
     for key in ("env_id", "credit", "group_size", "per_device_train_batch_size", "max_steps", "max_turns",
-                "max_completion_length", "learning_rate", "lora_r", "temperature", "eval_steps", "eval_temperature",
-                "per_device_eval_batch_size", "seed"):
+                "max_completion_length", "learning_rate", "lora_r", "temperature", "dynamic_sampling", "eval_steps",
+                "eval_temperature", "per_device_eval_batch_size", "max_rows_per_pass", "seed"):
         if fields[key] is not None:
             flags += [f"--{key}", fields[key]]
     command = _command("agentgym", "train", "configs/demo_cpu.yaml", "--model_name_or_path", model_path,

@@ -69,6 +69,8 @@ def _plot_curve(points: list[dict[str, Any]], table: dict[str, dict[str, Any]], 
         if key in table:
             left.axhline(table[key]["success_rate"], linestyle=style, color="grey", linewidth=1, label=key)
     left.axvline(sft_steps, color="black", linewidth=0.6)
+    for g, x in zip(gains(table)[:2], (sft_steps / 2, (sft_steps + xs[-1]) / 2)):
+        left.annotate(f"{g['stage'].split(' (')[0]}\n{100 * g['gain']:+.1f} pts", (x, 0.02), ha="center", fontsize=7)
     left.set_ylim(-0.03, 1.05)
     left.set_xlabel("training step (SFT, then GRPO)")
     left.set_title("task success (95% Wilson intervals)")
@@ -124,11 +126,20 @@ def _interval(row: dict[str, Any]) -> str:
 def gains(table: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The gains between evaluations: SFT, GRPO and the total, each with whether the two
     intervals overlap."""
-    pairs = (("SFT (behavioural cloning)", "before", "after_sft"), ("GRPO", "after_sft", "after"),
+    pairs = (("SFT stage (behavioural cloning)", "before", "after_sft"), ("GRPO stage", "after_sft", "after"),
              ("total (before -> after SFT + GRPO)", "before", "after"))
     return [{"stage": name, "from": a, "to": b,
              "gain": table[b]["success_rate"] - table[a]["success_rate"],
              "overlap": intervals_overlap(table[a], table[b])} for name, a, b in pairs]
+
+
+def stage_sentence(gain: dict[str, Any]) -> str:
+    """One stage's own gain in words: points, whether the intervals overlap, and whether that is
+    a measured gain (at least 15 points with disjoint intervals)."""
+    measured = gain["gain"] >= 0.15 and not gain["overlap"]
+    return (f"**{gain['stage']}: {100 * gain['gain']:+.1f} points** ({gain['from']} -> {gain['to']}); the two "
+            f"intervals {'overlap' if gain['overlap'] else 'do not overlap'}"
+            f"{': a measured gain' if measured else ''}.")
 
 
 def _profile_rows(results: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -143,7 +154,6 @@ def write_report(out: Path, results: dict[str, Any]) -> Path:
     settings = results["settings"]
     table = held_out_table(out, results)
     found = gains(table)
-    total = found[-1]
     lines = [
         "# agentgym demo report",
         "",
@@ -157,7 +167,9 @@ def write_report(out: Path, results: dict[str, Any]) -> Path:
         f"Recipe: behavioural cloning on the oracle's episodes of the training games (TRL `SFTTrainer`, LoRA r="
         f"{settings['lora_r']}, {results['sft']['rows']} episodes, {len(results['sft']['step_times'])} steps), then "
         f"GRPO with the `{settings['credit']}` credit plug-in from the SFT weights ({settings['steps']} steps of "
-        f"{settings['tasks_per_step']} tasks x {settings['group_size']} rollouts).",
+        f"{settings['tasks_per_step']} tasks x {settings['group_size']} rollouts at temperature "
+        f"{settings.get('temperature', 1.0)}{', dynamic sampling' if settings.get('dynamic_sampling') else ''}). "
+        f"Recipe `{settings.get('recipe', 'full-cloning')}`.",
         "",
         "## Held-out success",
         "",
@@ -180,10 +192,7 @@ def write_report(out: Path, results: dict[str, Any]) -> Path:
     lines += ["", "| gain | success points | intervals overlap |", "|---|---:|---|"]
     for g in found:
         lines.append(f"| {g['stage']} | {100 * g['gain']:+.1f} | {'yes' if g['overlap'] else 'no'} |")
-    verdict = total["gain"] >= 0.15 and not total["overlap"]
-    lines += ["", f"**Held-out gain {100 * total['gain']:+.1f} points; the before and after intervals "
-              f"{'overlap' if total['overlap'] else 'do not overlap'}"
-              f"{' (a measured gain)' if verdict else ''}.**"]
+    lines += [""] + [f"- {stage_sentence(g)}" for g in found]
 
     curve = held_out_curve(table, results)
     _plot_curve(curve, table, results, out / "learning_curve.png")

@@ -86,6 +86,7 @@ from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajecto
 from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.trainers.async_rollouts import LearnerSide, build_async_rollouts
 from agentgym_suite.trainers import held_out_eval as held_out
+from agentgym_suite.trainers import cpu_speed
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, build_credit_assigner
 from agentgym_suite.trainers.run_context import run_context
@@ -234,6 +235,8 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
             self._build_fixed_teacher() if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
         self._init_step_timer(print_lines=args.print_step_times)  # per-step time profile (trainers.step_profile)
+        self._pass_checkpointing = cpu_speed.PassCheckpointing(args, self.accelerator.unwrap_model(self.model).config)
+        """CPU runs: gradient checkpointing off for the passes that fit (``cpu_gradient_checkpointing``)."""
         self._async = build_async_rollouts(LearnerSide(
             args, tasks=self.train_dataset, group_size=int(self.num_generations),
             policy=lambda: self.accelerator.unwrap_model(self.model), env_factory=self.env_factory, env_id=self.env_id,

@@ -346,6 +346,21 @@ class AgentGRPOConfig(GRPOConfig):
         metadata={"help": "async_rollouts: truncation C of the per-token importance weight min(pi_learner / "
                           "pi_generator, C) on the policy loss (verl's truncated importance sampling; 2.0 as verl)."},
     )
+    cpu_bf16: str = field(
+        default="auto",
+        metadata={
+            "help": "CPU runs only: auto = when `bf16` is not set, bf16 autocast where the CPU has native bf16 "
+            "(avx512_bf16/amx_bf16) and fp32 elsewhere; on/off force it whatever `bf16` says. Logged at start "
+            "(trainers/cpu_speed.py)."
+        },
+    )
+    cpu_gradient_checkpointing: str = field(
+        default="auto",
+        metadata={
+            "help": "CPU runs only: auto = gradient checkpointing off when one pass's activations fit in memory "
+            "(TRL turns it on by default; it recomputes the forward in the backward); on/off force it."
+        },
+    )
 
     def __post_init__(self) -> None:
         """Validate the agent fields, then let TRL validate its own."""
@@ -402,6 +417,9 @@ class AgentGRPOConfig(GRPOConfig):
         # resolves the plug-in and parses env_workers once (held by run_context, not here): an unknown name,
         # a broken import path or a bad env_workers fails now, clearly; the field keeps the canonical text
         self.env_workers = run_context(self).env_workers_text
+        from agentgym_suite.trainers.cpu_speed import resolve_cpu_bf16
+
+        resolve_cpu_bf16(self)  # CPU runs: bf16 autocast where native, before TRL reads bf16
         super().__post_init__()
         if self.num_iterations < 1:
             raise ValueError(f"num_iterations must be >= 1 (got {self.num_iterations}).")

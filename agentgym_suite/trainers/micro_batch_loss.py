@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from agentgym_suite.trainers import verl_updates
+from agentgym_suite.trainers import cpu_speed, verl_updates
 from agentgym_suite.trainers.batching import trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.memory_bound import loss_over_passes, pass_token_share, policy_loss_scale, row_passes
@@ -90,11 +90,16 @@ class MicroBatchLoss:
         """TRL's loss, in passes of at most ``max_rows_per_pass`` rows: every pass but the last is
         back-propagated here, the last by the trainer; the returned value is the whole loss. With
         ``rows_per_update`` the passes also stop at every update's end, its optimizer step after them."""
-        compute = lambda part: super(MicroBatchLoss, self).compute_loss(  # noqa: E731
-            model, part, return_outputs, num_items_in_batch)
+        def compute(part: dict[str, Any]) -> Any:
+            with self._pass_checkpointing.context(self.accelerator.unwrap_model(model), part):
+                return super(MicroBatchLoss, self).compute_loss(model, part, return_outputs, num_items_in_batch)
+
         if self.model.training and verl_updates.PLAN in inputs:
             return self._update_steps.loss(inputs, self.args.max_rows_per_pass, compute, model)
-        return loss_over_passes(row_passes(inputs, self.args.max_rows_per_pass), compute, self.accelerator, model)
+        passes = row_passes(inputs, self.args.max_rows_per_pass)
+        if len(passes) > 1 and not (self.credit.has_aux_loss or self._own_terms):  # each pass's own width
+            passes = [cpu_speed.trim_completion_padding(part) for part in passes]
+        return loss_over_passes(passes, compute, self.accelerator, model)
 
     def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
         """One pass's loss: TRL's policy loss (scaled so padding rows change nothing), the verl terms

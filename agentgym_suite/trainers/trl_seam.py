@@ -85,6 +85,8 @@ INTERNAL_IMPORTS: tuple[SeamImport, ...] = (
     SeamImport("trl.trainer.utils", "add_fused_lm_head", "the fixed teacher is built as TRL builds its reference model"),
     SeamImport("trl.trainer.utils", "create_model_from_path", "the fixed teacher is loaded as TRL loads its reference model"),
     SeamImport("trl.trainer.utils", "get_config_model_id", "the fixed teacher is loaded as TRL loads its reference model"),
+    SeamImport("trl.models.utils", "disable_gradient_checkpointing",
+               "CPU runs turn gradient checkpointing off for a pass that fits, as TRL's own context does (cpu_speed)"),
 )
 """Helpers imported from TRL's internal modules."""
 
