@@ -15,6 +15,7 @@ from verifiers.types import Response, ResponseMessage, ToolCall  # noqa: E402
 
 from agentgym_suite.evaluation.runner import evaluate  # noqa: E402
 from agentgym_suite.integrations.verifiers import load_environment  # noqa: E402
+from agentgym_suite.rollout.seeding import episode_seed  # noqa: E402
 from reliability.registered import cheap_kwargs  # noqa: E402
 
 
@@ -92,7 +93,7 @@ def test_the_dataset_carries_the_opening_messages_and_tools() -> None:
     rows = list(environment.get_eval_dataset())
     assert len(rows) == 2
     info = json.loads(rows[0]["info"])  # a JSON string in the dataset, as verifiers stores nested info
-    assert rows[0]["prompt"][-1]["role"] == "user" and info["seed"] == 5
+    assert rows[0]["prompt"][-1]["role"] == "user" and info["seed"] == episode_seed(5, info["task_id"])  # as eval
     assert info["tool_defs"] and {"name", "description", "parameters"} <= set(info["tool_defs"][0])
 
 

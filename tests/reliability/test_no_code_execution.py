@@ -35,6 +35,17 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the 'module:factory' paths an env class declares in code through its sweeps() hook; never model text",
     ("registration.py", "importlib.import_module(<non-literal>)"):
         "the data_source module of an EnvEntry: registered in code (ENV_ENTRIES or register_entry), never model text",
+    ("evaluation/extensions.py", "importlib.import_module(<non-literal>)"):
+        "the 'module:attr' eval_extension an EnvEntry declares in code (registered, or a plug-in distribution's "
+        "entry point the user installed); never model text",
+    ("integrations/mcp/__init__.py", "importlib.import_module(<non-literal>)"): "lazy attributes from the fixed _EXPORTS table",
+    ("integrations/verifiers/__init__.py", "importlib.import_module(<non-literal>)"):
+        "lazy attributes from the fixed _EXPORTS table",
+    ("integrations/mcp/tasks.py", "importlib.import_module(<non-literal>)"):
+        "the verifier a task file names as 'module:function' (the user's own file, as `credit: module:Class`); "
+        "never model text",
+    ("trainers/trl_seam.py", "importlib.import_module(<non-literal>)"):
+        "TRL module names from the fixed INTERNAL_IMPORTS table, to check that they still exist",
     ("envs/tau2/data.py", "pickle.loads"):
         "deep copies of databases this process pickled itself from the JSON data files (pickle.dumps in load_domain)",
     ("rollout/workers/calls.py", "pickle.loads"):

@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import sys
+from typing import Any
 
 import gymnasium as gym
 
@@ -19,8 +20,9 @@ from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.eval_extensions import CommandKit
 
 
-def register(subparsers: argparse._SubParsersAction, kit: CommandKit) -> None:
-    """Add the ``fidelity`` subcommand (``kit``: the command line's services for its run)."""
+def register(subparsers: Any, kit: CommandKit) -> None:
+    """Add the ``fidelity`` subcommand to ``subparsers`` (what ``ArgumentParser.add_subparsers`` returns;
+    ``kit``: the command line's services for its run)."""
     parser = subparsers.add_parser(
         "fidelity",
         help="replay the same caller actions in a tool env and in a world model; compare per tool",

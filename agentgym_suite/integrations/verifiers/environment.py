@@ -25,6 +25,8 @@ import gymnasium as gym
 import verifiers as vf
 from datasets import Dataset
 
+from agentgym_suite.rollout.seeding import episode_seed
+
 NOT_CARRIED_OVER = ("the suite's prompt formatting and action-format instructions; privileged info; info beyond "
                     "reward, won and score (on the state as suite_info)")
 """What :func:`load_environment` does not carry over."""
@@ -60,7 +62,8 @@ def _tool_defs(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
 
 def suite_rows(env_id: str, env_kwargs: dict[str, Any], task_ids: list[str] | None, num_tasks: int | None,
                seed: int, seeds: list[int] | None = None) -> list[dict[str, Any]]:
-    """One dataset row per task: the opening messages after ``reset(seed=seeds[i] or seed + i, task_id)``."""
+    """One dataset row per task: the opening messages after ``reset(seed=..., task_id)``, the seed
+    ``seeds[i]`` or else the suite's ``episode_seed(seed, task_id)`` (what ``agentgym eval --seed`` uses)."""
     env = gym.make(env_id, **env_kwargs)
     try:
         ids = list(task_ids) if task_ids is not None else [str(t) for t in env.unwrapped.task_ids()]
@@ -69,7 +72,7 @@ def suite_rows(env_id: str, env_kwargs: dict[str, Any], task_ids: list[str] | No
             raise ValueError(f"seeds has {len(seeds)} entries for {len(ids)} tasks; give one seed per task.")
         rows = []
         for index, task_id in enumerate(ids):
-            row_seed = int(seeds[index]) if seeds is not None else seed + index
+            row_seed = int(seeds[index]) if seeds is not None else episode_seed(seed, task_id)
             observation, info = env.reset(seed=row_seed, options={"task_id": task_id})
             messages = [{"role": m["role"], "content": m.get("content") or ""} for m in info.get("messages") or []
                         if m.get("role") in ("system", "user")]
@@ -92,7 +95,7 @@ class SuiteEnvironment(vf.MultiTurnEnv):
         env_kwargs: keyword arguments for ``gymnasium.make``.
         task_ids: the tasks to play (default: the env's, in order).
         num_tasks: use only the first ``num_tasks`` of them.
-        seed: the first row's reset seed (row ``i`` resets with ``seed + i``).
+        seed: the run seed: each task resets with ``episode_seed(seed, task_id)``, as in ``agentgym eval``.
         seeds: one reset seed per task instead (e.g. the seeds ``agentgym eval`` used).
         max_turns: the rollout's turn limit (default: the id's registered ``max_episode_steps``).
         **kwargs: for ``vf.MultiTurnEnv``.
