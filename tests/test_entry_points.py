@@ -27,8 +27,8 @@ from agentgym_suite.core import plugins
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 DIST = tomllib.loads((EXAMPLES / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-MODULES = ("weather_tool_env", "discounted_grpo")
-ENV_ID, CREDIT = "Weather-v0", "discounted_grpo"
+MODULES = ("weather_tool_env", "discounted_grpo", "length_penalty_credit")
+ENV_ID, CREDIT, INPUT_CREDIT = "Weather-v0", "discounted_grpo", "length_penalty"
 
 
 def install_examples(site: Path) -> None:
@@ -116,7 +116,7 @@ def test_the_credit_plugin_is_found_everywhere(installed: Path) -> None:
     from agentgym_suite.trainers.config import AgentGRPOConfig
     from agentgym_suite.trainers.credit import available_credit_assigners, credit_assigner_class, get_credit_assigner
 
-    assert available_credit_assigners()[-1] == CREDIT
+    assert set(available_credit_assigners()[-2:]) == {CREDIT, INPUT_CREDIT}  # plug-ins follow the suite's own
     cls = credit_assigner_class(CREDIT)
     assert cls.__module__ == "discounted_grpo" and cls.name == CREDIT
     assert get_credit_assigner(CREDIT, gamma=0.5).config.gamma == 0.5
@@ -124,6 +124,16 @@ def test_the_credit_plugin_is_found_everywhere(installed: Path) -> None:
     assert config.credit_class is cls
     check_methods(CompareSettings(methods=["grpo", CREDIT], seeds=[0]))
     assert teacher_needs(["grpo", CREDIT], {}) == []
+
+
+def test_a_plugin_with_an_input_of_its_own_is_found_and_declares_it(installed: Path) -> None:
+    """The worked example whose plug-in brings a new row input works as an installed distribution."""
+    from agentgym_suite.trainers.credit import credit_assigner_class, get_credit_assigner
+
+    cls = credit_assigner_class(INPUT_CREDIT)
+    assert cls.__module__ == "length_penalty_credit" and cls.name == INPUT_CREDIT
+    names = [provider.name for provider in get_credit_assigner(INPUT_CREDIT).row_inputs]
+    assert names and all(name in get_credit_assigner(INPUT_CREDIT).required_fields for name in names)
 
 
 def test_a_broken_entry_point_is_warned_about_and_skipped(installed: Path) -> None:
