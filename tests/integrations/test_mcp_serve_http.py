@@ -3,11 +3,13 @@ server alive after them; and ``agentgym list`` showing both bridges' requirement
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -32,10 +34,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def mcp_url():
+@contextlib.contextmanager
+def served_mcp(**extra_env: str) -> Iterator[str]:
+    """``agentgym serve SyntheticTools-v0 --mcp`` on a free loopback port (``extra_env`` in its
+    environment); its URL once it listens."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **extra_env}
     process = subprocess.Popen([sys.executable, "-m", "agentgym_suite.cli", "serve", "SyntheticTools-v0", "--mcp",
                                 "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -50,6 +54,12 @@ def mcp_url():
     finally:
         process.terminate()
         process.wait(20)
+
+
+@pytest.fixture(scope="module")
+def mcp_url():
+    with served_mcp() as url:
+        yield url
 
 
 async def play(url: str, seed: int, finish: bool) -> dict:
@@ -123,20 +133,8 @@ def test_serve_mcp_refuses_a_reachable_address_without_a_token(monkeypatch: pyte
 def test_a_token_protected_mcp_server_lets_in_only_the_client_with_the_token() -> None:
     from agentgym_suite.integrations.mcp.session import McpConnection, McpServerError
 
-    port, token = free_port(), "mcp-test-token-7f3a"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "AGENTGYM_SERVE_TOKEN": token}
-    process = subprocess.Popen([sys.executable, "-m", "agentgym_suite.cli", "serve", "SyntheticTools-v0", "--mcp",
-                                "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            assert process.poll() is None, process.stderr.read().decode()[-2000:]
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.3)
+    token = "mcp-test-token-7f3a"
+    with served_mcp(AGENTGYM_SERVE_TOKEN=token) as url:
         unauthorised = httpx.post(url, content=b"{}", headers={"Content-Type": "application/json"}, timeout=30)
         assert unauthorised.status_code == 401 and token not in unauthorised.text
         with pytest.raises(McpServerError) as refused:
@@ -147,6 +145,3 @@ def test_a_token_protected_mcp_server_lets_in_only_the_client_with_the_token() -
             assert {"reset", "send_message", "score"} <= {tool.name for tool in connection.list_tools()}
         finally:
             connection.close()
-    finally:
-        process.terminate()
-        process.wait(20)

@@ -36,3 +36,24 @@ def snapshot(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 def changed(before: dict[str, torch.Tensor], model: torch.nn.Module) -> list[str]:
     """Names of the parameters that differ from ``before``."""
     return [n for n, p in model.named_parameters() if not torch.equal(before[n], p.detach())]
+
+
+def count_verl_updates(trainer: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
+    """Record, while ``trainer`` trains: the rows each generation batch's verl plan was made for, and
+    (in a one-item list) the optimizer steps taken. Both lists fill as the trainer runs."""
+    from agentgym_suite.trainers import verl_updates
+
+    rows: list[int] = []
+    real_plan = verl_updates.plan_updates
+    monkeypatch.setattr(verl_updates, "plan_updates",
+                        lambda chunks, r, *a, **kw: rows.append(r) or real_plan(chunks, r, *a, **kw))
+    steps = [0]
+    real_create = trainer.create_optimizer
+
+    def create_counted_optimizer() -> Any:
+        optimizer = real_create()
+        optimizer.register_step_post_hook(lambda *_: steps.__setitem__(0, steps[0] + 1))
+        return optimizer
+
+    monkeypatch.setattr(trainer, "create_optimizer", create_counted_optimizer)
+    return rows, steps

@@ -17,7 +17,7 @@ from agentgym_suite.trainers.async_rollouts import async_refusal, check_async_se
 from agentgym_suite.trainers.async_rollouts.worker import RolloutWorker
 from agentgym_suite.trainers.credit import CREDIT_ASSIGNERS, available_credit_assigners
 from agentgym_suite.trainers.credit.grpo import GRPOCredit
-from trainers.conftest import changed, snapshot
+from trainers.conftest import changed, count_verl_updates, snapshot
 from trainers.fake_env import make_letter_env
 
 ASYNC_METRICS = {"async/staleness_hist/0", "async/staleness_mean", "async/staleness_max", "async/dropped_groups",
@@ -204,24 +204,10 @@ def test_async_settings_are_checked(make_config, overrides, message):
 def test_async_rollouts_take_the_verl_schedule_with_one_version_per_generation_batch(make_config, monkeypatch):
     """With rows_per_update, an async generation batch still takes verl-agent's ceil(rows / mini) optimizer
     steps, and the policy version counts generation batches (trainer steps), not optimizer steps."""
-    from agentgym_suite.trainers import verl_updates
-
     args = _async_config(make_config, per_device_train_batch_size=4, steps_per_generation=2, rows_per_update=2,
                          max_steps=2, max_turns=2, max_rows_per_pass=3)
     trainer = AgentGRPOTrainer(args=args, env_factory=make_letter_env)
-    rows: list[int] = []
-    real_plan = verl_updates.plan_updates
-    monkeypatch.setattr(verl_updates, "plan_updates",
-                        lambda chunks, r, *a, **kw: rows.append(r) or real_plan(chunks, r, *a, **kw))
-    steps = [0]
-    real_create = trainer.create_optimizer
-
-    def create_counted_optimizer():
-        optimizer = real_create()
-        optimizer.register_step_post_hook(lambda *_: steps.__setitem__(0, steps[0] + 1))
-        return optimizer
-
-    monkeypatch.setattr(trainer, "create_optimizer", create_counted_optimizer)
+    rows, steps = count_verl_updates(trainer, monkeypatch)
     trainer.train()
     assert len(rows) == 2 and steps[0] == sum(math.ceil(r / 2) for r in rows) > 2 * args.steps_per_generation
     assert _logged(trainer, "async/policy_version") == [0.0, 1.0]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from agentgym_suite.trainers import AgentGRPOTrainer, verl_updates  # noqa: F401
-from trainers.conftest import changed, snapshot
+from trainers.conftest import changed, count_verl_updates, snapshot
 from trainers.fake_env import make_letter_env
 
 
@@ -104,19 +104,7 @@ def test_rows_per_update_takes_verl_agents_optimizer_steps_beyond_the_micro_batc
                        max_turns=2, max_rows_per_pass=3)
     assert args.gradient_accumulation_steps == args.steps_per_generation == 2  # one trainer step per generation
     trainer = AgentGRPOTrainer(args=args, env_factory=make_letter_env)
-    rows: list[int] = []
-    real_plan = verl_updates.plan_updates
-    monkeypatch.setattr(verl_updates, "plan_updates", lambda chunks, r, *a, **kw: rows.append(r) or real_plan(
-        chunks, r, *a, **kw))
-    steps = [0]
-    real_create = trainer.create_optimizer
-
-    def create_counted_optimizer():
-        optimizer = real_create()
-        optimizer.register_step_post_hook(lambda *_: steps.__setitem__(0, steps[0] + 1))
-        return optimizer
-
-    monkeypatch.setattr(trainer, "create_optimizer", create_counted_optimizer)
+    rows, steps = count_verl_updates(trainer, monkeypatch)
     before = snapshot(trainer.model)
     trainer.train()
     assert trainer.state.global_step == 2 and changed(before, trainer.model)
