@@ -284,7 +284,7 @@ def evaluate(
         env = pool.get(env_id, 1, kwargs)[0]
         tasks = select_tasks(list(env.unwrapped.task_ids()), episodes, seed)
         config["leaderboard_departures"] = leaderboard_departures(env)
-        config["max_action_chars"] = getattr(env.action_space, "max_length", None)  # the longest reply the env reads
+        config["max_action_chars"] = max_action_chars(env)
         config["split"] = evaluation_split(env)
         config["score_scale"] = float(getattr(env.unwrapped, "score_scale", 1.0) or 1.0)
         plan = plan_episodes(tasks, k, seed)
@@ -457,6 +457,17 @@ def evaluation_split(env: Any) -> str:
     """``env.unwrapped.evaluation_split()``; empty for envs without the hook."""
     method = getattr(env.unwrapped, "evaluation_split", None)
     return str(method()) if callable(method) else ""
+
+
+def max_action_chars(env: Any) -> int | None:
+    """The longest action the env reads: its ``Text`` action space's ``max_length`` (asked through
+    ``env.unwrapped``, so an env in a worker answers too); None when the env does not say."""
+    try:
+        space = env.unwrapped.action_space
+    except (AttributeError, AgentGymError):
+        return None
+    length = getattr(space, "max_length", None)
+    return int(length) if isinstance(length, int) else None
 
 
 def leaderboard_departures(env: Any) -> list[str]:

@@ -236,9 +236,12 @@ def test_benchmark_metrics_hook_receives_the_runs_k(tmp_path: Path, monkeypatch:
     assert seen == [(3, 3)]  # task-0's three attempts crashed: three scored episodes, yet k is still 3
 
 
-def test_the_summary_records_the_longest_reply_the_env_reads(tmp_path: Path) -> None:
-    """A tool env's reply limit follows its declared token budget, and the run says which it was."""
-    result = evaluate("SyntheticTools-v0", "oracle", out_dir=tmp_path, episodes=1, seed=0, progress=False)
+@pytest.mark.parametrize("env_workers", [None, 2], ids=["inline", "worker-processes"])
+def test_the_summary_records_the_longest_reply_the_env_reads(tmp_path: Path, env_workers: int | None) -> None:
+    """A tool env's reply limit follows its declared token budget, and the run says which it was (an
+    env in a worker process answers through ``env.unwrapped`` too)."""
+    result = evaluate("SyntheticTools-v0", "oracle", out_dir=tmp_path, episodes=1, seed=0, progress=False,
+                      env_workers=env_workers)
     env = gym.make("SyntheticTools-v0")
     try:
         expected = env.action_space.max_length
