@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -20,6 +21,22 @@ pytest.importorskip("openenv", reason="the serving tests need the extra agentgym
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 180.0
 TEXTWORLD_KWARGS = {"challenge": "tw-coin_collector", "n_games": 2}
+
+
+def raw_handshake(port: int) -> socket.socket:
+    """A TCP connection to ``/ws`` upgraded to a WebSocket by hand, for clients that misbehave below
+    the library (and leave no client library to tidy up after them)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = sock.recv(4096)
+        assert chunk, "the server closed the connection during the handshake"
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 101"), answer[:200]
+    return sock
 
 
 def free_port() -> int:

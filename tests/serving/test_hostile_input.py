@@ -3,10 +3,8 @@ untouched; abandoned sessions free their envs; a full server answers "busy"; idl
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +15,7 @@ import pytest
 import agentgym_suite  # noqa: F401
 from agentgym_suite.serving.environment import public_message
 from agentgym_suite.serving.wire import RemoteSessionError, ServerBusy, ServerGone, WireSession
-from serving.conftest import ServerProcess
+from serving.conftest import ServerProcess, raw_handshake
 
 MAX_BYTES = 65536
 IDLE_S = 3
@@ -42,21 +40,6 @@ def open_session(server: ServerProcess, attempts: int = 40) -> WireSession:
         except ServerBusy:
             time.sleep(0.25)
     raise AssertionError("the server stayed at capacity: abandoned sessions were not freed")
-
-
-def raw_handshake(server: ServerProcess) -> socket.socket:
-    """A TCP connection upgraded to a WebSocket by hand (no client library to tidy up after us)."""
-    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
-    key = base64.b64encode(os.urandom(16)).decode()
-    sock.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\n"
-                  f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-    answer = b""
-    while b"\r\n\r\n" not in answer:
-        chunk = sock.recv(4096)
-        assert chunk, "the server closed the connection during the handshake"
-        answer += chunk
-    assert answer.startswith(b"HTTP/1.1 101"), answer[:200]
-    return sock
 
 
 def test_invalid_json_and_wrong_action_types_get_clear_errors_and_the_session_goes_on(small_server: ServerProcess) -> None:
@@ -101,7 +84,7 @@ def test_unknown_session_id_is_refused(small_server: ServerProcess) -> None:
 
 def test_half_a_frame_then_gone_frees_the_session(small_server: ServerProcess) -> None:
     for _ in range(3):  # more than max_sessions: each must be freed for the next to fit
-        sock = raw_handshake(small_server)
+        sock = raw_handshake(small_server.port)
         # a masked text frame announcing 4096 bytes, of which 10 arrive
         sock.sendall(bytes([0x81, 0xFE, 0x10, 0x00]) + os.urandom(4) + b"0123456789")
         sock.close()

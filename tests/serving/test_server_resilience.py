@@ -8,7 +8,6 @@ bounded loops that fail with a message when the server never recovers.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import socket
@@ -20,7 +19,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from agentgym_suite.serving.wire import RemoteSessionError, ServerBusy, ServerGone, WireSession
-from serving.conftest import ServerProcess
+from serving.conftest import ServerProcess, raw_handshake
 
 CAPACITY = 4
 WRONG_CALL = '<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>'
@@ -74,21 +73,6 @@ def play(session: WireSession, steps: int) -> int:
         if answer.get("done"):
             session.request("reset", {"seed": 2})
     return answered
-
-
-def raw_handshake(port: int) -> socket.socket:
-    """A WebSocket on ``/ws`` opened by hand, for clients that misbehave below the library."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-    key = base64.b64encode(os.urandom(16)).decode()
-    sock.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = sock.recv(4096)
-        assert chunk, "the server closed the handshake"
-        head += chunk
-    assert head.startswith(b"HTTP/1.1 101"), head[:80]
-    return sock
 
 
 def masked_text_frame(text: str) -> bytes:
