@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 __all__ = ["FixtureProfile", "fixture_profile", "missing_programs"]
 
@@ -52,6 +52,16 @@ class FixtureProfile:
     needs_server: bool = False
     """The env is made against a running server only (``Remote-v0``): the registration and
     reliability tests leave it to ``tests/serving``."""
+    role_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """Keyword arguments, over the fixture kwargs, under which every model-played role the env declares
+    (its ``user_setting``, ``judge_setting`` and ``policy_setting``) is asked within the oracle's first
+    episodes once each is given a model: EnvACE's judge scores only with ``reward_mode='judge'``. The
+    role-routing test (``tests/test_model_roles_routed.py``) adds them."""
+    role_replies: Mapping[str, Callable[[Sequence[Mapping[str, Any]]], str]] = field(default_factory=dict)
+    """Per role, the answer a stand-in model gives to a request's chat messages, for roles whose answer
+    must meet a contract for the episode to go on to where the other roles are asked (EnvACE's world
+    model answers in its ``<execution_result>`` layout, else the first call ends the episode before the
+    judge speaks). Roles not named get a bare stop text."""
 
 
 DEFAULT_PROFILE = FixtureProfile()

@@ -41,6 +41,7 @@ produces such results.
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
@@ -87,6 +88,7 @@ from agentgym_suite.envs.rehearsal.rewards import (
     judge_score,
     task_criteria,
 )
+from agentgym_suite.envs.rehearsal.scripted import stand_in_result
 from agentgym_suite.envs.rehearsal.world_model import POLICY, REAL, Simulation, WorldModel
 
 DEFAULT_BASE_ENV = "SyntheticTools-v0"
@@ -199,11 +201,17 @@ class RehearsalEnv(ToolEnv):
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(goes_on_kwargs={"end_on_tool_error": False,
-                                                                               "variant": "validation"})
+                                                                               "variant": "validation"},
+                                                               role_kwargs={"reward_mode": "judge"},
+                                                               role_replies={"world_model": stand_in_result})
     """EnvACE ends an episode at the first malformed call by design; the hostile-input tests turn that
-    off and use the validation variant, where the base env's own validation marks refused actions."""
+    off and use the validation variant, where the base env's own validation marks refused actions.
+    Served by stand-in models, the world model answers in its contract and the judge scores the end."""
     policy_setting: ClassVar[str] = "world_model"
     """A trainer lends its policy as the world model (EnvACE trains the Simulator role)."""
+    judge_setting: ClassVar[str] = "judge"
+    """``agentgym eval --judge`` (and ``--rescore``) set the fixed judge: the checklist judge of standards
+    without a machine check (``reward_mode='checklist'``) or the transcript judge (``reward_mode='judge'``)."""
     wraps_setting: ClassVar[str] = "base_env_id"
 
     def __init__(
@@ -253,10 +261,16 @@ class RehearsalEnv(ToolEnv):
         if isinstance(judge, str) and judge in ("policy", "real"):
             raise ValueError(f"judge={judge!r}: the judge is a fixed model (a backend spec such as 'hf:Qwen/Qwen3-8B'), "
                              "never the policy being trained.")
+        modes = set()
         for base in self.bases.values():
             base.end_on_tool_error = False  # this env applies EnvACE's ending rule itself (see _execute)
             base.privileged = self.privileged  # its info["privileged"] is passed on (see _privileged_info)
             self.reward_mode = self._resolve_reward_mode(reward_mode, base)
+            modes.add(self.reward_mode)
+        if judge is not None and not modes & {"checklist", "judge"}:
+            warnings.warn(f"judge={judge!r} is never asked: reward_mode resolves to {sorted(modes)}, and only "
+                          "'checklist' (standards without a machine check) and 'judge' ask a judge. Pass "
+                          "reward_mode='judge' to score the transcripts with it.", stacklevel=2)
         self.reward_mode = self._resolve_reward_mode(reward_mode, self.base)
         if self.reward_mode == "judge" and judge is None:
             raise ValueError("reward_mode='judge' needs judge=<backend spec, backend or callable>: a fixed model, "

@@ -30,6 +30,16 @@ def call_in_prompt(prompt: Any) -> tuple[str, dict[str, Any]]:
     return name.group(1).strip(), json.loads(args.group(1))
 
 
+def stand_in_result(messages: Sequence[Any]) -> str:
+    """A stand-in world model's answer to a simulator request's chat messages: a success result for the
+    call it asks about, in the output contract (the rehearsal env's ``fixture_profile.role_replies``, so
+    a test that serves every role with a stand-in plays a rehearsed episode to its end)."""
+    from agentgym_suite.envs.rehearsal.contract import format_execution_result
+
+    name, arguments = call_in_prompt(list(messages))
+    return format_execution_result({"status": "ok", "tool": name, "arguments": arguments})
+
+
 class ScriptedBackend:
     """A backend answering simulator prompts with ``fn(name, arguments) -> text``.
 
