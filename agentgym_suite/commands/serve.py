@@ -6,7 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any
+
+from agentgym_suite.llm.call_cache import CacheError
 
 
 def register(subparsers: Any) -> None:
@@ -42,6 +46,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--show-errors", action="store_true",
                         help="send the env's own exception text to clients (paths masked); off: its type only")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    parser.add_argument("--model-cache", default=None, metavar="DIR",
+                        help="cache the served env's model-played roles (simulated user, judge, world model) in DIR, "
+                             "as `agentgym eval --model-cache` does; default: none, every call is asked. A client's "
+                             "--model-cache never reaches a server: its envs make their calls here")
+    parser.add_argument("--model-ledger", default=None, metavar="FILE",
+                        help="record each of those calls (role, model, tokens, seconds, cache hit) in FILE (SQLite); "
+                             "a client's summary cannot count them")
     from agentgym_suite.integrations.mcp.serve_command import add_arguments
 
     add_arguments(parser)  # --mcp, --transport
@@ -51,8 +62,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
     try:
-        from agentgym_suite.serving.app import ServerLimits, serve
-        from agentgym_suite.serving.environment import ServeSpec
+        import agentgym_suite.serving.app  # noqa: F401  (the extra is installed)
     except ImportError as exc:
         print(f"agentgym serve needs OpenEnv's server package ({exc.name} is missing): "
               "pip install 'agentgym-suite[serve]'", file=sys.stderr)
@@ -64,10 +74,34 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"--env-kwargs must be a JSON object such as '{{\"split\": \"test\"}}' ({exc}).", file=sys.stderr)
         return 2
+    try:
+        with _model_calls(args):
+            return _serve(args, env_kwargs)
+    except CacheError as exc:
+        print(f"agentgym serve: {exc}", file=sys.stderr)
+        return 2
+
+
+def _model_calls(args: argparse.Namespace) -> AbstractContextManager[Any]:
+    """The served envs' role calls routed through ``--model-cache``/``--model-ledger`` (nothing set
+    when neither is given: the process's own ``AGENTGYM_MODEL_*`` variables, if any, apply)."""
+    from agentgym_suite.llm.role_client import ModelCallSettings, model_calls
+
+    cache, ledger = getattr(args, "model_cache", None), getattr(args, "model_ledger", None)
+    if cache is None and ledger is None:
+        return nullcontext()
+    return model_calls(ModelCallSettings(cache_dir=Path(cache).resolve() if cache else None,
+                                         ledger=Path(ledger).resolve() if ledger else None))
+
+
+def _serve(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> int:
     if getattr(args, "mcp", False):
         from agentgym_suite.integrations.mcp.serve_command import run_mcp
 
-        return run_mcp(args, env_kwargs)
+        return int(run_mcp(args, env_kwargs))
+    from agentgym_suite.serving.app import ServerLimits, serve
+    from agentgym_suite.serving.environment import ServeSpec
+
     try:
         from agentgym_suite.core.guards import check_timeout
         from agentgym_suite.serving.auth import token_from_env

@@ -78,6 +78,26 @@ def price_of(model: str, prices: dict[str, dict[str, float]]) -> dict[str, float
     return prices.get(name)
 
 
+def served_envs_note(env_workers: Any) -> dict[str, Any] | None:
+    """What ``summary.json``'s ``model_calls`` says under ``served_envs`` when the envs are sessions on
+    servers (``env_workers`` of kind ``openenv``), None otherwise.
+
+    A served env plays its model-played roles in the server's process, with the server's own settings
+    (``agentgym serve --model-cache DIR --model-ledger FILE``): this run's cache settings do not reach it,
+    its cache file may be on another machine, and its calls are in no ledger of this run.
+    """
+    if getattr(env_workers, "kind", None) != "openenv":
+        return None
+    return {
+        "env_workers": str(env_workers),
+        "cache": "the servers' own (agentgym serve --model-cache DIR); this run's --model-cache does not reach them",
+        "accounted": False,
+        "note": "the envs run on OpenEnv servers, whose simulated users, judges and world models call their models "
+                "there: those calls are cached by the servers (if started with --model-cache) and are not counted "
+                "here (agentgym serve --model-ledger FILE records them on the server).",
+    }
+
+
 def _empty() -> dict[str, Any]:
     return {key: 0 for key in COUNTS}
 
@@ -170,4 +190,4 @@ def rescore_lines(summary: dict[str, Any]) -> list[str]:
             f"changed, {info.get('diverged')} replays diverged from the record"]
 
 
-__all__ = ["DEFAULT_CACHE_DIR", "account", "model_calls_table", "rescore_lines", "call_settings", "default_cache_dir", "load_prices", "price_of"]
+__all__ = ["DEFAULT_CACHE_DIR", "account", "served_envs_note", "model_calls_table", "rescore_lines", "call_settings", "default_cache_dir", "load_prices", "price_of"]

@@ -105,6 +105,9 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         console.print(roles)
     for line in rescore_lines(summary):
         console.print(line, markup=False)
+    served = (summary.get("model_calls") or {}).get("served_envs")
+    if served:
+        console.print(f"model-played roles: {served['note']}", markup=False)
     departures = summary.get("leaderboard_departures") or []
     if departures:
         console.print("Not comparable to the official leaderboard:")

@@ -244,7 +244,7 @@ def evaluate(
             (:func:`~agentgym_suite.evaluation.model_accounting.load_prices`).
         replay_roles: roles that may only answer from the cache (``--rescore`` replays the user).
     """
-    from agentgym_suite.evaluation.model_accounting import account, call_settings
+    from agentgym_suite.evaluation.model_accounting import account, call_settings, served_envs_note
     from agentgym_suite.llm.role_client import model_calls
 
     step_timeout = check_timeout(step_timeout)
@@ -277,6 +277,9 @@ def evaluate(
     kwargs = env_kwargs_for(make_kwargs, max_turns)
     workers = parse_env_workers(env_workers)  # a command's parsed value passes through; raw API values parse here
     width = parallel_width(batch_size, workers)
+    served = served_envs_note(workers)
+    if served is not None:
+        logger.warning("model-played roles: %s", served["note"])
     pool = EnvPool(step_timeout, workers=workers, live_envs=width)
     routed = ExitStack()
     try:
@@ -355,8 +358,10 @@ def evaluate(
                 if part:
                     summary[extension.name] = part
             accounting = account(out, invocation, prices)
-            if accounting:
+            if accounting or served is not None:
                 summary["model_calls"] = {**accounting, "cache": config["model_cache"]}
+                if served is not None:
+                    summary["model_calls"]["served_envs"] = served
             _write_json(out / SUMMARY_FILE, summary)
     finally:
         pool.close()
