@@ -187,3 +187,17 @@ def test_fidelity_world_model_calls_are_cached_and_accounted(tmp_path: Path, cap
             assert asked > 0 and ("0 cache hits" if out == "a" else f"0 calls, {asked} cache hits") in printed
     assert len(state.answered()) == asked  # the second run asked nothing
     assert reports[0]["per_tool"] == reports[1]["per_tool"]
+
+
+def test_the_readme_shows_this_runs_accounting(first_run: Any) -> None:
+    """The README's evaluation section shows the accounting table of this very run (its command: 3 retail
+    episodes, k=1, seed 5, this stub's customer and judge-a); a change to the roles' calls must update it."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## An evaluation", 1)[1].split("\n## ", 1)[0]
+    assert "--episodes 3 --k 1 --seed 5" in section
+    rows = {m[0]: [int(x) for x in m[1:]] for m in
+            re.findall(r"^│ (\w+) +│ +(\d+) │ +(\d+) │ +(\d+) │ +(\d+) │", section.split("```text", 2)[1], re.MULTILINE)}
+    calls = first_run[3].summary["model_calls"]
+    shown = {"judge": calls["roles"]["judge"], "user": calls["roles"]["user"], "total": calls["total"]}
+    assert rows == {role: [stats["calls"], stats["cache_hits"], stats["prompt_tokens"], stats["completion_tokens"]]
+                    for role, stats in shown.items()}
