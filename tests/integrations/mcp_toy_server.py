@@ -1,4 +1,5 @@
-"""A small MCP server for the bridge tests, written with the ``mcp`` SDK: honest tools and hostile ones.
+"""A small MCP server for the bridge tests: the suite's demo server (a notebook and a calculator,
+:mod:`agentgym_suite.integrations.mcp.demo_server`) with hostile tools added.
 
 Run as ``python mcp_toy_server.py`` (stdio) or ``python mcp_toy_server.py http PORT`` (streamable HTTP).
 """
@@ -8,30 +9,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
-from mcp.server.fastmcp import FastMCP
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's package, whatever the server's environment
 
-server = FastMCP("toy", log_level="WARNING")
-NOTES: list[str] = []
-
-
-@server.tool()
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-@server.tool()
-def save_note(text: str) -> str:
-    """Keep a note for later."""
-    NOTES.append(text)
-    return f"saved note {len(NOTES)}"
-
-
-@server.tool()
-def list_notes() -> list[str]:
-    """Every note kept so far."""
-    return list(NOTES)
+from agentgym_suite.integrations.mcp.demo_server import server  # noqa: E402  (its add, save_note, read_note, list_notes...)
 
 
 @server.tool()

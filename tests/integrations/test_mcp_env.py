@@ -1,4 +1,4 @@
-"""``MCP-v0``: a small MCP server written with the ``mcp`` SDK (tests/integrations/mcp_toy_server.py),
+"""``MCP-v0``: the suite's demo MCP server with hostile tools added (tests/integrations/mcp_toy_server.py),
 played by the oracle and by hostile calls, over stdio and streamable HTTP."""
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def test_tools_are_the_servers_and_the_oracle_wins_every_task(env) -> None:
     obs, info = env.reset(options={"task_id": "sum"})
     assert obs == TASKS[0]["instruction"]
     tools = {t["function"]["name"]: t["function"] for t in info["tools"]}
-    assert {"add", "save_note", "list_notes", "fail", "huge", "stall", "die", "garble"} <= set(tools)
-    assert tools["add"]["parameters"]["required"] == ["a", "b"] and tools["add"]["description"] == "Add two integers."
+    assert {"add", "save_note", "read_note", "delete_note", "list_notes", "fail", "huge", "stall", "die", "garble"} <= set(tools)
+    assert tools["add"]["parameters"]["required"] == ["a", "b"] and tools["add"]["description"] == "Add two numbers."
     assert info["mcp_not_carried_over"]
     for task_id in ("sum", "notes"):
         env.reset(options={"task_id": task_id})
