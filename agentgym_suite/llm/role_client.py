@@ -257,6 +257,24 @@ def declared_roles(env_cls: Any) -> dict[str, str]:
     return roles
 
 
+def call_environment() -> dict[str, str]:
+    """The role client's settings of this process (cache, ledger, invocation, replay-only roles) as
+    environment variables, for a worker process that does not inherit this process's environment (a
+    Ray actor started by a raylet that was started earlier, or on another node); see :func:`adopt_call_environment`."""
+    return {name: os.environ.get(name, "") for name in (CACHE_ENV, LEDGER_ENV, INVOCATION_ENV, REPLAY_ONLY_ENV)}
+
+
+def adopt_call_environment(values: dict[str, str]) -> None:
+    """Make ``values`` (from :func:`call_environment` in the process that runs the evaluation) this
+    worker process's role-client settings."""
+    os.environ.update({name: str(value) for name, value in values.items()
+                       if name in (CACHE_ENV, LEDGER_ENV, INVOCATION_ENV, REPLAY_ONLY_ENV)})
+    with _LOCK:
+        _CACHES.clear()
+        _LEDGERS.clear()
+        _ATTEMPTS.clear()
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelCallSettings:
     """Where a run's model-played roles keep their answers and their accounting.
@@ -307,5 +325,5 @@ def model_calls(settings: ModelCallSettings) -> Iterator[str]:
                 os.environ[name] = value
 
 
-__all__ = ["ModelCallSettings", "ROLES", "ReplayMiss", "RoleBackend", "call_key", "declared_roles", "model_calls", "model_id",
+__all__ = ["ModelCallSettings", "ROLES", "ReplayMiss", "RoleBackend", "adopt_call_environment", "call_environment", "call_key", "declared_roles", "model_calls", "model_id",
            "role_backend", "shared_backend"]

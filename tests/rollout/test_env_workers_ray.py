@@ -118,3 +118,21 @@ def test_the_trainer_gets_the_same_trajectories_from_ray_actors(tmp_path: Path) 
         trainer.train()
         runs[workers] = _episodes(out, 1)
     assert runs["1"] and runs["ray"] == runs["1"]
+
+
+def test_ray_actors_take_the_model_cache_settings_of_the_run(tmp_path: Path) -> None:
+    """The local Ray was started before the run set its cache and ledger (as a second evaluation in one
+    process finds it): the actors get them from the pool, not from the raylet's environment."""
+    from agentgym_suite.llm.role_client import ModelCallSettings, call_environment, model_calls
+    from agentgym_suite.rollout.env_pool import EnvPool
+
+    settings = ModelCallSettings(cache_dir=tmp_path / "cache", ledger=tmp_path / "ledger.sqlite", replay_only=("user",))
+    with model_calls(settings):
+        pool = EnvPool(workers="ray:1")
+        try:
+            env = pool.get(FAULT_ID, 1, {})[0]
+            seen = env.unwrapped.role_call_settings()
+        finally:
+            pool.close()
+        assert seen == call_environment()
+    assert seen["AGENTGYM_MODEL_CACHE"] == str(tmp_path / "cache") and seen["AGENTGYM_MODEL_REPLAY_ONLY"] == "user"

@@ -42,6 +42,12 @@ class WorkerFaultEnv(TextEnv):
         self.stop_reset_task = stop_reset_task
         self._left = 0
 
+    def role_call_settings(self) -> dict[str, str]:
+        """The model-played roles' cache and ledger settings the process this env lives in sees."""
+        from agentgym_suite.llm.role_client import call_environment
+
+        return call_environment()
+
     def task_ids(self) -> list[str]:
         return [f"t{i % 3 + 1}-{i}" for i in range(self.n_tasks)]
 

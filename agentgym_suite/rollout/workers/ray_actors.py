@@ -25,7 +25,21 @@ ACTOR_START_TIMEOUT_S = 300.0
 
 
 class EnvHostActor(EnvHost):
-    """The body of an env actor: an :class:`EnvHost` that also reports its process id."""
+    """The body of an env actor: an :class:`EnvHost` that also reports its process id.
+
+    Args:
+        step_timeout: see :class:`EnvHost`.
+        call_environment: the model-played roles' cache and ledger settings of the process that made
+            the pool (:func:`~agentgym_suite.llm.role_client.call_environment`): an actor's process
+            is started by a raylet, whose environment may predate them (or be on another node).
+    """
+
+    def __init__(self, step_timeout: float | None = None, call_environment: dict[str, str] | None = None) -> None:
+        if call_environment is not None:
+            from agentgym_suite.llm.role_client import adopt_call_environment
+
+            adopt_call_environment(call_environment)
+        super().__init__(step_timeout)
 
     def pid(self) -> int:
         """The actor's process id (for messages about it)."""
@@ -71,7 +85,10 @@ class RayWorkers(RemoteWorkers):
 
     def _start(self, worker: Worker) -> None:
         ray = _ray()
-        actor = self._actor_class.options(num_cpus=self.num_cpus, max_restarts=0).remote(self.step_timeout)
+        from agentgym_suite.llm.role_client import call_environment
+
+        actor = self._actor_class.options(num_cpus=self.num_cpus, max_restarts=0).remote(self.step_timeout,
+                                                                                         call_environment())
         worker.handle = actor
         try:
             worker.pid = ray.get(actor.pid.remote(), timeout=ACTOR_START_TIMEOUT_S)
