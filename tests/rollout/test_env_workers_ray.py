@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import socket
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -136,3 +137,19 @@ def test_ray_actors_take_the_model_cache_settings_of_the_run(tmp_path: Path) -> 
             pool.close()
         assert seen == call_environment()
     assert seen["AGENTGYM_MODEL_CACHE"] == str(tmp_path / "cache") and seen["AGENTGYM_MODEL_REPLAY_ONLY"] == "user"
+
+
+def test_an_actor_on_another_machine_plays_its_roles_without_the_runs_files(monkeypatch: pytest.MonkeyPatch,
+                                                                            tmp_path: Path) -> None:
+    """SQLite's locks do not hold across machines: an actor elsewhere gets no cache and no ledger (the
+    pool warns), never paths that name another machine's files."""
+    from agentgym_suite.llm.role_client import CACHE_ENV, LEDGER_ENV, call_environment
+    from agentgym_suite.rollout.workers.ray_actors import EnvHostActor
+
+    run = {CACHE_ENV: str(tmp_path / "cache"), LEDGER_ENV: str(tmp_path / "ledger.sqlite")}
+    for name in run:
+        monkeypatch.setenv(name, "stale")
+    EnvHostActor(None, run, host="another-machine")  # the body of an actor, built here
+    assert call_environment()[CACHE_ENV] == "" and call_environment()[LEDGER_ENV] == ""
+    EnvHostActor(None, run, host=socket.gethostname())
+    assert call_environment()[CACHE_ENV] == run[CACHE_ENV] and call_environment()[LEDGER_ENV] == run[LEDGER_ENV]

@@ -12,13 +12,17 @@ When Ray is not initialised yet, the executor calls ``ray.init(address=...)`` wi
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
 import time
 from typing import Any
 
 from agentgym_suite.core.errors import missing_backend
 from agentgym_suite.rollout.workers.host import EnvHost
 from agentgym_suite.rollout.workers.remote import RemoteWorkers, Worker, WorkerGone, seconds_left
+
+logger = logging.getLogger(__name__)
 
 ACTOR_START_TIMEOUT_S = 300.0
 """How long an env actor may wait for a place on the cluster before the pool gives up."""
@@ -31,19 +35,28 @@ class EnvHostActor(EnvHost):
         step_timeout: see :class:`EnvHost`.
         call_environment: the model-played roles' cache and ledger settings of the process that made
             the pool (:func:`~agentgym_suite.llm.role_client.call_environment`): an actor's process
-            is started by a raylet, whose environment may predate them (or be on another node).
+            is started by a raylet, whose environment may predate them.
+        host: the machine of the process that made the pool. An actor on another machine cannot share
+            its cache and ledger files (SQLite's locks do not hold across machines), so it plays its roles
+            with neither; the pool says so (:meth:`RayWorkers._start`).
     """
 
-    def __init__(self, step_timeout: float | None = None, call_environment: dict[str, str] | None = None) -> None:
+    def __init__(self, step_timeout: float | None = None, call_environment: dict[str, str] | None = None,
+                 host: str | None = None) -> None:
         if call_environment is not None:
             from agentgym_suite.llm.role_client import adopt_call_environment
 
-            adopt_call_environment(call_environment)
+            same_machine = host is None or host == socket.gethostname()
+            adopt_call_environment(call_environment if same_machine else dict.fromkeys(call_environment, ""))
         super().__init__(step_timeout)
 
     def pid(self) -> int:
         """The actor's process id (for messages about it)."""
         return os.getpid()
+
+    def host(self) -> str:
+        """The actor's machine."""
+        return socket.gethostname()
 
 
 def _ray() -> Any:
@@ -85,13 +98,15 @@ class RayWorkers(RemoteWorkers):
 
     def _start(self, worker: Worker) -> None:
         ray = _ray()
-        from agentgym_suite.llm.role_client import call_environment
+        from agentgym_suite.llm.role_client import CACHE_ENV, LEDGER_ENV, call_environment
 
-        actor = self._actor_class.options(num_cpus=self.num_cpus, max_restarts=0).remote(self.step_timeout,
-                                                                                         call_environment())
+        calls = call_environment()
+        actor = self._actor_class.options(num_cpus=self.num_cpus, max_restarts=0).remote(
+            self.step_timeout, calls, socket.gethostname())
         worker.handle = actor
         try:
             worker.pid = ray.get(actor.pid.remote(), timeout=ACTOR_START_TIMEOUT_S)
+            host = ray.get(actor.host.remote(), timeout=ACTOR_START_TIMEOUT_S)
         except Exception as exc:
             ray.kill(actor, no_restart=True)
             worker.handle = None
@@ -100,6 +115,10 @@ class RayWorkers(RemoteWorkers):
                 f"the cluster may lack a free CPU for it (each env actor reserves num_cpus={self.num_cpus}); "
                 "use fewer actors (env_workers 'ray:N') or add nodes."
             ) from exc
+        if host != socket.gethostname() and (calls[CACHE_ENV] or calls[LEDGER_ENV]):
+            logger.warning("env actor %d runs on %s, not on this machine (%s): the model-played roles of its envs "
+                           "(simulated users, judges, world models) are neither cached nor counted in this run's "
+                           "accounting there.", worker.index, host, socket.gethostname())
 
     def _send(self, worker: Worker, message: bytes) -> Any:
         return worker.handle.handle_bytes.remote(message)
