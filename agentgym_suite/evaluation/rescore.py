@@ -25,7 +25,7 @@ import gymnasium as gym
 
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, TrajectoryStore
-from agentgym_suite.llm.role_client import ROLES
+from agentgym_suite.llm.role_client import ROLES, declared_roles
 from agentgym_suite.registration import env_class
 from agentgym_suite.rollout.records import Trajectory
 
@@ -101,7 +101,7 @@ def rescore(env_id: str, run_dir: str | Path, out_dir: str | Path, *, judge: str
     result = evaluate(env_id, ReplayAgent(records), out_dir=out_dir, episodes=config.get("episodes"),
                       k=int(config.get("k") or 1), seed=int(config.get("seed") or 0), env_kwargs=kwargs,
                       max_turns=config.get("max_turns"), progress=progress, model_cache=model_cache, prices=prices,
-                      replay_roles=tuple(role for role in ROLES if role != "judge"))
+                      replay_roles=tuple(sorted((set(ROLES) | set(declared_roles(env_class(env_id)).values())) - {"judge"})))
     before = {r.key: r for r in records}
     diverged = changed = 0
     for record in result.records:
