@@ -475,7 +475,7 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
             if self.credit.needs_full_logits:
                 evidence = self._evidence_logits(rows, n_pad, pad_id, batch["completion_ids"], bs)
         credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, **evidence)
-        credit = credit_over_processes(self.credit, credit_batch, self.sync)
+        credit = credit_over_processes(self.credit, credit_batch, self.sync, [r.episode.task_id for r in rows])
         self._generation_rows = int(credit.total_rows)
         advantages = torch.zeros(loss_mask.shape, dtype=torch.float32, device=self.accelerator.device)
         advantages[:real] = credit.advantages.to(advantages.device)

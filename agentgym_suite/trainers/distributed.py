@@ -110,16 +110,19 @@ class GlobalCredit:
     """Rows over every process."""
 
 
-def credit_over_processes(credit: CreditAssigner, local: CreditBatch, sync: ProcessSync) -> GlobalCredit:
+def credit_over_processes(credit: CreditAssigner, local: CreditBatch, sync: ProcessSync,
+                          task_ids: Sequence[Hashable] | None = None) -> GlobalCredit:
     """Advantages of this process's rows, computed by ``credit`` on every process's rows at once.
 
-    One collective (a gather of the rows' credit fields). Every process computes the same
-    advantages over the merged batch and keeps its own slice, so the result does not depend on
-    how the batch was split between processes. Metrics are those of the merged batch.
+    One collective (a gather of the rows' credit fields and, when given, their ``task_ids``, which
+    :func:`check_groups` reads). Every process computes the same advantages over the merged batch
+    and keeps its own slice, so the result does not depend on how the batch was split between
+    processes. Metrics are those of the merged batch.
     """
-    parts = sync.gather(portable_batch(local))
-    merged, offsets = merge_credit_batches(parts)
-    check_groups(merged)
+    gathered = sync.gather((portable_batch(local), None if task_ids is None else list(task_ids)))
+    merged, offsets = merge_credit_batches([part for part, _ in gathered])
+    if task_ids is not None:
+        check_groups(merged.group_ids, [task for _, tasks in gathered for task in tasks])
     out = credit.advantages(merged)
     rows, width = local.completion_mask.shape
     start = offsets[sync.rank]
@@ -193,13 +196,12 @@ def _pad_columns(value: Tensor, width: int) -> Tensor:
     return torch.cat([value, pad], dim=1)
 
 
-def check_groups(batch: CreditBatch) -> None:
-    """Raise when the rows of one group come from different tasks: the generation batch was not
-    split into whole, contiguous groups (a sampler or data-loader setting that reorders rows)."""
-    if batch.task_ids is None:
-        return
+def check_groups(group_ids: Sequence[Hashable], task_ids: Sequence[Hashable]) -> None:
+    """Raise when the rows of one group come from different tasks (``task_ids``, one per row): the
+    generation batch was not split into whole, contiguous groups (a sampler or data-loader setting
+    that reorders rows)."""
     seen: dict[Hashable, Hashable] = {}
-    for group, task in zip(batch.group_ids, batch.task_ids):
+    for group, task in zip(group_ids, task_ids):
         if seen.setdefault(group, task) != task:
             raise ValueError(
                 f"group {group!r} holds rows of tasks {seen[group]!r} and {task!r}: the G rollouts of a task must be "

@@ -101,9 +101,6 @@ class RowBatches:
             completion_mask=mask[:n].detach(),
             old_logprobs=None if old is None else old[:n].detach().float(),
             teacher_logprobs=None if teacher is None else teacher[:n].detach().float(),
-            step_rewards=torch.tensor([r.step_reward for r in rows], dtype=torch.float32, device=mask.device),
-            anchor_keys=[r.anchor for r in rows],
-            task_ids=[r.episode.task_id for r in rows],
             step=int(self.state.global_step),
             **{k: cut(v) for k, v in logits.items()},
             extras=compute_row_inputs(self.credit.row_inputs, rows, mask.device),  # the plug-in's own inputs

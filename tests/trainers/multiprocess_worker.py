@@ -123,6 +123,8 @@ def trainer_part(rank: int, out_dir: Path, vllm: str | None) -> dict:
         real = int((output["row_index"] >= 0).sum())
         last["batch"] = {k: (v.tolist() if isinstance(v, torch.Tensor) else v)
                          for k, v in portable_batch(trainer._credit_batch).items()}
+        last["batch"]["extras"] = {k: (v.tolist() if isinstance(v, torch.Tensor) else v)
+                                   for k, v in last["batch"]["extras"].items()}
         last["advantages"] = output["advantages"][:real].tolist()
         last["rows_padded"] = int(output["advantages"].shape[0])
         return output

@@ -45,9 +45,12 @@ def test_merging_pads_narrower_parts_and_keeps_aux_fields_local():
 
 
 def test_a_group_of_two_tasks_is_reported():
-    batch = build_batch([dict(group="g", traj="a"), dict(group="g", traj="b")], task_ids=["t1", "t2"])
     with pytest.raises(ValueError, match="consecutive"):
-        check_groups(batch)
+        check_groups(["g", "g"], ["t1", "t2"])
+    check_groups(["g", "g", "h"], ["t1", "t1", "t1"])  # one task in two groups is fine (two seeds)
+    batch = build_batch([dict(group="g", traj="a"), dict(group="g", traj="b")])
+    with pytest.raises(ValueError, match="consecutive"):  # the trainer's path: the rows' tasks beside the batch
+        credit_over_processes(get_credit_assigner("grpo"), batch, ProcessSync(), task_ids=["t1", "t2"])
 
 
 class _Recorder:

@@ -78,12 +78,6 @@ class CreditBatch:
     """``(R, T)`` log-probs of the sampled tokens under the rollout weights (detached)."""
     teacher_logprobs: Tensor | None = None
     """``(R, T)`` same weights as ``old_logprobs`` with privileged text in the prompt."""
-    step_rewards: Tensor | None = None
-    """``(R,)`` per-step env reward (GiGPO). ``None``: the return sits on the last turn."""
-    anchor_keys: Sequence[Hashable] | None = None
-    """Raw env observation of the row, without history (GiGPO anchor states)."""
-    task_ids: Sequence[Hashable] | None = None
-    """Task of the row when it differs from the group (EnvACE); ``None``: the group id."""
     teacher_logits: Tensor | None = None
     """``(R, T, V)`` teacher logits with the evidence in context (VAD), detached."""
     teacher_logits_no_evidence: Tensor | None = None
@@ -108,12 +102,9 @@ class CreditBatch:
         rows = self.completion_mask.shape[0]
         for name in ("group_ids", "traj_ids", "turn_idx", "roles"):
             _check_len(name, getattr(self, name), rows)
-        for name in ("anchor_keys", "task_ids"):
-            if getattr(self, name) is not None:
-                _check_len(name, getattr(self, name), rows)
-        for name in ("returns", "invalid", "step_rewards"):
+        for name in ("returns", "invalid"):
             value = getattr(self, name)
-            if value is not None and tuple(value.shape) != (rows,):
+            if tuple(value.shape) != (rows,):
                 raise ValueError(f"{name} must have shape ({rows},), one value per row; got {tuple(value.shape)}.")
         for name in ("old_logprobs", "teacher_logprobs"):
             value = getattr(self, name)

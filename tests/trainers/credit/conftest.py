@@ -51,7 +51,6 @@ def build_batch(
         completion_mask=mask,
         old_logprobs=old,
         teacher_logprobs=teacher,
-        anchor_keys=[r.get("anchor", f"obs-{r['group']}-{r.get('turn', 0)}") for r in rows],
         teacher_logits=torch.randn(n, tokens, VOCAB, generator=gen),
         teacher_logits_no_evidence=torch.randn(n, tokens, VOCAB, generator=gen),
         step=0,
@@ -72,9 +71,18 @@ def registered_row_inputs(rows: Sequence[dict[str, Any]], mask: torch.Tensor,
                           more: Sequence[Any] = ()) -> dict[str, Any]:
     """Every registered plug-in's declared inputs (``row_inputs``) and ``more`` providers, computed by
     the providers from rows that stand in for the trainer's (``pos`` is a row's ``position``; a row's
-    completion has as many tokens as its mask trains)."""
-    stand_ins = [SimpleNamespace(position=r.get("pos", 0), turn_idx=r.get("turn", 0), role=r.get("role", "agent"),
-                                 completion_ids=[1] * int(m.sum())) for r, m in zip(rows, mask)]
+    completion has as many tokens as its mask trains; ``anchor`` its raw observation; ``task`` its
+    episode's task, by default its group; ``step_reward`` its step reward, by default sparse: the
+    return on its trajectory's last turn, 0 before)."""
+    last_turn: dict[Any, int] = {}
+    for r in rows:
+        last_turn[r["traj"]] = max(last_turn.get(r["traj"], 0), r.get("turn", 0))
+    stand_ins = [SimpleNamespace(
+        position=r.get("pos", 0), turn_idx=r.get("turn", 0), role=r.get("role", "agent"),
+        completion_ids=[1] * int(m.sum()), anchor=r.get("anchor", f"obs-{r['group']}-{r.get('turn', 0)}"),
+        episode=SimpleNamespace(task_id=r.get("task", r["group"])),
+        step_reward=r.get("step_reward", float(r.get("ret", 0.0)) if r.get("turn", 0) == last_turn[r["traj"]] else 0.0),
+    ) for r, m in zip(rows, mask)]
     extras: dict[str, Any] = compute_row_inputs(list(more), stand_ins)
     for plugin_class in credit_assigners().values():
         extras.update(compute_row_inputs(plugin_class.row_inputs, stand_ins))
