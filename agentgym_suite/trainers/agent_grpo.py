@@ -453,7 +453,7 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
         """The trainable episodes as rows (broken episodes give none, see the module docstring),
         padded to the same row count on every process, and their per-token advantages from the
         credit plug-in over every process's rows, after the no-gradient passes the plug-in declares
-        it reads (old log-probs, teacher log-probs, VAD's teacher logits)."""
+        it reads (old log-probs, teacher log-probs, teacher logits)."""
         args: AgentGRPOConfig = self.args
         trainable = [t for t in episodes if not t.broken]
         families = [str(t.reset_info.get("task_family") or "") for t in trainable]
@@ -466,15 +466,15 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
         width = batch["completion_ids"].size(1)
         bs = self._pass_rows(mode)
         old_logps = teacher_logps = None
-        evidence: dict[str, torch.Tensor | None] = {}
+        aux: dict[str, torch.Tensor] = {}
         with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what the plug-in reads, on every row
             if self.credit.needs_old_logprobs:
                 old_logps = self._logps(self.model, batch["input_ids"], batch["attention_mask"], width, bs)
             if self.credit.needs_teacher_logprobs:
                 teacher_logps = self._teacher_logps(rows, batch["comp_ids"], n_pad, pad_id, width, bs)
             if self.credit.needs_full_logits:
-                evidence = self._evidence_logits(rows, n_pad, pad_id, batch["completion_ids"], bs)
-        credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, **evidence)
+                aux = self._teacher_logits(rows, n_pad, pad_id, batch["completion_ids"], bs)
+        credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, aux)
         credit = credit_over_processes(self.credit, credit_batch, self.sync, [r.episode.task_id for r in rows])
         self._generation_rows = int(credit.total_rows)
         advantages = torch.zeros(loss_mask.shape, dtype=torch.float32, device=self.accelerator.device)

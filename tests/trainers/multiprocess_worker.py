@@ -76,7 +76,7 @@ def credit_part(rank: int, world: int) -> dict:
         mine = full.select(rows)
         if rank == 1:  # a narrower share: its last token column is masked anyway
             narrow = {k: getattr(mine, k)[:, :-1] for k in ("completion_mask", "old_logprobs", "teacher_logprobs")}
-            narrow.update({k: getattr(mine, k)[:, :-1] for k in ("teacher_logits", "teacher_logits_no_evidence")})
+            narrow["aux_extras"] = {k: v[:, :-1] for k, v in mine.aux_extras.items()}
             from dataclasses import replace
 
             mine = replace(mine, **narrow)

@@ -31,7 +31,8 @@ def build_batch(
     The default mask has model tokens at positions 1..(T-2) with a masked env token in the
     middle, so each row has masked-out tokens at both ends and inside. ``extras`` holds every
     registered plug-in's inputs and those of the ``row_inputs`` providers given (a plug-in outside the
-    registry); an override named like an input sets it (``None`` removes it).
+    registry), ``aux_extras`` random teacher logits under every name :func:`registered_aux_extras`
+    gives; an override named like an input sets it (``None`` removes it).
     """
     gen = torch.Generator().manual_seed(seed)
     n = len(rows)
@@ -51,18 +52,18 @@ def build_batch(
         completion_mask=mask,
         old_logprobs=old,
         teacher_logprobs=teacher,
-        teacher_logits=torch.randn(n, tokens, VOCAB, generator=gen),
-        teacher_logits_no_evidence=torch.randn(n, tokens, VOCAB, generator=gen),
         step=0,
     )
     extras = registered_row_inputs(rows, mask, row_inputs)
-    for name in [k for k in overrides if k in extras]:  # an input given (or removed with None) by the test
-        value = overrides.pop(name)
-        if value is None:
-            del extras[name]
-        else:
-            extras[name] = value
-    fields["extras"] = extras
+    aux_extras = {name: torch.randn(n, tokens, VOCAB, generator=gen) for name in registered_aux_extras()}
+    for inputs in (extras, aux_extras):
+        for name in [k for k in overrides if k in inputs]:  # an input given (or removed with None) by the test
+            value = overrides.pop(name)
+            if value is None:
+                del inputs[name]
+            else:
+                inputs[name] = value
+    fields["extras"], fields["aux_extras"] = extras, aux_extras
     fields.update(overrides)
     return CreditBatch(**fields)
 
@@ -87,6 +88,17 @@ def registered_row_inputs(rows: Sequence[dict[str, Any]], mask: torch.Tensor,
     for plugin_class in credit_assigners().values():
         extras.update(compute_row_inputs(plugin_class.row_inputs, stand_ins))
     return extras
+
+
+def registered_aux_extras() -> list[str]:
+    """The names of the teacher logits every registered plug-in with ``needs_full_logits`` reads
+    (its ``extra_fields`` that are not ``CreditBatch`` fields); the batch holds random ``(R, T, VOCAB)``
+    logits under each."""
+    names: list[str] = []
+    for plugin_class in credit_assigners().values():
+        if plugin_class.needs_full_logits:
+            names += [n for n in plugin_class.extra_fields if n not in CreditBatch.__dataclass_fields__ and n not in names]
+    return names
 
 
 @pytest.fixture
