@@ -153,9 +153,6 @@ _SKILLS_CAPABILITY = ("the skills capability of the env contract (core/capabilit
                       "an env declares its skill texts and how a task picks one; teachers ask it")
 _REHEARSAL_CAPABILITY = ("the rehearsal capability of the tool-env contract (core/capabilities.py RehearsalSupport): "
                          "hooks a tool env overrides so a world model can stand in for its tools")
-_GENERATION_RECORD = ("the record of a model-played env role's generations (core/simulator_generation.py), which "
-                      "the engine keeps on Turn.simulator_generations for the trainer; an env declares the role "
-                      "with policy_setting")
 
 CONCEPT_EXTENSION_POINTS: dict[str, str] = {
     "agentgym_suite.core.skills": _SKILLS_CAPABILITY,
@@ -169,15 +166,11 @@ CONCEPT_EXTENSION_POINTS: dict[str, str] = {
     "SkillsAndPrivilegedText": _SKILLS_CAPABILITY + " (the protocol itself)",
     "RehearsalSupport": _REHEARSAL_CAPABILITY + " (the protocol itself)",
     "rehearsed_score": _REHEARSAL_CAPABILITY + " (ToolEnv.rehearsed_score)",
-    "agentgym_suite.core.simulator_generation": _GENERATION_RECORD,
-    "SimulatorGeneration": _GENERATION_RECORD,
-    "simulator_generations": _GENERATION_RECORD + " (the Turn field and its info key)",
 }
 """Names of extension points that a method concept's word is part of -> why they are generic."""
 
 CONCEPT_MODULES: dict[str, str] = {
     "core/skills.py": _SKILLS_CAPABILITY + "; this module reads the texts (released layout or the env's own)",
-    "core/simulator_generation.py": _GENERATION_RECORD + "; this module defines it",
 }
 """Modules that are one extension point as a whole -> why."""
 
