@@ -106,8 +106,8 @@ def discounted_step_returns(batch: CreditBatch, gamma: float) -> Tensor:
     order = trajectory_rows(batch.traj_ids, batch.turn_idx)
     returns = batch.returns.to(torch.float32)
     given = batch.extras.get(STEP_REWARDS.name)
-    if isinstance(given, Tensor):
-        rewards = given.to(device=returns.device, dtype=torch.float32)
+    if given is not None:
+        rewards = torch.as_tensor(given, dtype=torch.float32, device=returns.device)
     else:
         rewards = torch.zeros_like(returns)
         for rows in order.values():
