@@ -80,9 +80,20 @@ def test_env_modes_and_label_keys_come_from_the_declarations() -> None:
     assert declared_label_keys(WithUser) == ("user_simulator", "grader")
 
 
-def test_the_plugin_declares_its_evidence_inputs() -> None:
-    from agentgym_suite.trainers.credit import EvidenceInputs, get_credit_assigner
+def test_the_plugin_declares_its_teacher_logit_prompts() -> None:
+    from types import SimpleNamespace
 
-    assert get_credit_assigner("grpo").evidence_inputs() == EvidenceInputs()
+    from agentgym_suite.trainers.credit import get_credit_assigner
+    from agentgym_suite.trainers.credit.vad import WITH_EVIDENCE, WITHOUT_EVIDENCE, evidence_prompts
+
+    encode = lambda text: [ord(c) for c in text]  # noqa: E731  (one token per character)
+    rows = [SimpleNamespace(prompt_ids=[1, 2], episode=SimpleNamespace(task_id=t)) for t in ("a", "b")]
+    texts = ["first evidence", "other"]
+    with pytest.raises(NotImplementedError, match="teacher_logit_prompts"):  # a plug-in without the need has none
+        get_credit_assigner("grpo").teacher_logit_prompts(rows, texts, encode, 64)
     vad = get_credit_assigner("vad", top_k=8, counterfactual="unrelated")
-    assert vad.evidence_inputs() == EvidenceInputs(counterfactual="unrelated", top_k=8)
+    asked = vad.teacher_logit_prompts(rows, texts, encode, 64)  # the config's counterfactual and top-k
+    pos, neg = evidence_prompts(encode, texts, [[1, 2], [1, 2]], ["a", "b"], counterfactual="unrelated",
+                                max_prompt_tokens=64)
+    assert asked.top_k == 8 and dict(asked.prompts) == {WITH_EVIDENCE: pos, WITHOUT_EVIDENCE: neg}
+    assert set(vad.required_fields) >= {WITH_EVIDENCE, WITHOUT_EVIDENCE}

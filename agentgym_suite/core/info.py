@@ -11,7 +11,7 @@
 
 A key of one method or benchmark is declared in its home even when a generic layer reads it:
 a multi-task trial's ``role``, ``position`` and ``position_rewards`` (SkillRise's trial env), a
-sequence's ``sequence_id`` (VitaBench), a world model's ``simulator_generations`` (the rehearsal
+sequence's ``sequence_id`` (VitaBench), a world model's own records of its generations (the rehearsal
 env). The generic reader (the rollout engine, the per-sequence metrics) documents what it does with
 the key; the declaring env documents what it means. So this module holds only the generic keys,
 and the registration hook of every other key is the ``info_keys`` declaration of the class that
@@ -57,6 +57,9 @@ INFO_KEYS: dict[str, str] = {
                        "prompts (the anchor state of credit plug-ins that group steps by state).",
     "prompt_messages": "list[dict], optional: the whole prompt of the next turn when the env renders it itself; "
                        "sent to the model as it is.",
+    "role_generations": "list[RoleGeneration], optional: generations a model made inside the env this step while "
+                        "playing a role of it (see core.role_generation); the rollout engine keeps them on the turn "
+                        "and a trainer trains those of a role its credit plug-in lists.",
     "prompt_truncation": "str, optional, with prompt_messages: 'error' when the prompt must not be cut to fit the "
                          "model's prompt limit (a longer prompt is an error, not a left-truncation).",
 }

@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 import gymnasium as gym
 
-from agentgym_suite.core.simulator_generation import SimulatorGeneration
+from agentgym_suite.core.role_generation import ROLE_GENERATIONS, RoleGeneration
 from agentgym_suite.rollout.env_pool import EnvPool
 from agentgym_suite.rollout.episodes import MAX_ERROR_CHARS, Decision, EpisodeSpec, Failure, LiveEpisode, describe_error
 from agentgym_suite.rollout.policies import make_policy
@@ -307,7 +307,7 @@ class RolloutEngine:
         record.observation = observation
         record.info = info_subset(info, self.info_keys)
         record.terminated, record.truncated = bool(terminated), bool(truncated)
-        record.simulator_generations = [SimulatorGeneration.from_dict(g) for g in info.get("simulator_generations") or []]
+        record.role_generations = [RoleGeneration.from_dict(g) for g in info.get(ROLE_GENERATIONS) or []]
         if isinstance(info.get("position_rewards"), dict):
             trajectory.position_rewards = {int(k): float(v) for k, v in info["position_rewards"].items()}
         self._show(episode, observation, info)

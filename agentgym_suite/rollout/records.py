@@ -29,8 +29,8 @@ turns were left out of the prompt.
 Trainer fields: ``Turn.state`` is the raw observation the action answers (the anchor state),
 ``Turn.role``/``Turn.position`` the role and task position the env reported for that prompt
 (SkillRise), ``Turn.oracle`` the env's oracle at that state (when the engine records it: the
-teacher's privileged text) and ``Turn.simulator_generations`` the world model's generations
-of the step (rehearsal envs).
+teacher's privileged text) and ``Turn.role_generations`` the generations a model made inside
+the env while playing a role of it (:mod:`~agentgym_suite.core.role_generation`).
 
 A failed episode has ``error`` (what went wrong) and ``error_stage`` (where: one of
 :data:`ERROR_STAGES`). Files written before ``error_stage`` existed, whose ``error`` began with
@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-from agentgym_suite.core.simulator_generation import SimulatorGeneration
+from agentgym_suite.core.role_generation import ROLE_GENERATIONS, RoleGeneration
 
 RECORD_VERSION = 2
 """Layout version written in each JSONL line (1: the earlier evaluation episode record)."""
@@ -110,8 +110,9 @@ class Turn:
     """Task position inside a multi-task trial (``info["position"]`` of the prompt state)."""
     oracle: list[str] | None = None
     """The env's oracle from the prompt state (``RolloutEngine(record_oracle=True)``)."""
-    simulator_generations: list[SimulatorGeneration] = field(default_factory=list)
-    """``info["simulator_generations"]`` of the step (rehearsal envs)."""
+    role_generations: list[RoleGeneration] = field(default_factory=list)
+    """``info["role_generations"]`` of the step: generations a model made inside the env while playing a
+    role of it (:mod:`~agentgym_suite.core.role_generation`)."""
     prompt: list[dict[str, Any]] | None = None
     """The prompt as chat messages, when an agent reported it that way (else in ``prompt_text``)."""
     thinking: str | None = None
@@ -284,7 +285,7 @@ def _upgraded_turn(turn: dict[str, Any]) -> dict[str, Any]:
 
 def _turn_from_dict(data: dict[str, Any], keys: set[str]) -> Turn:
     values = {k: v for k, v in data.items() if k in keys}
-    values["simulator_generations"] = [SimulatorGeneration.from_dict(g) for g in data.get("simulator_generations") or []]
+    values["role_generations"] = [RoleGeneration.from_dict(g) for g in data.get(ROLE_GENERATIONS) or []]
     return Turn(**values)
 
 

@@ -25,9 +25,10 @@ One generation batch, read top to bottom (the class's methods are in this order)
 4. **log** (:meth:`AgentGRPOTrainer._log_phase`) — episode metrics of every process's episodes,
    the plug-in's metrics, the step's trajectory file and the completions table.
 
-Rehearsal envs (``EnvACE-Rehearsal-v0``) made with ``world_model: policy`` get the policy's
-generation backend as world model before every rollout; with the ``envace`` plug-in the
-world model's generations are trained as ``simulator`` rows.
+Envs that borrow the policy (their ``policy_setting``, e.g. ``EnvACE-Rehearsal-v0`` with
+``world_model: policy``) get the policy's generation backend before every rollout; the generations
+the policy makes inside them (``Turn.role_generations``) are trained as rows of their role when the
+plug-in's ``roles`` list it (``envace``: ``simulator`` rows).
 
 Broken episodes (``Trajectory.broken``: the env raised in reset or step, a generation failed or
 came back malformed, the env reported an error without terminating, e.g. a step timeout) are
@@ -62,8 +63,7 @@ phases: :class:`~agentgym_suite.trainers.micro_batch_loss.MicroBatchLoss` (TRL's
 step and loss, verl's update ends), :class:`~agentgym_suite.trainers.logprob_passes.LogprobPasses`
 (the policy, reference, teacher and student passes), :class:`~agentgym_suite.trainers.row_batches.RowBatches`
 (padded rows, the credit batch, the rows to train) and
-:class:`~agentgym_suite.trainers.policy_world_model.PolicyWorldModel` (the policy as a rehearsal
-env's world model). Only this class and its mixins reach into TRL's trainer state
+:class:`~agentgym_suite.trainers.policy_loan.PolicyLoan` (the policy lent to envs that borrow it). Only this class and its mixins reach into TRL's trainer state
 (:mod:`~agentgym_suite.trainers.trl_seam` lists what they use).
 """
 
@@ -98,7 +98,7 @@ from agentgym_suite.trainers.generation import TRLVLLMBackend, rollout_sampling,
 from agentgym_suite.trainers.logprob_passes import LogprobPasses
 from agentgym_suite.trainers.memory_bound import GLOBAL_ROWS, check_loss_settings, padding_rows
 from agentgym_suite.trainers.micro_batch_loss import MicroBatchLoss
-from agentgym_suite.trainers.policy_world_model import SIMULATOR_ROLE, PolicyWorldModel  # noqa: F401  (SIMULATOR_ROLE: public here too)
+from agentgym_suite.trainers.policy_loan import PolicyLoan
 from agentgym_suite.trainers.row_batches import RowBatches, ScoredBatch
 from agentgym_suite.trainers.episode_metrics import batch_record, completion_records, episode_metrics_of, reward_of
 from agentgym_suite.trainers.rows import build_rows
@@ -126,7 +126,7 @@ def episode_return(*_: Any, **__: Any) -> list[float]:
     raise RuntimeError("AgentGRPOTrainer scores episodes from the env; this reward function is never called.")
 
 
-class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, PolicyWorldModel, GRPOTrainer):
+class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, PolicyLoan, GRPOTrainer):
     """Multi-turn GRPO on suite envs with pluggable credit assignment.
 
     Args:
@@ -203,7 +203,8 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
         self._generation_rows = 0
         self._capture = False
         self._traj_log: TrajectoryLog | None = None
-        self._policy_world: set[int] = set()
+        self._policy_borrowers: set[int] = set()
+        self._untrained_roles_warned: set[str] = set()
         self._last_rollout_stats: Any = None
         if args.lora_r and kwargs.get("peft_config") is None:
             kwargs["peft_config"] = lora_config(args.lora_r)
@@ -368,7 +369,7 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
         if temperature is not None:  # held-out evaluation: its temperature wins over generation_kwargs
             params = replace(params, temperature=float(temperature))
         with self._policy_backend(generation_kwargs, temperature) as backend:
-            self._attach_world_model(envs, backend)
+            self._lend_policy(envs, backend)
             engine = RolloutEngine(
                 backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
                 history_length=args.history_length, info_keys=TRAINER_INFO_KEYS,
@@ -453,11 +454,11 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
         """The trainable episodes as rows (broken episodes give none, see the module docstring),
         padded to the same row count on every process, and their per-token advantages from the
         credit plug-in over every process's rows, after the no-gradient passes the plug-in declares
-        it reads (old log-probs, teacher log-probs, VAD's teacher logits)."""
+        it reads (old log-probs, teacher log-probs, teacher logits)."""
         args: AgentGRPOConfig = self.args
         trainable = [t for t in episodes if not t.broken]
         families = [str(t.reset_info.get("task_family") or "") for t in trainable]
-        rows = build_rows(trainable, args.row_layout, simulator_rows=self.trains_simulator, families=families)
+        rows = build_rows(trainable, args.row_layout, generation_roles=self._generation_roles(trainable), families=families)
         real = len(rows)
         pad_id = int(self.processing_class.pad_token_id)
         n_pad = padding_rows(real, self.sync.max(real), self._micro_batches(mode))  # the same count on every process
@@ -466,16 +467,16 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
         width = batch["completion_ids"].size(1)
         bs = self._pass_rows(mode)
         old_logps = teacher_logps = None
-        evidence: dict[str, torch.Tensor | None] = {}
+        aux: dict[str, torch.Tensor] = {}
         with torch.no_grad(), self.step_profile.timed("logprob_passes"):  # what the plug-in reads, on every row
             if self.credit.needs_old_logprobs:
                 old_logps = self._logps(self.model, batch["input_ids"], batch["attention_mask"], width, bs)
             if self.credit.needs_teacher_logprobs:
                 teacher_logps = self._teacher_logps(rows, batch["comp_ids"], n_pad, pad_id, width, bs)
             if self.credit.needs_full_logits:
-                evidence = self._evidence_logits(rows, n_pad, pad_id, batch["completion_ids"], bs)
-        credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, **evidence)
-        credit = credit_over_processes(self.credit, credit_batch, self.sync)
+                aux = self._teacher_logits(rows, n_pad, pad_id, batch["completion_ids"], bs)
+        credit_batch = self._credit_batch_for(rows, loss_mask, old_logps, teacher_logps, aux)
+        credit = credit_over_processes(self.credit, credit_batch, self.sync, [r.episode.task_id for r in rows])
         self._generation_rows = int(credit.total_rows)
         advantages = torch.zeros(loss_mask.shape, dtype=torch.float32, device=self.accelerator.device)
         advantages[:real] = credit.advantages.to(advantages.device)

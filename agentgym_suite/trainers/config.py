@@ -141,7 +141,7 @@ class AgentGRPOConfig(GRPOConfig):
     teacher_context: str = field(
         default="skills",
         metadata={
-            "help": "Privileged text of the teacher prompt (plug-ins that need teacher log-probs; VAD's evidence): "
+            "help": "Privileged text of the teacher prompt (plug-ins that read teacher log-probs or teacher logits): "
             "skills (the "
             "suite's skill texts for the task family), oracle (the env's oracle walkthrough) or env_response "
             "(the real env's response to the row's action)."

@@ -10,9 +10,9 @@ each process a contiguous share of every generation batch. Two things follow:
   process (one collective), computes the advantages on the whole batch, identically on every
   process, and keeps this process's rows. A plug-in's own inputs (``CreditBatch.extras``) travel with the
   fields. The result equals a single-process run on the same
-  episodes. The ``(R, T, V)`` logits of distillation plug-ins (:data:`AUX_ONLY_FIELDS`) feed the
-  auxiliary loss, which runs on each process's own rows, so they are not gathered: the merged
-  batch carries them with an empty last axis.
+  episodes. The inputs of the auxiliary loss alone (``CreditBatch.aux_extras``, e.g. the ``(R, T, K)``
+  teacher logits of distillation plug-ins) feed a loss that runs on each process's own rows, so they
+  are not gathered: the merged batch carries ``(R, 0)`` placeholders under their names.
 * **Lockstep.** Under ZeRO-3 and FSDP every forward pass (and, through ``synced_gpus``, every
   generation step) is a collective, and vLLM's server mode gathers every generation call's
   prompts; a process that makes one call fewer than the others hangs the run. The rollout
@@ -36,11 +36,6 @@ from torch import Tensor
 from agentgym_suite.llm.base import Sample, SamplingParams
 from agentgym_suite.rollout.episodes import describe_error
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch
-
-AUX_ONLY_FIELDS = ("teacher_logits", "teacher_logits_no_evidence", "vocab_index")
-"""``CreditBatch`` fields only ``aux_loss`` reads (per micro-batch, on each process's own rows):
-they are not gathered, and ``advantages`` over the merged batch sees them as ``(R, T, 0)``."""
-
 
 class ProcessSync:
     """The few collectives the trainer makes, over the accelerator's processes.
@@ -110,16 +105,19 @@ class GlobalCredit:
     """Rows over every process."""
 
 
-def credit_over_processes(credit: CreditAssigner, local: CreditBatch, sync: ProcessSync) -> GlobalCredit:
+def credit_over_processes(credit: CreditAssigner, local: CreditBatch, sync: ProcessSync,
+                          task_ids: Sequence[Hashable] | None = None) -> GlobalCredit:
     """Advantages of this process's rows, computed by ``credit`` on every process's rows at once.
 
-    One collective (a gather of the rows' credit fields). Every process computes the same
-    advantages over the merged batch and keeps its own slice, so the result does not depend on
-    how the batch was split between processes. Metrics are those of the merged batch.
+    One collective (a gather of the rows' credit fields and, when given, their ``task_ids``, which
+    :func:`check_groups` reads). Every process computes the same advantages over the merged batch
+    and keeps its own slice, so the result does not depend on how the batch was split between
+    processes. Metrics are those of the merged batch.
     """
-    parts = sync.gather(portable_batch(local))
-    merged, offsets = merge_credit_batches(parts)
-    check_groups(merged)
+    gathered = sync.gather((portable_batch(local), None if task_ids is None else list(task_ids)))
+    merged, offsets = merge_credit_batches([part for part, _ in gathered])
+    if task_ids is not None:
+        check_groups(merged.group_ids, [task for _, tasks in gathered for task in tasks])
     out = credit.advantages(merged)
     rows, width = local.completion_mask.shape
     start = offsets[sync.rank]
@@ -128,12 +126,12 @@ def credit_over_processes(credit: CreditAssigner, local: CreditBatch, sync: Proc
 
 
 def portable_batch(batch: CreditBatch) -> dict[str, Any]:
-    """The batch's fields as plain CPU values, without :data:`AUX_ONLY_FIELDS` (their shape is kept)."""
+    """The batch's fields as plain CPU values; of ``aux_extras`` (not gathered) only the names."""
     out: dict[str, Any] = {}
     for f in fields(batch):
         value = getattr(batch, f.name)
-        if f.name in AUX_ONLY_FIELDS:
-            out[f.name] = None if value is None else ("shape", tuple(value.shape[:2]))
+        if f.name == "aux_extras":
+            out[f.name] = sorted(value)
         elif f.name == "extras":  # the plug-in's own inputs travel as the fields do
             out[f.name] = {k: v.detach().cpu() if isinstance(v, Tensor) else list(v) for k, v in value.items()}
         elif isinstance(value, Tensor):
@@ -161,8 +159,8 @@ def merge_credit_batches(parts: Sequence[dict[str, Any]]) -> tuple[CreditBatch, 
         elif not all(present):
             raise ValueError(f"credit batch field {name!r} is set on some processes and missing on others; every "
                              "process must run the same plug-in with the same settings.")
-        elif name in AUX_ONLY_FIELDS:
-            merged[name] = torch.zeros(sum(counts), width, 0)
+        elif name == "aux_extras":
+            merged[name] = {key: torch.zeros(sum(counts), 0) for key in values[0]}
         elif name == "extras":
             keys = {tuple(sorted(v)) for v in values}
             if len(keys) > 1:
@@ -193,13 +191,12 @@ def _pad_columns(value: Tensor, width: int) -> Tensor:
     return torch.cat([value, pad], dim=1)
 
 
-def check_groups(batch: CreditBatch) -> None:
-    """Raise when the rows of one group come from different tasks: the generation batch was not
-    split into whole, contiguous groups (a sampler or data-loader setting that reorders rows)."""
-    if batch.task_ids is None:
-        return
+def check_groups(group_ids: Sequence[Hashable], task_ids: Sequence[Hashable]) -> None:
+    """Raise when the rows of one group come from different tasks (``task_ids``, one per row): the
+    generation batch was not split into whole, contiguous groups (a sampler or data-loader setting
+    that reorders rows)."""
     seen: dict[Hashable, Hashable] = {}
-    for group, task in zip(batch.group_ids, batch.task_ids):
+    for group, task in zip(group_ids, task_ids):
         if seen.setdefault(group, task) != task:
             raise ValueError(
                 f"group {group!r} holds rows of tasks {seen[group]!r} and {task!r}: the G rollouts of a task must be "

@@ -20,14 +20,14 @@ def episode_record(traj: Trajectory) -> dict[str, Any]:
     summary, and the training-only counts."""
     return {
         "outcome": EpisodeOutcome.of(traj), "invalid": float(traj.invalid_count), "truncated": float(traj.truncated),
-        "simulator_generations": float(sum(len(turn.simulator_generations) for turn in traj.turns)),
+        "role_generations": float(sum(len(turn.role_generations) for turn in traj.turns)),
     }
 
 
 def batch_record(trajectories: Sequence[Trajectory], rows: Sequence[Row]) -> dict[str, Any]:
     """One process's share of a generation batch: its episodes' records and its row counts."""
     return {"episodes": [episode_record(t) for t in trajectories], "rows": len(rows),
-            "simulator_rows": sum(r.role == "simulator" for r in rows)}
+            "generation_rows": sum(r.generated for r in rows)}
 
 
 SUMMARY_METRICS = {
@@ -60,8 +60,8 @@ def episode_metrics_of(parts: Sequence[dict[str, Any]]) -> dict[str, float]:
         "episodes/invalid_action_rate": total("invalid") / max(sum(float(e["outcome"].turns) for e in episodes), 1.0),
         "episodes/truncated_rate": total("truncated") / n,
         "episodes/rows": float(sum(part["rows"] for part in parts)),
-        "episodes/simulator_rows": float(sum(part["simulator_rows"] for part in parts)),
-        "episodes/simulator_generations": total("simulator_generations"),
+        "episodes/generation_rows": float(sum(part["generation_rows"] for part in parts)),
+        "episodes/role_generations": total("role_generations"),
     }
 
 

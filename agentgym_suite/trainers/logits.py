@@ -1,17 +1,18 @@
-"""Next-token logits over the completion tokens, for plug-ins that distil whole distributions (VAD).
+"""Next-token logits over the completion tokens, for plug-ins that distil whole distributions.
 
 TRL's log-prob pass uses a fused LM head that returns only the log-prob of each sampled token,
 so the trainer runs its own forward pass when a plug-in needs the distribution: once per
-generation batch for the teacher (no gradient, with the evidence and with it ablated) and once
-per micro-batch for the student (with gradient).
+generation batch for the teacher (no gradient, after each set of prompts the plug-in's
+``teacher_logit_prompts`` gives) and once per micro-batch for the student (with gradient).
 
 Memory: only the logits of the completion positions are materialised (``logits_to_keep``),
 one chunk of rows at a time; the teacher's are reduced at once to the ``k`` tokens most likely
-under the teacher with evidence, so what is stored for a batch is ``(rows, tokens, k)``.
+after the first prompt set, so what is stored for a batch is ``(rows, tokens, k)`` per set.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -35,40 +36,40 @@ def completion_logits(model: Any, input_ids: Tensor, attention_mask: Tensor, kee
 @torch.no_grad()
 def teacher_logits(
     model: Any,
-    pos: tuple[Tensor, Tensor],
-    neg: tuple[Tensor, Tensor],
+    prompts: Sequence[tuple[Tensor, Tensor]],
     completion_ids: Tensor,
     *,
     top_k: int | None,
     batch_size: int,
-) -> tuple[Tensor, Tensor, Tensor | None]:
-    """Teacher logits over the completion with the evidence (``pos``) and with it ablated (``neg``).
+) -> tuple[list[Tensor], Tensor | None]:
+    """Teacher logits over the completion after each set of prompts.
 
-    ``model`` is the fixed teacher; ``pos`` and ``neg`` are left-padded ``(ids, mask)`` prompts of
-    the same rows (``trainers.teacher.evidence_prompts``);
+    ``model`` is the fixed teacher; each of ``prompts`` is a left-padded ``(ids, mask)`` prompt of
+    the same rows (a plug-in's ``teacher_logit_prompts``, e.g. VAD's ``x+`` and ``x-``);
     ``completion_ids`` ``(R, T)`` right-padded completions (their padding is attended to, as in
-    the student's pass, and masked out by the loss). With ``top_k`` the result is
-    ``(pos_logits, neg_logits, index)``, each ``(R, T, k)``, where ``index`` holds the vocabulary
-    ids (top-k under ``pos``); with ``top_k=None`` both logits are ``(R, T, V)`` and the index is
-    None.
+    the student's pass, and masked out by the loss). With ``top_k`` the result is one ``(R, T, k)``
+    tensor per prompt set and ``index``, the vocabulary ids (the top-k after the first set); with
+    ``top_k=None`` the logits are ``(R, T, V)`` and the index is None.
     """
+    if not prompts:
+        raise ValueError("teacher_logits needs at least one set of prompts.")
     keep = completion_ids.size(1)
     c_mask = torch.ones_like(completion_ids)
-    out_pos, out_neg, out_idx = [], [], []
+    outs: list[list[Tensor]] = [[] for _ in prompts]
+    out_idx = []
     for start in range(0, completion_ids.size(0), batch_size):
         end = start + batch_size
         comp = completion_ids[start:end]
-        ids_p = torch.cat([pos[0][start:end], comp], dim=1)
-        mask_p = torch.cat([pos[1][start:end], c_mask[start:end]], dim=1)
-        ids_n = torch.cat([neg[0][start:end], comp], dim=1)
-        mask_n = torch.cat([neg[1][start:end], c_mask[start:end]], dim=1)
-        lp = completion_logits(model, ids_p, mask_p, keep).float()
-        ln = completion_logits(model, ids_n, mask_n, keep).float()
-        if top_k is not None and top_k < lp.size(-1):
-            idx = lp.topk(top_k, dim=-1).indices
-            lp, ln = lp.gather(-1, idx), ln.gather(-1, idx)
+        chunk = []
+        for ids, mask in prompts:
+            full_ids = torch.cat([ids[start:end], comp], dim=1)
+            full_mask = torch.cat([mask[start:end], c_mask[start:end]], dim=1)
+            chunk.append(completion_logits(model, full_ids, full_mask, keep).float())
+        if top_k is not None and top_k < chunk[0].size(-1):
+            idx = chunk[0].topk(top_k, dim=-1).indices
+            chunk = [logits.gather(-1, idx) for logits in chunk]
             out_idx.append(idx)
-        out_pos.append(lp)
-        out_neg.append(ln)
+        for out, logits in zip(outs, chunk):
+            out.append(logits)
     index = torch.cat(out_idx) if out_idx else None
-    return torch.cat(out_pos), torch.cat(out_neg), index
+    return [torch.cat(out) for out in outs], index

@@ -4,8 +4,8 @@ A mixin of the trainer (one of its bases), kept in a file of its own so ``agent_
 the four phases. The score phase runs the no-gradient passes a credit plug-in declares it reads:
 the policy's old log-probs (:meth:`LogprobPasses._logps`), the teacher's log-probs with privileged
 text (:meth:`LogprobPasses._teacher_logps`, prompts from :meth:`LogprobPasses._teacher_prompts`
-and :meth:`LogprobPasses._privileged_text`) and VAD's teacher logits with and without the evidence
-(:meth:`LogprobPasses._evidence_logits`), on the weights :meth:`LogprobPasses._teacher_weights`
+and :meth:`LogprobPasses._privileged_text`) and the teacher logits after the prompts the plug-in's
+``teacher_logit_prompts`` gives (:meth:`LogprobPasses._teacher_logits`), on the weights :meth:`LogprobPasses._teacher_weights`
 gives; the loss phase adds the reference model's log-probs (:meth:`LogprobPasses._ref_logps`), and
 the auxiliary loss of a plug-in that distils whole distributions reads the student's logits
 (:meth:`LogprobPasses._student_logits`).
@@ -26,11 +26,11 @@ import torch
 
 from agentgym_suite.trainers.batching import length_sorted_chunks
 from agentgym_suite.trainers.config import AgentGRPOConfig
+from agentgym_suite.trainers.credit import VOCAB_INDEX
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.rows import Row, pad_left, pad_right
 from agentgym_suite.trainers.teacher import (
     env_response_text,
-    evidence_prompts,
     oracle_text,
     privileged_prefix,
     teacher_prompt_ids,
@@ -95,28 +95,27 @@ class LogprobPasses:
             return nullcontext(self.model)
         return self.fixed_teacher.weights(self.model)
 
-    def _evidence_logits(self, rows: list[Row], n_pad: int, pad_id: int, completion_ids: torch.Tensor,
-                         bs: int) -> dict[str, torch.Tensor | None]:
-        """VAD teacher logits with the evidence (``x+``, the privileged prompt) and with it ablated
-        (``x-``, the same prompt with the evidence tokens replaced as the plug-in's
-        ``counterfactual`` says), reduced to the plug-in's top-k under ``x+``."""
+    def _teacher_logits(self, rows: list[Row], n_pad: int, pad_id: int, completion_ids: torch.Tensor,
+                        bs: int) -> dict[str, torch.Tensor]:
+        """The teacher's logits over the completions after each set of prompts the plug-in asks for
+        (``teacher_logit_prompts``, given each row's privileged text), by the set's name, reduced to
+        the plug-in's top-k after the first set (their ids under ``VOCAB_INDEX``): the ``aux_extras``
+        of the credit batch."""
         args: AgentGRPOConfig = self.args
-        wanted = self.credit.evidence_inputs()  # the plug-in's declaration (counterfactual, top_k)
         encode = lambda text: self.processing_class.encode(text, add_special_tokens=False)  # noqa: E731
-        pos_ids, neg_ids = evidence_prompts(
-            encode, [self._privileged_text(r) for r in rows], [r.prompt_ids for r in rows],
-            [r.episode.task_id for r in rows], counterfactual=wanted.counterfactual,
-            max_prompt_tokens=args.max_prompt_tokens)
+        wanted = self.credit.teacher_logit_prompts(rows, [self._privileged_text(r) for r in rows], encode,
+                                                   args.max_prompt_tokens)
         device = self.accelerator.device
-        width = max(len(p) for p in pos_ids + [[pad_id]])
-        pos = pad_left(pos_ids + [[pad_id]] * n_pad, pad_id, width)
-        neg = pad_left(neg_ids + [[pad_id]] * n_pad, pad_id, width)
-        top_k = wanted.top_k
+        sets = {name: [list(p) for p in prompts] + [[pad_id]] * n_pad for name, prompts in wanted.prompts.items()}
+        width = max(len(p) for prompts in sets.values() for p in prompts)
+        padded = [pad_left(prompts, pad_id, width) for prompts in sets.values()]
         with self.accelerator.autocast(), self._teacher_weights() as teacher:
-            pos_logits, neg_logits, index = teacher_logits(
-                teacher, (pos[0].to(device), pos[1].to(device)), (neg[0].to(device), neg[1].to(device)),
-                completion_ids, top_k=top_k, batch_size=bs)
-        return {"teacher_logits": pos_logits, "teacher_logits_no_evidence": neg_logits, "vocab_index": index}
+            logits, index = teacher_logits(teacher, [(ids.to(device), mask.to(device)) for ids, mask in padded],
+                                           completion_ids, top_k=wanted.top_k, batch_size=bs)
+        out = dict(zip(sets, logits))
+        if index is not None:
+            out[VOCAB_INDEX] = index
+        return out
 
     def _privileged_text(self, row: Row) -> str:
         """The teacher's privileged text for ``row`` (``teacher_context``)."""

@@ -31,6 +31,7 @@ import torch
 from agentgym_suite.trainers import cpu_speed, verl_updates
 from agentgym_suite.trainers.batching import trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
+from agentgym_suite.trainers.credit import VOCAB_INDEX
 from agentgym_suite.trainers.memory_bound import loss_over_passes, pass_token_share, policy_loss_scale, row_passes
 
 logger = logging.getLogger("agentgym_suite.trainers.agent_grpo")  # the trainer's logger, as before the move
@@ -174,8 +175,8 @@ class MicroBatchLoss:
         student = None
         if self.credit.needs_full_logits:  # the logits are gathered here, so the plug-in sees one vocabulary
             rows = {k: inputs[k][real] for k in ("prompt_ids", "prompt_mask", "completion_ids")}
-            student = self._student_logits(model, rows, sub.vocab_index).float()
-            sub = replace(sub, vocab_index=None)
+            student = self._student_logits(model, rows, sub.aux_extras.get(VOCAB_INDEX)).float()
+            sub = replace(sub, aux_extras={k: v for k, v in sub.aux_extras.items() if k != VOCAB_INDEX})
         aux = self.credit.aux_loss(sub, logps[real].float(), student)
         if aux is None:
             return logps.sum() * 0.0

@@ -86,11 +86,12 @@ class RowBatches:
         return 1
 
     def _credit_batch_for(self, rows: list[Row], mask: torch.Tensor, old: torch.Tensor | None,
-                          teacher: torch.Tensor | None, **logits: torch.Tensor | None) -> CreditBatch:
-        """The credit batch of the real rows (the first ``len(rows)`` of the padded tensors)."""
+                          teacher: torch.Tensor | None, aux: dict[str, torch.Tensor]) -> CreditBatch:
+        """The credit batch of the real rows (the first ``len(rows)`` of the padded tensors): the fields
+        every plug-in reads, then the plug-in's own inputs (its ``row_inputs`` providers run on the rows)
+        and ``aux`` (the teacher logits its ``teacher_logit_prompts`` asked for)."""
         role = self.credit.primary_role
         n = len(rows)
-        cut = lambda t: None if t is None else t[:n].detach()  # noqa: E731
         return CreditBatch(
             group_ids=[r.group for r in rows],
             traj_ids=[r.traj for r in rows],
@@ -101,12 +102,9 @@ class RowBatches:
             completion_mask=mask[:n].detach(),
             old_logprobs=None if old is None else old[:n].detach().float(),
             teacher_logprobs=None if teacher is None else teacher[:n].detach().float(),
-            step_rewards=torch.tensor([r.step_reward for r in rows], dtype=torch.float32, device=mask.device),
-            anchor_keys=[r.anchor for r in rows],
-            task_ids=[r.episode.task_id for r in rows],
             step=int(self.state.global_step),
-            **{k: cut(v) for k, v in logits.items()},
             extras=compute_row_inputs(self.credit.row_inputs, rows, mask.device),  # the plug-in's own inputs
+            aux_extras={k: v[:n].detach() for k, v in aux.items()},
         )
 
     def _trained_rows(self, scored: ScoredBatch, mode: str

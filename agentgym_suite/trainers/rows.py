@@ -15,26 +15,27 @@ Rows are built from :class:`~agentgym_suite.rollout.records.Trajectory` /
 In ``chat`` rollouts the turn layout reads each turn's prompt from the episode's token
 sequence (everything before the turn's span), so the ids are exactly what the model saw.
 
-Simulator rows (EnvACE, ``simulator_rows=True``): every trainable
-:class:`~agentgym_suite.core.simulator_generation.SimulatorGeneration` the world model made
-while answering the episode's tool calls (``Turn.simulator_generations``) becomes one row of
-role ``simulator`` carrying the episode return (EnvACE gives the same score to every row of
-both roles). A simulator generation is a separate prompt to the same weights, not part of the
-Caller's conversation, so it is its own row in **both** layouts: the trajectory layout gives
-one Caller row per episode plus one row per simulator generation. Generations without token
-ids (remote APIs, a failed backend call) cannot be trained on and give no row; one whose text is
-empty is marked ``invalid``, as the released Simulator agent marks it (a broken output contract
-ends the episode instead).
+Generation rows (``generation_roles``): every trainable
+:class:`~agentgym_suite.core.role_generation.RoleGeneration` a model made inside the env while
+playing one of the given roles (``Turn.role_generations``; e.g. EnvACE's ``simulator``, the world
+model answering the episode's tool calls) becomes one row of that role carrying the episode return,
+or the generation's own ``reward`` when it has one (EnvACE gives the same score to every row of both
+roles). Such a generation is a separate prompt to the same weights, not part of the agent's
+conversation, so it is its own row in **both** layouts: the trajectory layout gives one agent row
+per episode plus one row per generation. Generations without token ids (remote APIs, a failed
+backend call) cannot be trained on and give no row; one whose text is empty is marked ``invalid``
+(as EnvACE's released Simulator agent marks it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import torch
 
-from agentgym_suite.core.simulator_generation import SIMULATOR_ROLE, SimulatorGeneration
+from agentgym_suite.core.role_generation import RoleGeneration
 from agentgym_suite.rollout.records import Trajectory, Turn
 
 
@@ -59,16 +60,18 @@ class Row:
     turns: list[Turn] = field(default_factory=list)
     """The turns this row covers (one in the turn layout, all in the trajectory layout)."""
     family: str = ""
-    """Skill family of the episode's task (teacher context ``skills``)."""
+    """Family of the episode's task (``TextEnv.task_family``; the teacher's texts are picked by it)."""
+    generated: bool = False
+    """The row is a role generation of the env (``Turn.role_generations``), not an agent turn."""
 
 
-def build_rows(trajectories: Sequence[Trajectory], layout: str, *, simulator_rows: bool = False,
+def build_rows(trajectories: Sequence[Trajectory], layout: str, *, generation_roles: Collection[str] = (),
                families: Sequence[str] | None = None) -> list[Row]:
     """Rows of every trajectory in the given layout; trajectories without turns give no row.
 
-    With ``simulator_rows`` the world model's generations recorded on the turns are added as
-    ``simulator`` rows after the episode's own rows. ``families`` gives each trajectory's skill
-    family (one per trajectory).
+    The generations recorded on the turns whose role is one of ``generation_roles`` are added as rows
+    of their role after the episode's own rows (:func:`generation_rows_of`). ``families`` gives each
+    trajectory's task family (one per trajectory).
     """
     if layout not in ("turn", "trajectory"):
         raise ValueError(f"row layout {layout!r}; choose 'turn' or 'trajectory'.")
@@ -80,37 +83,38 @@ def build_rows(trajectories: Sequence[Trajectory], layout: str, *, simulator_row
             continue
         family = families[i] if families is not None else ""
         own = _turn_rows(traj) if layout == "turn" else [_trajectory_row(traj)]
-        if simulator_rows:
-            own += simulator_rows_of(traj)
+        if generation_roles:
+            own += generation_rows_of(traj, generation_roles)
         for row in own:
             row.family = family
         rows += own
     return rows
 
 
-def simulator_rows_of(traj: Trajectory) -> list[Row]:
-    """One ``simulator`` row per trainable world-model generation of the episode, in call order;
-    ``turn_idx`` is the generation's index among all of the episode's generations."""
-    generations = [g for t in traj.turns for g in t.simulator_generations]
-    return [_simulator_row(traj, index, gen) for index, gen in enumerate(generations) if gen.trainable]
+def generation_rows_of(traj: Trajectory, roles: Collection[str]) -> list[Row]:
+    """One row per trainable generation of the episode whose role is in ``roles``, in the order the
+    env reported them; ``turn_idx`` is the generation's index among all of the episode's generations."""
+    generations = [g for t in traj.turns for g in t.role_generations]
+    return [_generation_row(traj, index, gen) for index, gen in enumerate(generations)
+            if gen.trainable and gen.role in roles]
 
 
-def _simulator_row(traj: Trajectory, index: int, gen: SimulatorGeneration) -> Row:
+def _generation_row(traj: Trajectory, index: int, gen: RoleGeneration) -> Row:
     completion = list(gen.completion_ids)
     logprobs = [float(x) for x in gen.logprobs] if gen.logprobs else [0.0] * len(completion)
-    # the trajectory's score, as the released trainer gives every row of the trajectory; the opt-in
-    # validation variant scores a call the real env would refuse on the simulator's validation of it
-    ret = float(traj.episode_return) if gen.validation_reward is None else float(gen.validation_reward)
+    # the trajectory's score, unless the env scored the generation itself (e.g. EnvACE's opt-in
+    # validation variant scores a call the real env would refuse on the simulator's validation of it)
+    ret = float(traj.episode_return) if gen.reward is None else float(gen.reward)
     turn = Turn(
         index=index, prompt_text=gen.prompt_text, completion_text=gen.completion_text, prompt_ids=list(gen.prompt_ids),
-        completion_ids=completion, logprobs=logprobs, role=SIMULATOR_ROLE, action_valid=gen.contract_valid,
-        finish_reason=gen.finish_reason, state=gen.tool_name, position=gen.turn,
+        completion_ids=completion, logprobs=logprobs, role=gen.role, action_valid=gen.valid,
+        finish_reason=gen.finish_reason, state=gen.label, position=gen.turn,
     )
     return Row(
         prompt_ids=list(gen.prompt_ids), completion_ids=completion, env_mask=[1] * len(completion), logprobs=logprobs,
-        group=traj.group_id, traj=traj.traj_id, turn_idx=index, role=SIMULATOR_ROLE, ret=ret,
-        invalid=not gen.completion_text.strip(), step_reward=ret, anchor=gen.tool_name,
-        position=gen.turn, episode=traj, turns=[turn],
+        group=traj.group_id, traj=traj.traj_id, turn_idx=index, role=gen.role, ret=ret,
+        invalid=not gen.completion_text.strip(), step_reward=ret, anchor=gen.label,
+        position=gen.turn, episode=traj, turns=[turn], generated=True,
     )
 
 

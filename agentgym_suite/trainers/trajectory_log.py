@@ -41,7 +41,7 @@ def trajectory_summary(traj: Trajectory) -> dict[str, Any]:
                 "prompt_tokens": len(t.prompt_ids),
                 "completion_tokens": len(t.completion_ids),
                 "finish_reason": t.finish_reason,
-                "simulator_generations": len(t.simulator_generations),
+                "role_generations": len(t.role_generations),
                 # asynchronous rollouts: the policy version that generated the turn
                 **({"policy_version": t.policy_version} if t.policy_version is not None else {}),
             }

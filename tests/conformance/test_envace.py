@@ -36,7 +36,8 @@ def test_role_wise_advantages_with_the_empty_row_penalty_match_upstream() -> Non
     batch = CreditBatch(
         group_ids=[r["uid"] for r in rows], traj_ids=[r["traj"] for r in rows], turn_idx=list(range(len(rows))),
         roles=[r["role"] for r in rows], returns=torch.tensor(returns),
-        invalid=torch.tensor([not r["text"].strip() for r in rows]), completion_mask=torch.ones(len(rows), 3))
+        invalid=torch.tensor([not r["text"].strip() for r in rows]), completion_mask=torch.ones(len(rows), 3),
+        extras={"task_ids": [r["uid"] for r in rows]})  # upstream groups by the task's uid (and the role)
     got = get_credit_assigner("envace").advantages(batch).advantages[:, 0].tolist()
     assert got == pytest.approx(EXPECTED["advantages"], abs=1e-6)
 

@@ -7,7 +7,7 @@ import pytest
 
 import agentgym_suite.registration as registration
 from agentgym_suite.rollout.records import Trajectory, Turn
-from agentgym_suite.trainers.rows import simulator_rows_of
+from agentgym_suite.trainers.rows import generation_rows_of
 
 registration.register_all()
 
@@ -34,8 +34,10 @@ def test_tiny_world_model_records_exact_token_ids(tiny_env: gymnasium.Env) -> No
         assert "## Tool call to simulate" in gen.prompt_text
     # random weights never meet the contract: the episode ends with reward 0, as EnvACE specifies
     assert terminated and reward == 0.0 and not gens[0].contract_valid
-    turn = Turn(index=0, prompt_text="", completion_text="", simulator_generations=list(env.episode_generations))
-    rows = simulator_rows_of(Trajectory("w0-t0", "g", "EnvACE-Rehearsal-v0", 1, turns=[turn], episode_return=reward))
+    turn = Turn(index=0, prompt_text="", completion_text="", role_generations=[g.as_role_generation() for g in env.episode_generations])
+    rows = generation_rows_of(Trajectory("w0-t0", "g", "EnvACE-Rehearsal-v0", 1, turns=[turn], episode_return=reward),
+                              ("simulator",))
+    assert [g.to_dict() for g in info["role_generations"]] == [g.as_role_generation().to_dict() for g in gens]
     assert [r.completion_ids for r in rows] == [g.completion_ids for g in gens]
     # broken contracts end the episode; a row is invalid only when its text is empty (the released rule)
     assert all(r.role == "simulator" and r.invalid == (not g.completion_text.strip()) and r.ret == 0.0

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from agentgym_suite.core.simulator_generation import SimulatorGeneration
+from agentgym_suite.core.role_generation import RoleGeneration
 from agentgym_suite.llm import SamplingParams, load_backend
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 
@@ -24,7 +24,7 @@ def tiny():
 
 class RenderedRoles(gym.Wrapper):
     """Renders its own prompts and reports a role, a position and per-position rewards, like a
-    SkillRise trial; each step also carries a fake simulator generation."""
+    SkillRise trial; each step also carries a generation of a role of its own (one as a record, one as its dict)."""
 
     def reset(self, **kwargs: Any):
         obs, info = self.env.reset(**kwargs)
@@ -35,7 +35,8 @@ class RenderedRoles(gym.Wrapper):
         obs, reward, term, trunc, info = self.env.step(action)
         self._n += 1
         info = self._info(info, obs)
-        info["simulator_generations"] = [SimulatorGeneration("echo", turn=self._n, completion_ids=[1])]
+        info["role_generations"] = [RoleGeneration("echo", turn=self._n, completion_ids=[1]),
+                                    RoleGeneration("echo", turn=-self._n).to_dict()]
         info["position_rewards"] = {str(self._n - 1): float(reward)}
         return f"PROMPT {self._n}", reward, term, trunc, info
 
@@ -58,18 +59,18 @@ def test_state_and_oracle_are_recorded_at_the_prompt_state(tiny):
 
 
 @pytest.mark.parametrize("mode", ["single", "chat"])
-def test_env_rendered_prompts_roles_positions_and_simulator_generations(tiny, mode):
+def test_env_rendered_prompts_roles_positions_and_role_generations(tiny, mode):
     engine = RolloutEngine(ScriptedBackend(tiny, ["next"]), mode=mode, sampling=GREEDY, max_turns=5)
     [traj] = engine.run([RenderedRoles(CounterEnv())], [EpisodeSpec("c3", 0, "g")])
     assert [t.role for t in traj.turns] == ["solve", "curate", "solve"]
     assert [t.position for t in traj.turns] == [0, 0, 1]
     assert [f"rendered prompt {k}" in t.prompt_text for k, t in enumerate(traj.turns)] == [True] * 3
-    assert [t.simulator_generations[0].turn for t in traj.turns] == [1, 2, 3]
+    assert [[g.turn for g in t.role_generations] for t in traj.turns] == [[1, -1], [2, -2], [3, -3]]
     assert traj.position_rewards == {2: 1.0}
     assert not traj.token_ids, "an env that renders its prompts is played turn by turn"
     again = Trajectory.from_dict(traj.to_dict())
     assert again.position_rewards == {2: 1.0} and again.turns[1].role == "curate"
-    assert again.turns[2].simulator_generations == traj.turns[2].simulator_generations
+    assert again.turns[2].role_generations == traj.turns[2].role_generations
 
 
 def test_max_prompt_tokens_keeps_the_newest_tokens(tiny):

@@ -76,7 +76,7 @@ def credit_part(rank: int, world: int) -> dict:
         mine = full.select(rows)
         if rank == 1:  # a narrower share: its last token column is masked anyway
             narrow = {k: getattr(mine, k)[:, :-1] for k in ("completion_mask", "old_logprobs", "teacher_logprobs")}
-            narrow.update({k: getattr(mine, k)[:, :-1] for k in ("teacher_logits", "teacher_logits_no_evidence")})
+            narrow["aux_extras"] = {k: v[:, :-1] for k, v in mine.aux_extras.items()}
             from dataclasses import replace
 
             mine = replace(mine, **narrow)
@@ -123,6 +123,8 @@ def trainer_part(rank: int, out_dir: Path, vllm: str | None) -> dict:
         real = int((output["row_index"] >= 0).sum())
         last["batch"] = {k: (v.tolist() if isinstance(v, torch.Tensor) else v)
                          for k, v in portable_batch(trainer._credit_batch).items()}
+        last["batch"]["extras"] = {k: (v.tolist() if isinstance(v, torch.Tensor) else v)
+                                   for k, v in last["batch"]["extras"].items()}
         last["advantages"] = output["advantages"][:real].tolist()
         last["rows_padded"] = int(output["advantages"].shape[0])
         return output

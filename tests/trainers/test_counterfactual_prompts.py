@@ -8,16 +8,15 @@ import pytest
 from transformers import AutoTokenizer
 
 from agentgym_suite.llm.tiny import tiny_model_dir
-from agentgym_suite.trainers.credit.vad import VADCreditConfig
-from agentgym_suite.trainers.teacher import (
+from agentgym_suite.trainers.credit.vad import (
     NEUTRAL_PASSAGE,
-    PRIVILEGED_HEADER,
-    PRIVILEGED_TAIL,
+    VADCreditConfig,
     blank_token_id,
     evidence_prompts,
     fit_length,
     unrelated_donors,
 )
+from agentgym_suite.trainers.teacher import PRIVILEGED_HEADER, PRIVILEGED_TAIL
 
 EVIDENCE = ["say a then done", "say e", "the letter is i, say it twice"]
 TASKS = ["t0", "t1", "t2"]

@@ -35,19 +35,24 @@ def test_merging_pads_narrower_parts_and_keeps_aux_fields_local():
     from dataclasses import replace
 
     second = replace(second, **{k: getattr(second, k)[:, :4] for k in ("completion_mask", "old_logprobs",
-                                                                        "teacher_logprobs", "teacher_logits",
-                                                                        "teacher_logits_no_evidence")})
+                                                                        "teacher_logprobs")},
+                     aux_extras={k: v[:, :4] for k, v in second.aux_extras.items()})
     merged, offsets = merge_credit_batches([portable_batch(first), portable_batch(second)])
     assert offsets == [0, 4] and merged.num_rows == batch.num_rows
     assert merged.completion_mask.shape == batch.completion_mask.shape
     assert (merged.completion_mask[4:, 4:] == 0).all()
-    assert merged.teacher_logits.shape == (batch.num_rows, batch.completion_mask.shape[1], 0)
+    assert set(merged.aux_extras) == set(batch.aux_extras) == set(plugin.extra_fields)
+    assert all(v.shape == (batch.num_rows, 0) for v in merged.aux_extras.values())  # names only, not gathered
+    assert torch.isfinite(plugin.advantages(merged).advantages).all()
 
 
 def test_a_group_of_two_tasks_is_reported():
-    batch = build_batch([dict(group="g", traj="a"), dict(group="g", traj="b")], task_ids=["t1", "t2"])
     with pytest.raises(ValueError, match="consecutive"):
-        check_groups(batch)
+        check_groups(["g", "g"], ["t1", "t2"])
+    check_groups(["g", "g", "h"], ["t1", "t1", "t1"])  # one task in two groups is fine (two seeds)
+    batch = build_batch([dict(group="g", traj="a"), dict(group="g", traj="b")])
+    with pytest.raises(ValueError, match="consecutive"):  # the trainer's path: the rows' tasks beside the batch
+        credit_over_processes(get_credit_assigner("grpo"), batch, ProcessSync(), task_ids=["t1", "t2"])
 
 
 class _Recorder:

@@ -57,28 +57,28 @@ def test_rehearsal_trains_caller_and_simulator_rows(make_config, tmp_path):
     assert all(env.world_model.backend.model is trainer.model for env in envs)
     ratios = _logged(trainer, "credit/envace/simulator_row_ratio")
     assert ratios and all(r > 0 for r in ratios), ratios
-    assert all(n > 0 for n in _logged(trainer, "episodes/simulator_rows"))
+    assert all(n > 0 for n in _logged(trainer, "episodes/generation_rows"))
     losses = _logged(trainer, "loss")
     assert len(losses) == 2 and all(math.isfinite(x) for x in losses)
     assert changed(before, trainer.model)
     lines = [json.loads(x) for x in (tmp_path / "run" / "trajectories" / "step_000001.jsonl").read_text().splitlines()]
-    assert sum(t["simulator_generations"] for line in lines for t in line["turns"]) > 0
+    assert sum(t["role_generations"] for line in lines for t in line["turns"]) > 0
 
 
 def test_simulator_rows_share_the_trajectory_score():
     from agentgym_suite.rollout.records import Trajectory, Turn
     from agentgym_suite.trainers.rows import build_rows
 
-    from agentgym_suite.core.simulator_generation import SimulatorGeneration
+    from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
 
     gen = SimulatorGeneration("search", turn=1, prompt_ids=[1, 2], completion_ids=[3, 4], logprobs=[-0.1, -0.2],
                               has_token_ids=True, contract_valid=True, finish_reason="length", completion_text="x")
     turn = Turn(index=0, prompt_text="p", completion_text="a", prompt_ids=[5], completion_ids=[6], logprobs=[-1.0],
-                state="o", simulator_generations=[gen, gen])
+                state="o", role_generations=[gen.as_role_generation()] * 2)
     traj = Trajectory(task_id="w0-t0", group_id="g", env_id="EnvACE-Rehearsal-v0", seed=0, traj_id="t",
                       turns=[turn], episode_return=0.75)
     for layout in ("turn", "trajectory"):
-        rows = build_rows([traj], layout, simulator_rows=True)
+        rows = build_rows([traj], layout, generation_roles=("caller", "simulator"))
         assert [r.role for r in rows] == ["agent", "simulator", "simulator"]
         assert {r.ret for r in rows} == {0.75} and {r.group for r in rows} == {"g"}
         assert [r.turn_idx for r in rows[1:]] == [0, 1] and rows[1].turns[0].finish_reason == "length"

@@ -90,9 +90,10 @@ def test_trainer_credit_is_that_of_one_process(two_processes, run):
     plugin = get_credit_assigner("gigpo")
     parts = [dict(p[run]["batch"]) for p in two_processes]
     for part in parts:
-        for key in ("returns", "invalid", "completion_mask", "step_rewards", "old_logprobs", "teacher_logprobs"):
+        for key in ("returns", "invalid", "completion_mask", "old_logprobs", "teacher_logprobs"):
             if isinstance(part.get(key), list):
                 part[key] = torch.tensor(part[key])
+        part["extras"] = dict(part["extras"], step_rewards=torch.tensor(part["extras"]["step_rewards"]))
     merged, offsets = merge_credit_batches(parts)
     expected = plugin.advantages(merged).advantages
     groups = [set(p["group_ids"]) for p in parts]

@@ -10,7 +10,8 @@ import torch
 
 from agentgym_suite.trainers import AgentGRPOTrainer, logprob_passes
 from agentgym_suite.trainers.agent_grpo import build_credit
-from agentgym_suite.trainers.credit.vad import TRAINER_TOP_K, vad_target
+from agentgym_suite.trainers.credit import VOCAB_INDEX
+from agentgym_suite.trainers.credit.vad import TRAINER_TOP_K, WITH_EVIDENCE, WITHOUT_EVIDENCE, vad_target
 from agentgym_suite.trainers.fixed_teacher import FROZEN_COPY, PEFT_BASE, REFERENCE
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.teacher import PRIVILEGED_HEADER
@@ -33,12 +34,12 @@ def test_vad_trains_with_top_k_teacher_logits(make_config):
     assert len(losses) == 2 and all(math.isfinite(x) for x in losses)
     aux = _logged(trainer, "credit/vad/aux_loss")
     assert aux and all(math.isfinite(x) and x >= 0 for x in aux)
-    batch = trainer._credit_batch
-    assert batch.teacher_logits.shape[-1] == 8 and batch.vocab_index.shape == batch.teacher_logits.shape
-    assert batch.teacher_logits_no_evidence.shape == batch.teacher_logits.shape
+    aux = trainer._credit_batch.aux_extras
+    assert aux[WITH_EVIDENCE].shape[-1] == 8 and aux[VOCAB_INDEX].shape == aux[WITH_EVIDENCE].shape
+    assert aux[WITHOUT_EVIDENCE].shape == aux[WITH_EVIDENCE].shape
     # the evidence changes the teacher: with and without it the logits differ on model tokens
-    mask = batch.completion_mask.bool()
-    assert not torch.allclose(batch.teacher_logits[mask], batch.teacher_logits_no_evidence[mask])
+    mask = trainer._credit_batch.completion_mask.bool()
+    assert not torch.allclose(aux[WITH_EVIDENCE][mask], aux[WITHOUT_EVIDENCE][mask])
 
 
 def test_default_top_k_and_full_vocabulary_opt_out(make_config):
@@ -58,7 +59,7 @@ def test_teacher_logits_align_with_the_completion():
     with torch.no_grad():
         got = completion_logits(model, torch.cat([prompt, comp], 1), torch.cat([pmask, torch.ones_like(comp)], 1), 3)
         assert torch.allclose(got, full[:, 3:6], atol=1e-5)
-        pos, neg, idx = teacher_logits(model, (prompt, pmask), (prompt, pmask), comp, top_k=4, batch_size=1)
+        (pos, neg), idx = teacher_logits(model, [(prompt, pmask), (prompt, pmask)], comp, top_k=4, batch_size=1)
     assert idx.shape == (2, 3, 4) and torch.allclose(pos, neg)
     assert torch.allclose(pos, full[:, 3:6].gather(-1, idx), atol=1e-5)
     assert torch.equal(idx, full[:, 3:6].topk(4, dim=-1).indices)
@@ -71,8 +72,8 @@ def test_vad_full_vocabulary_in_trajectory_layout(make_config):
     before = snapshot(trainer.model)
     trainer.train()
     assert changed(before, trainer.model)
-    assert trainer._credit_batch.vocab_index is None
-    assert trainer._credit_batch.teacher_logits.shape[-1] == trainer.model.config.vocab_size
+    assert VOCAB_INDEX not in trainer._credit_batch.aux_extras
+    assert trainer._credit_batch.aux_extras[WITH_EVIDENCE].shape[-1] == trainer.model.config.vocab_size
 
 
 def _unpadded(ids: torch.Tensor, mask: torch.Tensor) -> list[int]:
@@ -84,9 +85,10 @@ def test_after_one_update_alpha_is_not_one_and_x_minus_is_not_the_student_prompt
     # log p_S = log p_T(.|x-), r = u and alpha = 1 on every token (plain privileged distillation).
     calls = []
 
-    def spy(model, pos, neg, completion_ids, **kwargs):
+    def spy(model, prompts, completion_ids, **kwargs):
+        pos, neg = prompts  # VAD asks for x+ then x-
         calls.append({"model": model, "pos": pos, "neg": neg, "completion_ids": completion_ids, **kwargs})
-        return teacher_logits(model, pos, neg, completion_ids, **kwargs)
+        return teacher_logits(model, prompts, completion_ids, **kwargs)
 
     monkeypatch.setattr(logprob_passes, "teacher_logits", spy)
     trainer = AgentGRPOTrainer(args=make_config(credit="vad", teacher_context="oracle", credit_params={"top_k": 8},
@@ -122,24 +124,24 @@ def test_after_one_update_alpha_is_not_one_and_x_minus_is_not_the_student_prompt
     ids = torch.cat([out["prompt_ids"], out["completion_ids"]], 1)
     mask = torch.cat([out["prompt_mask"], torch.ones_like(out["completion_ids"])], 1)
     width = out["completion_ids"].size(1)
-    index = batch.vocab_index
+    index = batch.aux_extras[VOCAB_INDEX]
     with torch.no_grad():
         now = completion_logits(trainer.model, ids, mask, width).gather(-1, index)
         before = completion_logits(teacher.model, ids, mask, width).gather(-1, index)  # initial weights
-        pos_again, neg_again, index_again = teacher_logits(teacher.model, calls[0]["pos"], calls[0]["neg"],
-                                                           calls[0]["completion_ids"], top_k=8, batch_size=4)
+        (pos_again, neg_again), index_again = teacher_logits(teacher.model, [calls[0]["pos"], calls[0]["neg"]],
+                                                             calls[0]["completion_ids"], top_k=8, batch_size=4)
     keep = batch.completion_mask.bool()
     assert torch.equal(index_again, index)
-    assert torch.allclose(pos_again, batch.teacher_logits, atol=1e-5)  # the teacher stayed fixed
-    assert torch.allclose(neg_again, batch.teacher_logits_no_evidence, atol=1e-5)
+    assert torch.allclose(pos_again, batch.aux_extras[WITH_EVIDENCE], atol=1e-5)  # the teacher stayed fixed
+    assert torch.allclose(neg_again, batch.aux_extras[WITHOUT_EVIDENCE], atol=1e-5)
     assert (now - before)[keep].abs().max() > 1e-3  # the student moved
 
     def alpha_share(neg: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         lsm = lambda x: torch.log_softmax(x.float(), -1)  # noqa: E731
-        _, alpha, share = vad_target(lsm(now), lsm(batch.teacher_logits), lsm(neg), one_sided=False)
+        _, alpha, share = vad_target(lsm(now), lsm(batch.aux_extras[WITH_EVIDENCE]), lsm(neg), one_sided=False)
         return alpha[keep], share[keep]
 
-    alpha, share = alpha_share(batch.teacher_logits_no_evidence)
+    alpha, share = alpha_share(batch.aux_extras[WITHOUT_EVIDENCE])
     assert (alpha - 1).abs().max() > 0.1 and (share < 0.99).any()
     # the old construction, x- = the student's prompt under the student's weights: alpha is 1 everywhere
     legacy_alpha, legacy_share = alpha_share(now)

@@ -17,13 +17,15 @@ output contract, :mod:`agentgym_suite.llm.structured`).
 Simulator generations, for training the Simulator role
 ------------------------------------------------------
 Each ``step`` puts the generations it made in ``info["simulator_generations"]`` (a list of
-:class:`~agentgym_suite.core.simulator_generation.SimulatorGeneration`, in call order; empty
+:class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration`, in call order; empty
 after ``reset`` and on steps without simulated calls). The whole episode's list is
 ``env.unwrapped.episode_generations``. Each records the simulated call (tool name, arguments,
 call id, caller turn, position among the turn's calls), the simulator's prompt (messages,
 rendered text, exact token ids), the generation (token ids, log-probs, text, finish reason),
-whether it met the ``<execution_result>`` contract, and the result given to the caller. The
-trainer makes ``simulator`` rows from the trainable ones (``trainers/rows.py``).
+whether it met the ``<execution_result>`` contract, and the result given to the caller. The same
+generations go to ``info["role_generations"]`` as generic records of the role ``simulator``
+(:mod:`agentgym_suite.core.role_generation`); a trainer whose credit plug-in trains that role
+(EnvACE) makes ``simulator`` rows from the trainable ones (``trainers/rows.py``).
 """
 
 from agentgym_suite.envs.rehearsal.contract import (

@@ -241,7 +241,7 @@ class RehearsingAgent:
         if played.broken:
             raise RuntimeError(f"imagined attempt {index} at {task_id} failed ({played.error_stage}): {played.error}")
         attempt.steps = played.num_turns
-        self.stats["simulated_calls"] += sum(len(turn.simulator_generations) for turn in played.turns)
+        self.stats["simulated_calls"] += sum(len(turn.role_generations) for turn in played.turns)
         last = played.turns[-1] if played.turns else None
         if last is not None and (last.terminated or (last.truncated and played.num_turns < self.max_turns)):
             error = last.info.get("error")

@@ -4,7 +4,7 @@
 loaded on first use) and simulates a batch of tool calls with **one** backend call: one
 generation per call, each parsed with the strict output contract. Every generation is
 returned as a :class:`Simulation` whose ``record`` is the
-:class:`~agentgym_suite.core.simulator_generation.SimulatorGeneration` that goes into
+:class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration` that goes into
 ``info["simulator_generations"]``.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
 
 from agentgym_suite.core.policy_loan import POLICY  # the placeholder a trainer replaces with its policy backend
-from agentgym_suite.core.simulator_generation import SimulatorGeneration
+from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
 from agentgym_suite.envs.rehearsal.contract import SIMULATOR_FAILED, contract_error, is_error_result, parse_execution_result
 from agentgym_suite.envs.rehearsal.prompts import STYLES, SimulatorRequest, build_simulator_messages
 from agentgym_suite.llm.base import SamplingParams
@@ -183,7 +183,7 @@ class WorldModel:
         """Simulate every request with one batched backend call; never raises on backend failure.
 
         ``meta`` gives, per request, where the call came from (``call_id``, ``turn``, ``index``:
-        fields of :class:`~agentgym_suite.core.simulator_generation.SimulatorGeneration`).
+        fields of :class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration`).
         """
         if not requests:
             return []

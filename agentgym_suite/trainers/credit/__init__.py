@@ -8,8 +8,9 @@ auxiliary loss. The trainer (a TRL ``GRPOTrainer`` subclass) uses it like this::
     credit = get_credit_assigner("sdar", lambda_=0.01, beta=5.0)
     # compute only what the plug-in declares:
     #   credit.needs_old_logprobs, credit.needs_teacher_logprobs, credit.needs_full_logits,
-    #   credit.required_fields (e.g. "anchor_keys" for gigpo), credit.row_inputs (SkillRise's
-    #   "positions": providers whose values go to CreditBatch.extras, see credit/inputs.py)
+    #   credit.required_fields, credit.row_inputs (e.g. GiGPO's "anchor_keys", SkillRise's
+    #   "positions": providers whose values go to CreditBatch.extras, see credit/inputs.py),
+    #   credit.teacher_logit_prompts(...) for needs_full_logits (logits go to CreditBatch.aux_extras)
     batch = CreditBatch(group_ids=..., traj_ids=..., turn_idx=..., roles=..., returns=...,
                         invalid=..., completion_mask=..., teacher_logprobs=..., step=state.global_step)
     out = credit.advantages(batch)            # once per generation batch
@@ -45,7 +46,8 @@ from agentgym_suite.trainers.credit.base import (
     CreditBatch,
     CreditConfig,
     CreditOutput,
-    EvidenceInputs,
+    TeacherLogitPrompts,
+    VOCAB_INDEX,
 )
 from agentgym_suite.trainers.credit.inputs import RowField, RowInput, compute_row_inputs
 from agentgym_suite.trainers.credit.registry import (
@@ -67,7 +69,8 @@ __all__ = [
     "CreditBatch",
     "CreditConfig",
     "CreditOutput",
-    "EvidenceInputs",
+    "TeacherLogitPrompts",
+    "VOCAB_INDEX",
     "available_credit_assigners",
     "build_credit_assigner",
     "credit_assigner_class",

@@ -14,12 +14,14 @@ so the trainer never branches on a plug-in's name:
 
 * ``needs_*`` flags and ``extra_fields``: the optional batch inputs to compute
   (``required_fields``; ``check_batch`` turns a missing one into an error that names it);
+* ``teacher_logit_prompts``: for a plug-in with ``needs_full_logits``, the teacher prompts whose
+  logits over the completion the trainer stores in ``CreditBatch.aux_extras`` (VAD's ``x+``/``x-``);
 * ``row_inputs``: inputs of this method alone, as providers computed from the trainer's rows
   into ``CreditBatch.extras`` (:mod:`~agentgym_suite.trainers.credit.inputs`);
 * ``needs_fixed_teacher``: the teacher is fixed weights, not the moving policy (VAD);
 * ``roles``: the row roles it trains, the first being the role of a plain single-role
-  episode's rows; a plug-in listing ``simulator`` also trains a rehearsal env's world-model
-  generations;
+  episode's rows; a plug-in listing the role of an env's extra generations (an env declares it,
+  e.g. a rehearsal env's world model) also trains those generations;
 * ``own_invalid_penalty``: its paper fixes the invalid-action penalty, so the trainer's
   ``invalid_action_penalty`` is not passed to it;
 * ``trainer_defaults``: parameters a trainer passes unless the user sets them;
@@ -78,25 +80,18 @@ class CreditBatch:
     """``(R, T)`` log-probs of the sampled tokens under the rollout weights (detached)."""
     teacher_logprobs: Tensor | None = None
     """``(R, T)`` same weights as ``old_logprobs`` with privileged text in the prompt."""
-    step_rewards: Tensor | None = None
-    """``(R,)`` per-step env reward (GiGPO). ``None``: the return sits on the last turn."""
-    anchor_keys: Sequence[Hashable] | None = None
-    """Raw env observation of the row, without history (GiGPO anchor states)."""
-    task_ids: Sequence[Hashable] | None = None
-    """Task of the row when it differs from the group (EnvACE); ``None``: the group id."""
-    teacher_logits: Tensor | None = None
-    """``(R, T, V)`` teacher logits with the evidence in context (VAD), detached."""
-    teacher_logits_no_evidence: Tensor | None = None
-    """``(R, T, V)`` teacher logits with the evidence removed (VAD), detached."""
-    vocab_index: Tensor | None = None
-    """``(R, T, K)`` token ids the VAD teacher logits are restricted to (top-k storage);
-    ``None`` means the last axis is the full vocabulary."""
     step: int = 0
     """Optimiser steps the trainer completed before this batch (0 for the first batch), for
     schedules such as RLSD's decay; the batch trains step ``step + 1``."""
     extras: Mapping[str, RowValues] = field(default_factory=dict)
     """Inputs of one method, by name: what the plug-in's ``row_inputs`` providers computed from the
     rows (a list of values or a tensor with the rows first; e.g. SkillRise's ``positions``)."""
+    aux_extras: Mapping[str, Tensor] = field(default_factory=dict)
+    """Inputs only the plug-in's ``aux_loss`` reads, by name, each a tensor with the rows first: the
+    teacher logits its ``teacher_logit_prompts`` asked for, ``(R, T, K)`` and detached, and under
+    :data:`VOCAB_INDEX` the token ids they are restricted to when a top-k was kept. Computed on each
+    process's own rows and not gathered over processes: a batch merged from several processes holds
+    ``(R, 0)`` placeholders here."""
 
     def __post_init__(self) -> None:
         """Check that every field agrees on the number of rows and tokens."""
@@ -108,12 +103,9 @@ class CreditBatch:
         rows = self.completion_mask.shape[0]
         for name in ("group_ids", "traj_ids", "turn_idx", "roles"):
             _check_len(name, getattr(self, name), rows)
-        for name in ("anchor_keys", "task_ids"):
-            if getattr(self, name) is not None:
-                _check_len(name, getattr(self, name), rows)
-        for name in ("returns", "invalid", "step_rewards"):
+        for name in ("returns", "invalid"):
             value = getattr(self, name)
-            if value is not None and tuple(value.shape) != (rows,):
+            if tuple(value.shape) != (rows,):
                 raise ValueError(f"{name} must have shape ({rows},), one value per row; got {tuple(value.shape)}.")
         for name in ("old_logprobs", "teacher_logprobs"):
             value = getattr(self, name)
@@ -122,18 +114,13 @@ class CreditBatch:
                     f"{name} must have the completion_mask's shape {tuple(self.completion_mask.shape)}; "
                     f"got {tuple(value.shape)}. Compute it on the same padded completions."
                 )
-        for name in ("teacher_logits", "teacher_logits_no_evidence", "vocab_index"):
-            value = getattr(self, name)
-            if value is not None and (value.dim() != 3 or value.shape[:2] != self.completion_mask.shape):
-                raise ValueError(
-                    f"{name} must have shape (rows, tokens, vocab) matching completion_mask "
-                    f"{tuple(self.completion_mask.shape)}; got {tuple(value.shape)}."
-                )
         bad = sorted({repr(r) for r in self.roles if not isinstance(r, str) or not r})
         if bad:
             raise ValueError(f"row roles must be non-empty strings; got {bad}.")
         for name, value in self.extras.items():
             check_row_values(name, value, rows, "tensor" if isinstance(value, Tensor) else "values")
+        for name, value in self.aux_extras.items():
+            check_row_values(name, value, rows, "tensor")
         if not torch.isfinite(self.returns.float()).all():
             raise ValueError("returns contain NaN or inf; give failed episodes a finite return (e.g. 0).")
 
@@ -156,7 +143,7 @@ class CreditBatch:
             value = getattr(self, f.name)
             if value is None or f.name == "step":
                 continue
-            if f.name == "extras":
+            if f.name in ("extras", "aux_extras"):
                 updates[f.name] = select_row_values(value, picks)
             elif isinstance(value, Tensor):
                 updates[f.name] = value[idx.to(value.device)]
@@ -193,16 +180,27 @@ class CreditConfig:
         """Validate the fields (subclasses extend this)."""
 
 
-@dataclass(frozen=True)
-class EvidenceInputs:
-    """What a plug-in with ``needs_full_logits`` asks the trainer to compute from the teacher prompt.
+VOCAB_INDEX = "vocab_index"
+"""Key in ``CreditBatch.aux_extras`` of the ``(R, T, K)`` token ids the stored teacher logits are
+restricted to (top-k storage); absent when they cover the full vocabulary. The trainer gathers the
+student's logits at these ids before ``aux_loss``."""
 
-    ``counterfactual`` says how the evidence tokens are ablated in the counterfactual prompt ``x-``
-    (see :data:`agentgym_suite.trainers.teacher.COUNTERFACTUALS`); ``top_k`` is the vocabulary kept
-    per token of the stored teacher logits (None: the full vocabulary).
+Encode = Callable[[str], Sequence[int]]
+"""Text -> token ids, without special tokens."""
+
+
+@dataclass(frozen=True)
+class TeacherLogitPrompts:
+    """What a plug-in with ``needs_full_logits`` asks the trainer to compute: teacher logits over each
+    row's completion after each of these prompts.
+
+    ``prompts`` maps a name to one prompt (token ids) per row; the trainer runs the teacher on each
+    prompt followed by the row's completion and stores the logits in ``CreditBatch.aux_extras`` under
+    the name. ``top_k``: the vocabulary kept per token, the tokens most likely after the *first*
+    prompt set (their ids go to ``aux_extras[VOCAB_INDEX]``); None keeps the full vocabulary.
     """
 
-    counterfactual: str = "blank"
+    prompts: Mapping[str, Sequence[Sequence[int]]]
     top_k: int | None = None
 
 
@@ -223,13 +221,15 @@ class CreditAssigner(ABC):
     needs_teacher_logprobs: ClassVar[bool] = False
     """The trainer must run the teacher prompt and fill ``CreditBatch.teacher_logprobs``."""
     needs_full_logits: ClassVar[bool] = False
-    """The trainer must fill the VAD teacher logits and pass current logits to ``aux_loss``."""
+    """The trainer fills ``CreditBatch.aux_extras`` with the teacher logits ``teacher_logit_prompts``
+    asks for and passes the student's current logits to ``aux_loss``."""
     needs_fixed_teacher: ClassVar[bool] = False
-    """The trainer runs the teacher's passes (``teacher_logprobs``, the VAD teacher logits) on
+    """The trainer runs the teacher's passes (``teacher_logprobs``, the teacher logits) on
     fixed weights: TRL's reference model, a PEFT policy's base weights, or else a frozen copy
     of the initial weights it builds itself. ``False``: the teacher is the current policy."""
     extra_fields: ClassVar[tuple[str, ...]] = ()
-    """Further optional ``CreditBatch`` fields the plug-in needs."""
+    """Further inputs the plug-in needs, by name: optional ``CreditBatch`` fields, or the
+    ``aux_extras`` its ``teacher_logit_prompts`` names (``check_batch`` checks each is there)."""
     row_inputs: ClassVar[tuple[RowInput, ...]] = ()
     """Inputs of this method alone: providers the trainer runs on its rows, whose values the plug-in
     reads from ``CreditBatch.extras`` by name (:mod:`~agentgym_suite.trainers.credit.inputs`)."""
@@ -279,28 +279,32 @@ class CreditAssigner(ABC):
         their own shape (SkillRise's multi-task trials) wraps each env here."""
         return make_env
 
-    def evidence_inputs(self) -> EvidenceInputs:
-        """How the trainer computes the teacher logits of a plug-in with ``needs_full_logits`` (read
-        from the plug-in's config by the plug-in itself); the default ablates with blanks and keeps the
-        full vocabulary."""
-        return EvidenceInputs()
+    def teacher_logit_prompts(self, rows: Sequence[Any], texts: Sequence[str], encode: Encode,
+                              max_prompt_tokens: int) -> TeacherLogitPrompts:
+        """The teacher prompts of a plug-in with ``needs_full_logits``, given the trainer's rows
+        (``trainers.rows.Row``), each row's privileged text (``teacher_context``), the tokenizer's
+        ``encode`` and the prompt budget (the student prompt's oldest tokens go first; see
+        ``trainers.teacher.teacher_prompt_ids``). A plug-in with ``needs_full_logits`` overrides it."""
+        raise NotImplementedError(
+            f"credit plug-in '{self.name}' declares needs_full_logits but not which teacher prompts to run; "
+            "override CreditAssigner.teacher_logit_prompts.")
 
     @property
     def required_fields(self) -> tuple[str, ...]:
-        """Optional ``CreditBatch`` fields this plug-in reads, then the names of its ``row_inputs`` (extras)."""
+        """Optional ``CreditBatch`` fields and inputs this plug-in reads: those of its ``needs_*`` flags,
+        its ``extra_fields``, then the names of its ``row_inputs`` (extras)."""
         needed: list[str] = []
         if self.needs_old_logprobs:
             needed.append("old_logprobs")
         if self.needs_teacher_logprobs:
             needed.append("teacher_logprobs")
-        if self.needs_full_logits:
-            needed += ["teacher_logits", "teacher_logits_no_evidence"]
         return tuple(needed) + tuple(self.extra_fields) + tuple(p.name for p in self.row_inputs)
 
     def check_batch(self, batch: CreditBatch) -> None:
         """Raise ``ValueError`` naming every required field the batch lacks, or the row roles
         this plug-in does not train."""
-        missing = [n for n in self.required_fields if getattr(batch, n, None) is None and n not in batch.extras]
+        missing = [n for n in self.required_fields
+                   if getattr(batch, n, None) is None and n not in batch.extras and n not in batch.aux_extras]
         if missing:
             raise ValueError(
                 f"credit plug-in '{self.name}' needs batch field(s) {missing}; "

@@ -28,6 +28,12 @@ from agentgym_suite.trainers.credit.base import (
     require,
 )
 from agentgym_suite.trainers.credit.grouping import broadcast, group_normalize
+from agentgym_suite.trainers.credit.inputs import RowField, RowInput
+
+TASK_IDS = RowField("task_ids", lambda rows: [r.episode.task_id for r in rows],
+                    requires="Row.episode.task_id: the task the row's episode played")
+"""EnvACE's input: each row's task (rows of one task and role share a baseline, across seeds), in
+``CreditBatch.extras["task_ids"]``."""
 
 RELEASED_EMPTY_ROW_PENALTY = 0.1
 """verl's ``invalid_action_penalty_coef`` default, which the released launcher keeps."""
@@ -52,19 +58,19 @@ class EnvACECreditConfig(CreditConfig):
 class EnvACECredit(CreditAssigner):
     """EnvACE: group key = (task, role); ``A_row = s - mean(s over that task's rows of that
     role)`` with ``s = R - invalid_penalty * invalid``; rows are not deduplicated, a lone row keeps
-    ``s``. The task is ``task_ids`` when given, else the group id."""
+    ``s``. The task is the ``task_ids`` input (:data:`TASK_IDS`)."""
 
     name: ClassVar[str] = "envace"
     config_cls: ClassVar[type[CreditConfig]] = EnvACECreditConfig
     roles: ClassVar[tuple[str, ...]] = ("caller", "simulator")
     own_invalid_penalty: ClassVar[bool] = True
+    row_inputs: ClassVar[tuple[RowInput, ...]] = (TASK_IDS,)
     config: EnvACECreditConfig
 
     def advantages(self, batch: CreditBatch) -> CreditOutput:
         """Role-wise mean-only advantages broadcast over each row's model tokens."""
         self.check_batch(batch)
-        tasks = batch.task_ids if batch.task_ids is not None else batch.group_ids
-        keys = list(zip(tasks, batch.roles))
+        keys = list(zip(batch.extras[TASK_IDS.name], batch.roles))
         scores = batch.returns.to(torch.float32) - self.config.invalid_penalty * batch.invalid.to(torch.float32)
         per_row = group_normalize(scores, keys, std_normalize=False, singleton="raw")
         sim = torch.tensor([r == "simulator" for r in batch.roles], dtype=torch.bool)

@@ -33,6 +33,19 @@ from agentgym_suite.trainers.credit.base import (
 )
 from agentgym_suite.trainers.credit.grouping import broadcast, group_normalize, trajectory_rows
 from agentgym_suite.trainers.credit.grpo import row_scores
+from agentgym_suite.trainers.credit.inputs import RowField, RowInput
+
+
+def _step_rewards(rows: Sequence[Any]) -> Tensor:
+    return torch.tensor([float(r.step_reward) for r in rows], dtype=torch.float32)
+
+
+ANCHOR_KEYS = RowField("anchor_keys", lambda rows: [r.anchor for r in rows],
+                       requires="Row.anchor: the row's raw observation, without history (its anchor state)")
+"""GiGPO's input: each row's anchor state, in ``CreditBatch.extras["anchor_keys"]``."""
+STEP_REWARDS = RowField("step_rewards", _step_rewards, kind="tensor",
+                        requires="Row.step_reward: the env's reward for the row's step")
+"""GiGPO's input: each row's step reward ``(R,)``, in ``CreditBatch.extras["step_rewards"]``."""
 
 
 NORMALIZATIONS = ("mean_norm", "mean_std_norm")
@@ -87,13 +100,14 @@ class GiGPOCreditConfig(CreditConfig):
 def discounted_step_returns(batch: CreditBatch, gamma: float) -> Tensor:
     """``R_t = r_t + gamma * R_{t+1}`` along each trajectory, ``(R,)``.
 
-    Without ``step_rewards`` the reward is sparse: the episode return on the trajectory's last
-    turn and 0 on the others.
+    Without the ``step_rewards`` input the reward is sparse: the episode return on the trajectory's
+    last turn and 0 on the others.
     """
     order = trajectory_rows(batch.traj_ids, batch.turn_idx)
     returns = batch.returns.to(torch.float32)
-    if batch.step_rewards is not None:
-        rewards = batch.step_rewards.to(torch.float32)
+    given = batch.extras.get(STEP_REWARDS.name)
+    if given is not None:
+        rewards = torch.as_tensor(given, dtype=torch.float32, device=returns.device)
     else:
         rewards = torch.zeros_like(returns)
         for rows in order.values():
@@ -118,7 +132,7 @@ class GiGPOCredit(CreditAssigner):
 
     name: ClassVar[str] = "gigpo"
     config_cls: ClassVar[type[CreditConfig]] = GiGPOCreditConfig
-    extra_fields: ClassVar[tuple[str, ...]] = ("anchor_keys",)
+    row_inputs: ClassVar[tuple[RowInput, ...]] = (ANCHOR_KEYS, STEP_REWARDS)
     config: GiGPOCreditConfig
 
     def advantages(self, batch: CreditBatch) -> CreditOutput:
@@ -131,8 +145,7 @@ class GiGPOCredit(CreditAssigner):
             std_normalize=cfg.std_normalize, eps=cfg.eps, singleton="raw",
         )
         step_returns = discounted_step_returns(batch, cfg.gamma) - penalty
-        assert batch.anchor_keys is not None
-        keys: list[Any] = list(batch.anchor_keys)
+        keys: list[Any] = list(batch.extras[ANCHOR_KEYS.name])
         if cfg.similarity_threshold is not None:
             keys = similar_anchor_keys(batch.group_ids, keys, cfg.similarity_threshold)
         anchors = list(zip(batch.group_ids, keys))

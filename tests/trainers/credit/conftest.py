@@ -31,7 +31,8 @@ def build_batch(
     The default mask has model tokens at positions 1..(T-2) with a masked env token in the
     middle, so each row has masked-out tokens at both ends and inside. ``extras`` holds every
     registered plug-in's inputs and those of the ``row_inputs`` providers given (a plug-in outside the
-    registry); an override named like an input sets it (``None`` removes it).
+    registry), ``aux_extras`` random teacher logits under every name :func:`registered_aux_extras`
+    gives; an override named like an input sets it (``None`` removes it).
     """
     gen = torch.Generator().manual_seed(seed)
     n = len(rows)
@@ -51,19 +52,18 @@ def build_batch(
         completion_mask=mask,
         old_logprobs=old,
         teacher_logprobs=teacher,
-        anchor_keys=[r.get("anchor", f"obs-{r['group']}-{r.get('turn', 0)}") for r in rows],
-        teacher_logits=torch.randn(n, tokens, VOCAB, generator=gen),
-        teacher_logits_no_evidence=torch.randn(n, tokens, VOCAB, generator=gen),
         step=0,
     )
     extras = registered_row_inputs(rows, mask, row_inputs)
-    for name in [k for k in overrides if k in extras]:  # an input given (or removed with None) by the test
-        value = overrides.pop(name)
-        if value is None:
-            del extras[name]
-        else:
-            extras[name] = value
-    fields["extras"] = extras
+    aux_extras = {name: torch.randn(n, tokens, VOCAB, generator=gen) for name in registered_aux_extras()}
+    for inputs in (extras, aux_extras):
+        for name in [k for k in overrides if k in inputs]:  # an input given (or removed with None) by the test
+            value = overrides.pop(name)
+            if value is None:
+                del inputs[name]
+            else:
+                inputs[name] = value
+    fields["extras"], fields["aux_extras"] = extras, aux_extras
     fields.update(overrides)
     return CreditBatch(**fields)
 
@@ -72,13 +72,33 @@ def registered_row_inputs(rows: Sequence[dict[str, Any]], mask: torch.Tensor,
                           more: Sequence[Any] = ()) -> dict[str, Any]:
     """Every registered plug-in's declared inputs (``row_inputs``) and ``more`` providers, computed by
     the providers from rows that stand in for the trainer's (``pos`` is a row's ``position``; a row's
-    completion has as many tokens as its mask trains)."""
-    stand_ins = [SimpleNamespace(position=r.get("pos", 0), turn_idx=r.get("turn", 0), role=r.get("role", "agent"),
-                                 completion_ids=[1] * int(m.sum())) for r, m in zip(rows, mask)]
+    completion has as many tokens as its mask trains; ``anchor`` its raw observation; ``task`` its
+    episode's task, by default its group; ``step_reward`` its step reward, by default sparse: the
+    return on its trajectory's last turn, 0 before)."""
+    last_turn: dict[Any, int] = {}
+    for r in rows:
+        last_turn[r["traj"]] = max(last_turn.get(r["traj"], 0), r.get("turn", 0))
+    stand_ins = [SimpleNamespace(
+        position=r.get("pos", 0), turn_idx=r.get("turn", 0), role=r.get("role", "agent"),
+        completion_ids=[1] * int(m.sum()), anchor=r.get("anchor", f"obs-{r['group']}-{r.get('turn', 0)}"),
+        episode=SimpleNamespace(task_id=r.get("task", r["group"])),
+        step_reward=r.get("step_reward", float(r.get("ret", 0.0)) if r.get("turn", 0) == last_turn[r["traj"]] else 0.0),
+    ) for r, m in zip(rows, mask)]
     extras: dict[str, Any] = compute_row_inputs(list(more), stand_ins)
     for plugin_class in credit_assigners().values():
         extras.update(compute_row_inputs(plugin_class.row_inputs, stand_ins))
     return extras
+
+
+def registered_aux_extras() -> list[str]:
+    """The names of the teacher logits every registered plug-in with ``needs_full_logits`` reads
+    (its ``extra_fields`` that are not ``CreditBatch`` fields); the batch holds random ``(R, T, VOCAB)``
+    logits under each."""
+    names: list[str] = []
+    for plugin_class in credit_assigners().values():
+        if plugin_class.needs_full_logits:
+            names += [n for n in plugin_class.extra_fields if n not in CreditBatch.__dataclass_fields__ and n not in names]
+    return names
 
 
 @pytest.fixture

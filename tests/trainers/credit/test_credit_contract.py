@@ -53,9 +53,9 @@ def aux_inputs(plugin: CreditAssigner, batch: CreditBatch) -> tuple[torch.Tensor
     assert batch.old_logprobs is not None
     logprobs = (batch.old_logprobs + 0.3).clone().requires_grad_(True)
     logits = None
-    if plugin.needs_full_logits:
-        assert batch.teacher_logits is not None
-        logits = (batch.teacher_logits * 0.5).clone().requires_grad_(True)
+    if plugin.needs_full_logits:  # the student's logits: half the first teacher logits the plug-in reads
+        teacher = batch.aux_extras[next(n for n in plugin.required_fields if n in batch.aux_extras)]
+        logits = (teacher * 0.5).clone().requires_grad_(True)
     return logprobs, logits
 
 
@@ -140,8 +140,8 @@ class TestCreditContract:
         assert batch.old_logprobs is not None and batch.teacher_logprobs is not None
         batch.old_logprobs[off] = float("nan")
         batch.teacher_logprobs[off] = float("-inf")
-        assert batch.teacher_logits is not None
-        batch.teacher_logits[off] = float("nan")
+        for value in batch.aux_extras.values():
+            value[off] = float("nan")
         assert torch.isfinite(plugin.advantages(batch).advantages).all()
         aux = plugin.aux_loss(batch, logprobs, logits)
         if aux is not None:
@@ -180,6 +180,8 @@ class TestCreditContract:
                      "has_aux_loss", "own_invalid_penalty"):
             assert isinstance(getattr(plugin, flag), bool)
         inputs = {p.name for p in plugin.row_inputs}
+        if plugin.needs_full_logits:  # the trainer fills aux_extras through the plug-in's own hook
+            inputs |= set(plugin.extra_fields)
         assert set(plugin.required_fields) <= set(CreditBatch.__dataclass_fields__) | inputs
         for provider in plugin.row_inputs:  # each declared input is a typed provider with a documented need
             assert isinstance(provider, RowInput) and provider.kind in ("values", "tensor") and provider.requires

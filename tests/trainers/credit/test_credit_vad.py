@@ -48,7 +48,8 @@ def one_token_batch(pos, neg) -> CreditBatch:
         group_ids=["g"], traj_ids=["a"], turn_idx=[0], roles=["agent"],
         returns=torch.tensor([1.0]), invalid=torch.zeros(1, dtype=torch.bool),
         completion_mask=torch.tensor([[1, 0]]),
-        teacher_logits=torch.tensor([[pos, junk]]), teacher_logits_no_evidence=torch.tensor([[neg, junk]]),
+        aux_extras={"teacher_logits": torch.tensor([[pos, junk]]),
+                    "teacher_logits_no_evidence": torch.tensor([[neg, junk]])},
     )
 
 
@@ -125,9 +126,9 @@ def test_top_k_and_stored_vocab_index_agree() -> None:
         group_ids=["g"], traj_ids=["a"], turn_idx=[0], roles=["agent"],
         returns=torch.tensor([1.0]), invalid=torch.zeros(1, dtype=torch.bool),
         completion_mask=torch.tensor([[1, 0]]),
-        teacher_logits=torch.tensor([[[POS[i] for i in idx], [0.0] * 3]]),
-        teacher_logits_no_evidence=torch.tensor([[[NEG[i] for i in idx], [0.0] * 3]]),
-        vocab_index=torch.stack([idx, torch.tensor([0, 1, 2])]).unsqueeze(0),
+        aux_extras={"teacher_logits": torch.tensor([[[POS[i] for i in idx], [0.0] * 3]]),
+                    "teacher_logits_no_evidence": torch.tensor([[[NEG[i] for i in idx], [0.0] * 3]]),
+                    "vocab_index": torch.stack([idx, torch.tensor([0, 1, 2])]).unsqueeze(0)},
     )
     got = get_credit_assigner("vad").aux_loss(stored, torch.zeros(1, 2), student_logits()).loss
     assert got.item() == pytest.approx(ref["loss"], rel=1e-5)
@@ -175,12 +176,13 @@ def test_share_below_one_where_the_evidence_does_not_explain_the_correction() ->
         group_ids=["g"], traj_ids=["a"], turn_idx=[0], roles=["agent"],
         returns=torch.tensor([1.0]), invalid=torch.zeros(1, dtype=torch.bool),
         completion_mask=torch.tensor([[1] * n + [0]]),
-        teacher_logits=torch.tensor([[POS] * n + [junk]], dtype=torch.float64),
-        teacher_logits_no_evidence=torch.tensor([negs + [junk]], dtype=torch.float64),
+        aux_extras={"teacher_logits": torch.tensor([[POS] * n + [junk]], dtype=torch.float64),
+                    "teacher_logits_no_evidence": torch.tensor([negs + [junk]], dtype=torch.float64)},
     )
     logits = torch.tensor([[STUDENT] * n + [[0.0] * 5]], dtype=torch.float64, requires_grad=True)
     _, diag = vad_token_loss(
-        logits[:, :n], batch.teacher_logits[:, :n], batch.teacher_logits_no_evidence[:, :n], lambda_reg=0.1,
+        logits[:, :n], batch.aux_extras["teacher_logits"][:, :n], batch.aux_extras["teacher_logits_no_evidence"][:, :n],
+        lambda_reg=0.1,
         one_sided=False)
     got_alpha, got_share, got_w = (diag[key][0].tolist() for key in ("alpha", "share", "reg_weight"))
     assert got_alpha == pytest.approx(alpha, abs=1e-6) and got_share == pytest.approx(share, abs=1e-6)
@@ -198,8 +200,8 @@ def two_group_batch() -> CreditBatch:
         group_ids=["g", "g"], traj_ids=["a", "b"], turn_idx=[0, 0], roles=["agent", "agent"],
         returns=torch.tensor([1.0, 0.0]), invalid=torch.zeros(2, dtype=torch.bool),
         completion_mask=torch.tensor([[1, 1], [1, 0]]),
-        teacher_logits=torch.tensor([[POS, POS], [POS, POS]]),
-        teacher_logits_no_evidence=torch.tensor([[NEG, NEG], [NEG, NEG]]),
+        aux_extras={"teacher_logits": torch.tensor([[POS, POS], [POS, POS]]),
+                    "teacher_logits_no_evidence": torch.tensor([[NEG, NEG], [NEG, NEG]])},
     )
 
 

@@ -11,10 +11,10 @@ Teacher and counterfactual (what the trainer computes for this plug-in):
 - ``x+`` is the privileged prompt: header, evidence (the trainer's ``teacher_context`` text),
   then the student's prompt. ``x-`` is the same token sequence with the evidence tokens
   replaced (``counterfactual``): ``blank`` puts one blank token in place of each (a space
-  where the tokenizer has it as one token, see ``trainers.teacher.BLANK_TEXTS``); ``unrelated``
+  where the tokenizer has it as one token, see :data:`~.evidence.BLANK_TEXTS`); ``unrelated``
   puts the evidence of the next row of another task in the batch, repeated or cut to the same
   number of tokens, or, when the batch holds no other task, a fixed neutral passage of that
-  length (``trainers.teacher.NEUTRAL_PASSAGE``). Header, student prompt and
+  length (:data:`~.evidence.NEUTRAL_PASSAGE`). Header, student prompt and
   token positions are unchanged, so ``x+`` and ``x-`` differ in the evidence alone. ``x-`` is
   never the student's own prompt: with the student's prompt under the student's weights,
   ``log p_S = log p_T(.|x-)``, so ``r = u``, ``alpha = 1`` and VAD is plain privileged
@@ -39,7 +39,7 @@ Choices for the parts the paper leaves open:
 - **JSD** is the symmetric one with mixture ``m = (p + q) / 2``.
 - **vocabulary**: full by default. ``top_k`` keeps the ``k`` most likely tokens under the
   teacher with evidence and renormalises all three distributions on that subset; a trainer
-  that stores only top-k teacher logits passes their ids in ``CreditBatch.vocab_index`` and the
+  that stores only top-k teacher logits passes their ids in ``CreditBatch.aux_extras["vocab_index"]`` and the
   student's logits are gathered at those ids (same renormalisation).
 - ``w`` and ``q`` carry no gradient; the student's log-probs do.
 - **counterfactual** ``blank`` by default: it removes the evidence and adds nothing, where an
@@ -68,6 +68,7 @@ both variants (``configs/recipes/vad.yaml`` lists the base recipe they run on).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
@@ -79,13 +80,20 @@ from agentgym_suite.trainers.credit.base import (
     CreditBatch,
     CreditConfig,
     CreditOutput,
-    EvidenceInputs,
+    Encode,
+    TeacherLogitPrompts,
+    VOCAB_INDEX,
     finite,
     masked_mean,
     require,
 )
 from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig
-from agentgym_suite.trainers.teacher import COUNTERFACTUALS
+from agentgym_suite.trainers.credit.vad.evidence import COUNTERFACTUALS, evidence_prompts
+
+WITH_EVIDENCE = "teacher_logits"
+"""Key in ``CreditBatch.aux_extras`` of the teacher's logits after ``x+`` (the evidence in context)."""
+WITHOUT_EVIDENCE = "teacher_logits_no_evidence"
+"""Key in ``CreditBatch.aux_extras`` of the teacher's logits after ``x-`` (the evidence ablated)."""
 
 LOG2 = 0.6931471805599453
 TRAINER_TOP_K = 64
@@ -206,6 +214,7 @@ class VADCredit(GRPOCredit):
     config_cls: ClassVar[type[CreditConfig]] = VADCreditConfig
     needs_full_logits: ClassVar[bool] = True
     needs_fixed_teacher: ClassVar[bool] = True
+    extra_fields: ClassVar[tuple[str, ...]] = (WITH_EVIDENCE, WITHOUT_EVIDENCE)
     has_aux_loss: ClassVar[bool] = True
     trainer_defaults: ClassVar[Mapping[str, Any]] = {"top_k": TRAINER_TOP_K}
     config: VADCreditConfig
@@ -222,9 +231,13 @@ class VADCredit(GRPOCredit):
         """GRPO scaled by ``reward_coef``."""
         return ("grpo", float(self.config.reward_coef if self.config.reward_coef is not None else 1.0))
 
-    def evidence_inputs(self) -> EvidenceInputs:
-        """The config's ``counterfactual`` and ``top_k``."""
-        return EvidenceInputs(counterfactual=self.config.counterfactual, top_k=self.config.top_k)
+    def teacher_logit_prompts(self, rows: Sequence[Any], texts: Sequence[str], encode: Encode,
+                              max_prompt_tokens: int) -> TeacherLogitPrompts:
+        """``x+`` and ``x-`` of each row (:func:`~.evidence.evidence_prompts` with the config's
+        ``counterfactual``; the rows' tasks pick an ``unrelated`` donor), the top-k of the config."""
+        pos, neg = evidence_prompts(encode, texts, [r.prompt_ids for r in rows], [r.episode.task_id for r in rows],
+                                    counterfactual=self.config.counterfactual, max_prompt_tokens=max_prompt_tokens)
+        return TeacherLogitPrompts({WITH_EVIDENCE: pos, WITHOUT_EVIDENCE: neg}, top_k=self.config.top_k)
 
     def aux_loss(
         self, batch: CreditBatch, logprobs: Tensor, logits: Tensor | None = None
@@ -236,20 +249,20 @@ class VADCredit(GRPOCredit):
                 "vad needs the student's current logits of shape (rows, tokens, vocab) aligned with the "
                 f"completion mask {tuple(batch.completion_mask.shape)}; pass logits= to aux_loss."
             )
-        assert batch.teacher_logits is not None and batch.teacher_logits_no_evidence is not None
         mask = batch.completion_mask.to(logits.device).bool()
-        pos = batch.teacher_logits.to(logits.device)
-        neg = batch.teacher_logits_no_evidence.to(logits.device)
+        pos = batch.aux_extras[WITH_EVIDENCE].to(logits.device)
+        neg = batch.aux_extras[WITHOUT_EVIDENCE].to(logits.device)
         student = logits
-        if batch.vocab_index is not None:
-            student = logits.gather(-1, batch.vocab_index.to(logits.device).long())
+        index = batch.aux_extras.get(VOCAB_INDEX)
+        if index is not None:
+            student = logits.gather(-1, index.to(logits.device).long())
         elif self.config.top_k is not None and self.config.top_k < pos.shape[-1]:
             idx = pos.topk(self.config.top_k, dim=-1).indices
             student, pos, neg = student.gather(-1, idx), pos.gather(-1, idx), neg.gather(-1, idx)
         if pos.shape != student.shape or neg.shape != student.shape:
             raise ValueError(
                 f"vad: teacher logits {tuple(pos.shape)} / {tuple(neg.shape)} do not match the student's "
-                f"{tuple(student.shape)}; give all three on the same vocabulary (or set vocab_index)."
+                f"{tuple(student.shape)}; give all three on the same vocabulary (or set aux_extras['{VOCAB_INDEX}'])."
             )
         keep = mask.unsqueeze(-1)
         zeros = torch.zeros((), dtype=student.dtype, device=student.device)

@@ -1,9 +1,11 @@
 """The record of one world-model generation: a tool call answered by a model playing the environment.
 
 The rehearsal env makes one :class:`SimulatorGeneration` per simulated call and reports a step's
-generations in ``info["simulator_generations"]``; the rollout engine keeps them on the turn
-(``Turn.simulator_generations``) and the trainer turns the trainable ones into ``simulator``
-rows. It lives in ``core`` because all three layers read it.
+generations in ``info["simulator_generations"]`` (its own key, for EnvACE's own readers: the
+rehearsing agent, the fidelity report, the benchmarks) and, as the generic records of the role
+``simulator``, in ``info[ROLE_GENERATIONS]`` (:meth:`SimulatorGeneration.as_role_generation`): the
+rollout engine keeps those on the turn (``Turn.role_generations``) and a trainer whose credit plug-in
+trains the ``simulator`` role (EnvACE) turns the trainable ones into ``simulator`` rows.
 
 In JSON (trajectory files) a generation is the dict of :meth:`SimulatorGeneration.to_dict`;
 :meth:`SimulatorGeneration.from_dict` reads it back, and also the plain dicts that older
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+from agentgym_suite.core.role_generation import RoleGeneration
 
 SIMULATOR_ROLE = "simulator"
 """The role of a world-model generation (and of the training rows made from it)."""
@@ -74,6 +78,19 @@ class SimulatorGeneration:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (inverse of :meth:`from_dict`)."""
         return asdict(self)
+
+    def as_role_generation(self) -> RoleGeneration:
+        """The generic record of this generation: ``label`` is the tool's name, ``valid`` the output
+        contract, ``reward`` the validation reward; the call itself goes to ``details``."""
+        return RoleGeneration(
+            role=self.role, turn=self.turn, label=self.tool_name, prompt_text=self.prompt_text,
+            prompt_ids=self.prompt_ids, completion_ids=self.completion_ids, logprobs=self.logprobs,
+            completion_text=self.completion_text, finish_reason=self.finish_reason, has_token_ids=self.has_token_ids,
+            valid=self.contract_valid, reward=self.validation_reward,
+            details={"arguments": self.arguments, "call_id": self.call_id, "index": self.index,
+                     "prompt_messages": self.prompt_messages, "result": self.result,
+                     "expected_error": self.expected_error},
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SimulatorGeneration:
