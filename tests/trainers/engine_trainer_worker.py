@@ -72,14 +72,12 @@ def main(argv: list[str] | None = None) -> None:
     from trainers.conftest import tiny_config
     from trainers.fake_env import LetterEnv
 
-    deepspeed = cli.engine.startswith("zero")
     fsdp = dict(fsdp=True, fsdp_config={"version": 2, "transformer_layer_cls_to_wrap": ["Qwen2DecoderLayer"]}) \
         if cli.engine == "fsdp2_torchrun" else {}
     # one generation batch of 2 tasks x G=2 per process, episodes of 2 turns: 8 rows per process
     args = tiny_config(str(cli.out / f"run-{cli.engine}"), per_device_train_batch_size=2, num_generations=2,
                        steps_per_generation=2, max_steps=1, max_turns=2, rows_per_update=cli.rows_per_update,
-                       max_rows_per_pass=3, save_trajectories=False, ddp_backend="gloo",
-                       use_cpu=not deepspeed, **fsdp)  # DeepSpeed on the CPU runs with DS_ACCELERATOR=cpu, not use_cpu
+                       max_rows_per_pass=3, save_trajectories=False, ddp_backend="gloo", **fsdp)
     trainer = AgentGRPOTrainer(args=args, env_factory=lambda: LetterEnv(horizon=2))
     planned: list[int] = []
     rows_planned: list[int] = []
