@@ -2,7 +2,8 @@
 
 ``accelerate`` turns FSDP on only for GPU-like devices: asked for FSDP (``accelerate launch`` with an
 FSDP config, or the ``fsdp`` training argument) on a machine without one, it leaves the run
-``MULTI_CPU`` and every process trains its own whole copy, silently. Two things here close that gap:
+``MULTI_CPU`` and every process trains its own whole copy, silently. This module holds the trainer's
+answer to that and the stand-in that scripts without a trainer use:
 
 * :func:`adopt_fsdp_on_cpu`, which ``AgentGRPOTrainer`` calls once its accelerator is made: where
   FSDP was asked for but the accelerator runs without it on the CPU, it turns accelerate's own

@@ -8,8 +8,9 @@ config (``--engine fsdp2``: on a CPU-only machine the trainer turns accelerate's
 trainer plays one generation batch of the letter env (the tests' tiny random model and its locally
 trained tokenizer) with ``rows_per_update`` small enough for several optimizer updates, and each
 rank writes ``<out>/<engine>-rank<r>.json``: the optimizer steps taken, the verl plan's update
-count, the rows planned, whether the parameters were sharded, the logged losses and a checksum of
-the full weights afterwards.
+count, the rows planned, whether the parameters were sharded, the logged losses, a checksum of
+the full weights afterwards, and how far the model ``save_model`` wrote (as ``agentgym train`` ends)
+is from them.
 """
 
 from __future__ import annotations
@@ -104,15 +105,25 @@ def main(argv: list[str] | None = None) -> None:
     if wrapped is not None:  # the engine steps its own optimizer (the hook sees DeepSpeed's)
         steps[0] = int(wrapped.engine.global_steps)
     weights = full_weights(trainer)
+    saved = cli.out / f"model-{cli.engine}"
+    trainer.save_model(str(saved))  # as `agentgym train` ends: a collective under ZeRO-3 and FSDP2
     history = trainer.state.log_history
     losses = [h["loss"] for h in history if "loss" in h]
     rank = trainer.accelerator.process_index
+    saved_difference, saved_missing = None, None
+    if rank == 0 and (saved / "model.safetensors").exists():
+        from safetensors.torch import load_file
+
+        tensors = load_file(saved / "model.safetensors")
+        saved_missing = sorted(set(weights) - set(tensors))
+        saved_difference = max(float((tensors[n].float() - w).abs().max()) for n, w in weights.items() if n in tensors)
     result = {"engine": cli.engine, "rank": rank, "processes": trainer.accelerator.num_processes,
               "distributed_type": str(trainer.accelerator.distributed_type),
               "generation_batches": trainer.state.global_step, "optimizer_steps": steps[0],
               "planned": planned, "rows": rows_planned,
               "micro_batches": args.steps_per_generation, "rows_per_update": args.rows_per_update,
               "sharded": sharded(trainer), "losses": losses,
+              "saved_difference": saved_difference, "saved_missing": saved_missing,
               "finite": all(math.isfinite(v) for v in losses) and all(bool(torch.isfinite(w).all())
                                                                      for w in weights.values()),
               "weights_sum": float(sum(w.double().sum() for w in weights.values())),

@@ -11,7 +11,9 @@ process and ``rows_per_update: 2``, so verl's schedule ends 3-8 updates in it, m
 micro-batch. Checked from each rank's results, not the exit code (FSDP2 processes now and then
 abort at exit after finishing): the optimizer took exactly verl-agent's number of steps, the
 parameters (ZeRO-2: the optimizer state) were sharded, both ranks planned the same updates and end
-with the same weights and losses, and every loss and weight is finite.
+with the same weights and losses, every loss and weight is finite, and ``save_model`` writes the
+trained weights whole (FSDP2 needs ``fsdp_state_dict_type: FULL_STATE_DICT`` for that, ZeRO-3
+``stage3_gather_16bit_weights_on_model_save``; with a sharded state dict it wrote nothing).
 
 The reference is not a one-process run: with real rollouts it cannot be one. One process playing
 both processes' tasks samples its batch of prompts in one generation call (other random draws, other
@@ -139,6 +141,9 @@ def test_the_trainer_takes_verls_updates_sharded_and_in_lockstep(engine: str, ru
         expected = updates_for(rank["rows"][0], rank["rows_per_update"], processes=2)
         assert rank["planned"] == [expected] and expected >= 3 and expected > rank["micro_batches"]
         assert rank["optimizer_steps"] == expected, f"{engine}: {rank['optimizer_steps']} steps for {expected} updates"
+    # the model saved at the end (as `agentgym train` saves it) is the trained one, whole
+    assert first["saved_difference"] is not None, f"{engine}: save_model wrote no model.safetensors"
+    assert first["saved_missing"] == [] and first["saved_difference"] == 0.0
     # lockstep: the same plan, the same losses and the same weights on both processes
     assert first["planned"] == second["planned"] and first["rows"] == second["rows"]
     assert first["losses"] == second["losses"] and first["weights_sum"] == second["weights_sum"]
