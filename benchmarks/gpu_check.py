@@ -7,7 +7,8 @@ Parts, each in its own process so one's memory does not weigh on the next:
   (``--rows`` rows of ``--seq`` tokens each) with ``--updates`` optimizer updates (more than
   micro-batches by default: updates end inside micro-batches), planned and taken by
   :mod:`agentgym_suite.trainers.verl_updates` as the trainer takes them; DeepSpeed ZeRO-3
-  started by ``accelerate launch``, FSDP2 (``fully_shard``) by ``torchrun``. Randomly initialised
+  started by ``accelerate launch``, FSDP2 (``fully_shard`` through
+  :mod:`agentgym_suite.trainers.fsdp2`'s ``shard_model`` and stand-in accelerator) by ``torchrun``. Randomly initialised
   Qwen2.5-7B widths (hidden 3584, 28 heads, 4 KV heads, MLP 18944, vocabulary 152064) with
   ``--layers`` of its 28 layers (8 by default, so the fp32 optimizer state of one GPU fits);
   step time, tokens/s, peak memory, optimizer steps taken;
@@ -33,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterator
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -64,41 +65,11 @@ def peak_memory_gib(device: str) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-class PlainAccelerator:
-    """What the trainer's loss passes (``verl_updates.UpdateSteps``) ask of ``accelerate`` under
-    FSDP2 started by torchrun, where accelerate runs no engine: the sync state, ``no_sync``, ``backward``."""
-
-    deepspeed_engine_wrapped = None
-    distributed_type = "NO"
-
-    def __init__(self, sharded: list) -> None:
-        self.sharded = sharded
-        self.gradient_state = SimpleNamespace(sync_gradients=True)
-        self.gradient_state._set_sync_gradients = lambda value: setattr(self.gradient_state, "sync_gradients", value)
-
-    @property
-    def sync_gradients(self) -> bool:
-        return self.gradient_state.sync_gradients
-
-    @contextlib.contextmanager
-    def no_sync(self, model: Any) -> Iterator[None]:
-        for module in self.sharded:
-            module.set_requires_gradient_sync(False)
-        try:
-            yield
-        finally:
-            for module in self.sharded:
-                module.set_requires_gradient_sync(True)
-
-    def backward(self, loss: Any, **kwargs: Any) -> None:
-        loss.backward()
-
-
 def engine_part(cli: argparse.Namespace) -> dict:
     """The child of ``engine_*``: one generation batch with ``--updates`` updates under the engine."""
     import torch
 
-    from agentgym_suite.trainers import verl_updates
+    from agentgym_suite.trainers import fsdp2, verl_updates
     from agentgym_suite.trainers.memory_bound import pass_token_share
 
     device = "cpu" if cli.dry_run else "cuda"
@@ -119,7 +90,7 @@ def engine_part(cli: argparse.Namespace) -> dict:
         engine = accelerator.deepspeed_engine_wrapped.engine
     else:
         from torch.distributed.device_mesh import init_device_mesh
-        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+        from torch.distributed.fsdp import MixedPrecisionPolicy
 
         torch.distributed.init_process_group("gloo" if cli.dry_run else "nccl")
         if device == "cuda":
@@ -127,14 +98,12 @@ def engine_part(cli: argparse.Namespace) -> dict:
             model = model.to(device)
         mesh = init_device_mesh(device, (torch.distributed.get_world_size(),))
         policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16 if device == "cuda" else torch.float32)
-        for layer in model.model.layers:
-            fully_shard(layer, mesh=mesh, mp_policy=policy)
-        fully_shard(model, mesh=mesh, mp_policy=policy)
+        fsdp2.shard_model(model, model.model.layers, mesh, mp_policy=policy)
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-6)
         optimizer.register_step_post_hook(lambda *_: optimizer_steps.__setitem__(0, optimizer_steps[0] + 1))
     sharded = verl_updates.fsdp2_modules(model)
     if engine is None:
-        accelerator = PlainAccelerator(sharded)
+        accelerator = fsdp2.Fsdp2Accelerator(sharded)
     owner = SimpleNamespace(model=model, optimizer=optimizer, accelerator=accelerator,
                             args=SimpleNamespace(max_grad_norm=1.0))
     micro = cli.micro_batches

@@ -86,7 +86,7 @@ from agentgym_suite.rollout import EnvPool, EpisodeSpec, RolloutEngine, Trajecto
 from agentgym_suite.rollout.records import INFO_SUBSET
 from agentgym_suite.trainers.async_rollouts import LearnerSide, build_async_rollouts
 from agentgym_suite.trainers import held_out_eval as held_out
-from agentgym_suite.trainers import cpu_speed
+from agentgym_suite.trainers import cpu_speed, fsdp2
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, build_credit_assigner
 from agentgym_suite.trainers.run_context import run_context
@@ -247,6 +247,12 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
         """``async_rollouts``: the queue, the generator's weights and the rollout thread (None: synchronous)."""
         if self._async is not None:
             self.add_callback(self._async.callback)
+
+    def create_accelerator_and_postprocess(self) -> None:
+        """transformers', then FSDP2 on CPU processes where FSDP was asked for and accelerate left it off
+        (:func:`~agentgym_suite.trainers.fsdp2.adopt_fsdp_on_cpu`: shard, or refuse FSDP1 with what to do)."""
+        super().create_accelerator_and_postprocess()
+        self.is_fsdp_enabled = fsdp2.adopt_fsdp_on_cpu(self.accelerator, self.args) or self.is_fsdp_enabled
 
     def _build_fixed_teacher(self) -> FixedTeacher:
         """The fixed weights teacher passes run on (:mod:`~agentgym_suite.trainers.fixed_teacher`)."""

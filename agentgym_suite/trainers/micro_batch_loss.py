@@ -54,7 +54,9 @@ class MicroBatchLoss:
         if args.kl_estimator == "low_var_kl" and self.beta != 0.0:
             self._kl_coef, self.beta = float(self.beta), 0.0  # TRL built the reference model already
         if args.rows_per_update is not None:
-            verl_updates.check_update_setup(fp16_scaler=self.accelerator.scaler is not None)
+            plugin = getattr(self.accelerator.state, "fsdp_plugin", None) if self.is_fsdp_enabled else None
+            verl_updates.check_update_setup(fp16_scaler=self.accelerator.scaler is not None,
+                                            fsdp_version=getattr(plugin, "fsdp_version", None))
             for line in verl_updates.schedule_departures(args.pad_rows_per_process):
                 logger.warning("rows_per_update departs from verl-agent's schedule: %s", line)
             if self.entropy_coef and not self.use_adaptive_entropy:

@@ -447,8 +447,14 @@ def step_optimizer(owner: UpdateOwner, reduce: bool = True) -> float | None:
     return norm
 
 
-def check_update_setup(*, fp16_scaler: bool) -> None:
+def check_update_setup(*, fp16_scaler: bool, fsdp_version: int | None = None) -> None:
     """Refuse ``rows_per_update`` with fp16 loss scaling (a skipped step would desynchronise the
-    updates); one process, DDP, DeepSpeed ZeRO-2/3 and FSDP2 all take its optimizer steps."""
+    updates) and under FSDP1 (``fsdp_version`` 1: its gradients between micro-batches are neither
+    reduced nor whole, so an optimizer step there is wrong); one process, DDP, DeepSpeed ZeRO-2/3
+    and FSDP2 all take its optimizer steps."""
     if fp16_scaler:
         raise ValueError("rows_per_update does not support fp16 loss scaling; use bf16 (or fp32).")
+    if fsdp_version == 1:
+        raise ValueError("rows_per_update takes optimizer steps between micro-batches, which FSDP1 cannot; use FSDP2 "
+                         "(fsdp_version: 2 in the accelerate config, as configs/accelerate/fsdp.yaml has) or DeepSpeed "
+                         "ZeRO-2/3 (configs/accelerate/zero3.yaml).")

@@ -2,7 +2,8 @@
 
 Started as a user starts a run: ``accelerate launch`` with a DeepSpeed config (``--engine zero2``
 or ``zero3``; gloo, ``DS_ACCELERATOR=cpu``), ``torchrun`` with FSDP2's ``fully_shard`` on a CPU
-device mesh (``--engine fsdp2``: accelerate leaves FSDP off on a CPU-only machine), or one plain
+device mesh (``--engine fsdp2``: the script shards the MLP and drives it through the package's
+stand-in accelerator, :mod:`agentgym_suite.trainers.fsdp2`, as ``benchmarks/gpu_check.py`` does), or one plain
 process (``--engine reference``, which sees both processes' rows). A tiny MLP takes one generation
 batch of ``MICRO_BATCHES`` micro-batches of ``ROWS_PER_PROCESS`` rows per process as the trainer's
 accumulation loop does (no gradient sync but at the last micro-batch), with updates ending after
@@ -30,7 +31,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from agentgym_suite.trainers import verl_updates  # noqa: E402
+from agentgym_suite.trainers import fsdp2, verl_updates  # noqa: E402
 from agentgym_suite.trainers.memory_bound import pass_token_share  # noqa: E402
 
 MICRO_BATCHES = 6
@@ -46,41 +47,6 @@ def model_and_data() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     x = torch.randn(MICRO_BATCHES, 2 * ROWS_PER_PROCESS, 8, generator=generator)
     y = torch.randn(MICRO_BATCHES, 2 * ROWS_PER_PROCESS, 4, generator=generator) * 3
     return model, x, y
-
-
-class PlainAccelerator:
-    """What the trainer's loss passes ask of ``accelerate`` (sync state, ``no_sync``, ``backward``)
-    for one plain process or FSDP2 under torchrun, where accelerate runs no engine."""
-
-    deepspeed_engine_wrapped = None
-    distributed_type = "NO"
-
-    def __init__(self, sharded: list) -> None:
-        self.sharded = sharded
-        self.gradient_state = SimpleNamespace(sync_gradients=True)
-        self.gradient_state._set_sync_gradients = lambda value: setattr(self.gradient_state, "sync_gradients", value)
-
-    @property
-    def sync_gradients(self) -> bool:
-        return self.gradient_state.sync_gradients
-
-    def no_sync(self, model):
-        return fsdp2_no_sync(self.sharded)
-
-    def backward(self, loss, **kwargs) -> None:
-        loss.backward()
-
-
-@contextlib.contextmanager
-def fsdp2_no_sync(modules: list):
-    """What ``accelerate``'s ``no_sync`` does for FSDP2 (the trainer wraps every micro-batch but the last in it)."""
-    for module in modules:
-        module.set_requires_gradient_sync(False)
-    try:
-        yield
-    finally:
-        for module in modules:
-            module.set_requires_gradient_sync(True)
 
 
 def micro_batch(k: int) -> dict:
@@ -117,19 +83,13 @@ def main(argv: list[str] | None = None) -> None:
         engine = accelerator.deepspeed_engine_wrapped.engine
         ranks = [accelerator.process_index]
     elif args.engine == "fsdp2":
-        from torch.distributed.device_mesh import init_device_mesh
-        from torch.distributed.fsdp import fully_shard
-
         torch.distributed.init_process_group("gloo")
         ranks = [torch.distributed.get_rank()]
-        mesh = init_device_mesh("cpu", (torch.distributed.get_world_size(),))
-        for layer in (model[0], model[2]):
-            fully_shard(layer, mesh=mesh)
-        fully_shard(model, mesh=mesh)
+        fsdp2.shard_model(model, (model[0], model[2]))
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
     sharded_modules = verl_updates.fsdp2_modules(model)
     if engine is None:
-        accelerator = PlainAccelerator(sharded_modules)
+        accelerator = fsdp2.Fsdp2Accelerator(sharded_modules)
         optimizer.register_step_post_hook(lambda *_: steps.__setitem__(0, steps[0] + 1))
     owner = SimpleNamespace(model=model, optimizer=optimizer, accelerator=accelerator,
                             args=SimpleNamespace(max_grad_norm=MAX_GRAD_NORM))
@@ -173,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
             weights = {n: p.detach().clone().tolist() for n, p in params}
     elif args.engine == "fsdp2":
         params = list(model.named_parameters())
-        sharded = all(p.to_local().numel() < p.numel() for _, p in params)
+        sharded = fsdp2.parameters_sharded(model)
         weights = {n: p.full_tensor().detach().tolist() for n, p in params}
     else:
         weights = {n: p.detach().tolist() for n, p in model.named_parameters()}
