@@ -1,5 +1,6 @@
-"""``agentgym conformance``: the fast set of two benchmarks agrees with upstream, a disagreeing case
-exits 1 and names itself, and the report carries each card's upstream facts and checks."""
+"""``agentgym conformance``: the fast set of two benchmarks and of two methods agrees with upstream, a
+disagreeing case exits 1 and names itself, the report carries each card's and each method declaration's
+upstream facts and checks, and every file of ``tests/conformance/`` is declared by one of them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentgym_suite.registration import entry, env_card
+import pytest
+
+from agentgym_suite.commands.conformance import selected
+from agentgym_suite.core.conformance import MethodConformance
+from agentgym_suite.registration import ENV_ENTRIES, entry, env_card
+from agentgym_suite.trainers.conformance import method_conformance
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,3 +55,62 @@ def test_unknown_ids_and_missing_cases_are_usage_errors(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Did you mean 'SearchR1-v0'" in done.stderr
     done = _conformance("SearchR1-v0", "--cases", str(tmp_path))
     assert done.returncode == 2 and "no tests/conformance/" in done.stderr
+
+
+def test_method_cases_run_and_report_their_declarations() -> None:
+    declared = {d.id: d for d in method_conformance()}
+    done = _conformance("credit:skillrise", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["envs"] == []
+    methods = {m["id"]: m for m in report["methods"]}
+    assert list(methods) == ["credit:skillrise"]
+    for method_id, method in methods.items():
+        conformance = declared[method_id].conformance
+        assert method["passed"] > 0 and method["failed"] == 0 and method["cases"] == method["passed"], method
+        assert method["checks"] == list(conformance.checks) and method["upstream"] == conformance.upstream
+        assert method["version"] == conformance.version and list(method["files"]) == list(conformance.tests)
+        assert method["agreement"] == f"agrees: {method['cases']} of {method['cases']} tests"
+    assert methods["credit:skillrise"]["declared_by"].endswith(":SkillRiseCredit")
+
+
+def test_a_disagreeing_method_case_exits_1_and_is_named(tmp_path: Path) -> None:
+    cases = tmp_path / "tests" / "conformance"
+    cases.mkdir(parents=True)
+    (cases / "test_skillrise.py").write_text("def test_advantages():\n    assert 3 == 4\n")
+    done = _conformance("credit:skillrise", "--cases", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "credit:skillrise (SkillRise: trials, Solve/Curate parsing, advantages, group order): DISAGREES: 1 of 1" \
+        in done.stdout
+    assert "upstream: github.com/lyq1119/" in done.stdout and "assert 3 == 4" in done.stdout
+
+
+def test_every_conformance_file_is_declared_by_an_env_card_or_a_method() -> None:
+    declared = {path for item in ENV_ENTRIES if (card := env_card(item)) for path in card.conformance_tests}
+    declared |= {path for d in method_conformance() for path in d.conformance.tests}
+    files = {str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "conformance").glob("test_*.py")}
+    assert files - declared == set(), "declare these in an env card or a method's `conformance`"
+    assert declared <= files
+
+
+def test_methods_are_found_by_walking_the_registries(monkeypatch) -> None:
+    from agentgym_suite.trainers.credit import registry
+    from agentgym_suite.trainers.credit.grpo import GRPOCredit
+
+    class CheckedCredit(GRPOCredit):
+        name = "checked_credit"
+        conformance = MethodConformance(name="checked_credit", subject="a plug-in of another distribution",
+                                        upstream="example.org/checked", version="1.0", checks=("its advantages",),
+                                        tests=("tests/conformance/test_checked.py",))
+
+    monkeypatch.setattr(registry, "plugin_credit_assigners", lambda: {"checked_credit": CheckedCredit})
+    found = {d.id: d for d in method_conformance()}
+    assert found["credit:checked_credit"].conformance is CheckedCredit.conformance
+    assert {"credit:skillrise", "trainer:verl_schedule", "trainer:teacher_skills"} <= set(found)
+    envs, methods = selected(["SearchR1-v0", "credit:checked_credit"])
+    assert [e.id for e in envs] == ["SearchR1-v0"] and [m.id for m in methods] == ["credit:checked_credit"]
+    with pytest.raises(KeyError, match="declared: credit:"):
+        selected(["credit:nope"])
+    assert [d.id for d in method_conformance(("trainer",))] == ["trainer:verl_schedule", "trainer:teacher_skills"]
+    with pytest.raises(ValueError, match="at least one check"):
+        MethodConformance(name="x", subject="x", upstream="x", version="x", checks=(), tests=("a.py",))
