@@ -44,9 +44,13 @@ def test_a_disagreeing_case_exits_1_and_is_named(tmp_path: Path) -> None:
     cases.mkdir(parents=True)
     (cases / "test_searchqa.py").write_text(
         "def test_agrees():\n    assert 1 == 1\n\n\ndef test_disagrees():\n    assert 'ours' == 'upstream'\n")
+    for path in env_card(entry("SearchR1-v0")).conformance_tests:  # the card's other files, agreeing
+        if not (tmp_path / path).exists():
+            (tmp_path / path).write_text("def test_agrees():\n    assert 2 == 2\n")
     done = _conformance("SearchR1-v0", "--cases", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "SearchR1-v0: DISAGREES: 1 of 2 tests" in done.stdout
+    others = len(env_card(entry("SearchR1-v0")).conformance_tests) - 1
+    assert f"SearchR1-v0: DISAGREES: 1 of {2 + others} tests" in done.stdout
     assert "test_disagrees" in done.stdout and "'ours' == 'upstream'" in done.stdout
 
 
