@@ -37,6 +37,10 @@ CARD = EnvCard(
                             "= one checked episode; multi-turn 'base': 2930 steps/s) (2026-12-02, load 10.1)"),
     notes="Web search and memory replies are judged by bfcl-eval's agentic_checker; web search answers from an "
           "offline local corpus by default (a declared departure; web_search_backend='serpapi' runs bfcl-eval's "
-          "live backend). No published scores are recorded here yet.",
+          "live backend). simple_java_36, _64 and _65 cannot be won with their possible answer on the leaderboard "
+          "either: bfcl-eval's Java converter makes every element of an ArrayList of 'any' a string (36, 65), and its "
+          "checker compares _64's HashMap answer, which is not a dict of option lists, character by character; "
+          "the oracle writes those answers and loses them, as bfcl-eval would score them (its checker passes _64 "
+          "with an empty HashMap, a quirk the oracle does not play). No published scores are recorded here yet.",
 )
 """BFCL-v0's card (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""
