@@ -118,3 +118,37 @@ def test_methods_are_found_by_walking_the_registries(monkeypatch) -> None:
     assert [d.id for d in method_conformance(("trainer",))] == ["trainer:verl_schedule", "trainer:teacher_skills"]
     with pytest.raises(ValueError, match="at least one check"):
         MethodConformance(name="x", subject="x", upstream="x", version="x", checks=(), tests=("a.py",))
+
+
+def test_the_source_distribution_carries_every_declared_case(tmp_path: Path) -> None:
+    """A wheel carries no tests; the sdist of the same version does, for ``--cases`` (MANIFEST.in)."""
+    import shutil
+    import tarfile
+
+    tracked = subprocess.run(["git", "ls-files", "-z", "pyproject.toml", "README.md", "MANIFEST.in", "agentgym_suite",
+                              "tests/conformance", "tests/conftest.py"], cwd=ROOT, capture_output=True, check=True)
+    source = tmp_path / "src"
+    for name in filter(None, tracked.stdout.decode("utf-8").split("\0")):
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
+    build = ("import sys; from setuptools import build_meta; "
+             "print(build_meta.build_sdist(sys.argv[1]))")
+    done = subprocess.run([sys.executable, "-c", build, str(tmp_path / "dist")], cwd=source, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with tarfile.open(tmp_path / "dist" / done.stdout.strip().splitlines()[-1]) as sdist:
+        names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+    declared = {path for item in ENV_ENTRIES if (card := env_card(item)) for path in card.conformance_tests}
+    declared |= {path for d in method_conformance() for path in d.conformance.tests}
+    assert declared <= names and "tests/conftest.py" in names
+    assert {str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "conformance").rglob("*.json")} <= names
+
+
+def test_a_wheel_install_is_told_how_to_fetch_the_cases(monkeypatch) -> None:
+    from agentgym_suite.commands import conformance
+
+    monkeypatch.setattr(conformance, "default_cases_root", lambda: None)
+    monkeypatch.delenv(conformance.CASES_ENV_VAR, raising=False)
+    with pytest.raises(FileNotFoundError, match="--no-binary agentgym-suite") as raised:
+        conformance.cases_root(None)
+    assert "agentgym conformance --cases agentgym_suite-" in str(raised.value)

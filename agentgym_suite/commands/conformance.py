@@ -15,7 +15,8 @@ on bad arguments or when the cases cannot be found, 0 otherwise.
 
 The cases are the ``tests/conformance/`` folder of the source tree the suite is installed from
 (``pip install -e``, as ``make`` installs it); ``--cases DIR`` or ``AGENTGYM_CONFORMANCE_CASES``
-points to another checkout of the same version (its root, the folder holding ``tests/``).
+points to another checkout of the same version, or to its unpacked source distribution, which
+carries the cases (``MANIFEST.in``) where the wheel does not (its root, the folder holding ``tests/``).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "card names conformance tests and every method that declares some)")
     parser.add_argument("--full", action="store_true", help="also run the slow cases (pytest marker 'slow')")
     parser.add_argument("--cases", metavar="DIR", default=None,
-                        help=f"source tree holding tests/conformance/ (default: ${CASES_ENV_VAR}, else the tree "
+                        help=f"source tree or unpacked sdist holding tests/conformance/ (default: ${CASES_ENV_VAR}, else the tree "
                              "agentgym_suite is installed from)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     parser.add_argument("--verbose", action="store_true", help="show pytest's own output")
@@ -134,10 +135,19 @@ def cases_root(explicit: str | None) -> Path:
         return root
     root = default_cases_root()
     if root is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("agentgym-suite")
+        except PackageNotFoundError:
+            installed = "VERSION"
         raise FileNotFoundError(
-            "The conformance cases were not found next to the installed agentgym_suite (a wheel install carries no "
-            f"tests). Clone the agentgym-suite source of the installed version and pass --cases DIR (or set "
-            f"{CASES_ENV_VAR}), or install with `pip install -e` from a checkout.")
+            "The conformance cases were not found next to the installed agentgym_suite (a wheel carries no tests; "
+            "the source distribution of the same version does). Fetch and unpack it, then pass its folder:\n"
+            f"  pip download --no-deps --no-binary agentgym-suite agentgym-suite=={installed} -d sdist\n"
+            f"  tar xzf sdist/agentgym_suite-{installed}.tar.gz\n"
+            f"  agentgym conformance --cases agentgym_suite-{installed}\n"
+            f"(or set {CASES_ENV_VAR}, or pass a checkout of that version, or install with `pip install -e`).")
     return root
 
 
