@@ -97,6 +97,15 @@ def test_every_conformance_file_is_declared_by_an_env_card_or_a_method() -> None
     assert declared <= files
 
 
+def test_the_catalogue_lists_every_method_declaration() -> None:
+    from agentgym_suite.commands.list_envs import methods_markdown
+
+    table = methods_markdown()
+    for declared in method_conformance():
+        row = next(line for line in table.splitlines() if line.startswith(f"| `{declared.id}` |"))
+        assert declared.conformance.checks[0] in row and declared.conformance.tests[0] in row
+
+
 def test_methods_are_found_by_walking_the_registries(monkeypatch) -> None:
     from agentgym_suite.trainers.credit import registry
     from agentgym_suite.trainers.credit.grpo import GRPOCredit
