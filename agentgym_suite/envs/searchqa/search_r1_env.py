@@ -88,8 +88,10 @@ class SearchR1Env(SearchQAEnv):
         data_dir: the ``searchqa`` data folder (default ``$AGENTGYM_DATA/searchqa``).
         obs_tokenizer: the policy's tokenizer (a Hugging Face model id or folder, read with
             ``AutoTokenizer``): every observation is cut to its first ``max_obs_length`` tokens of it, as
-            Search-R1 cuts them (:func:`~.search_r1.cut_observation`). None (default): observations are
-            not cut, a departure the run names (``leaderboard_departures``).
+            Search-R1 cuts them (:func:`~.search_r1.cut_observation`). ``agentgym eval`` sets it to the
+            agent's model (``hf:PATH``, ``vllm:PATH``, ``tiny``; ``policy_tokenizer_setting``); a trainer
+            config sets it in ``env_kwargs``. None: observations are not cut, a departure the run names
+            (``leaderboard_departures``).
         max_obs_length: tokens an observation keeps (Search-R1's scripts: 500).
         success_reward, privileged, invalid_action, render_mode: as :class:`SearchQAEnv`.
 
@@ -111,6 +113,7 @@ class SearchR1Env(SearchQAEnv):
     label_keys: ClassVar[tuple[str, ...]] = ("retriever", "corpus")
     default_action_format = "search"
     fixture_replaces_data = True
+    policy_tokenizer_setting = "obs_tokenizer"
 
     def __init__(
         self,
