@@ -1,17 +1,22 @@
-"""``agentgym conformance``: replay the committed conformance cases through the installed envs.
+"""``agentgym conformance``: replay the committed conformance cases through the installed suite.
 
 Each env's card (``envs/<name>/card.py``) names its upstream harness and commit, what is checked
 against upstream's own outputs (:attr:`~agentgym_suite.core.env_card.EnvCard.conformance`, the
 same lines as the catalogue's conformance column) and the test files that hold those checks
-(:attr:`~agentgym_suite.core.env_card.EnvCard.conformance_tests`). This command runs those files
-with pytest against whatever ``agentgym_suite`` and dependencies are installed, and prints per
-env: upstream code and commit, the number of cases run, what they check, and the agreement.
-It exits 1 when any case disagrees (or cannot be collected), 2 on bad arguments or when the cases
-cannot be found, 0 otherwise.
+(:attr:`~agentgym_suite.core.env_card.EnvCard.conformance_tests`). Methods that are not one env's
+declare the same facts in their own homes (:class:`~agentgym_suite.core.conformance.MethodConformance`):
+credit plug-ins as a class attribute, parts of the trainer on the trainer's bases; they are found by
+walking the credit registry and the trainer class (:mod:`agentgym_suite.trainers.conformance`).
+
+This command runs those files with pytest against whatever ``agentgym_suite`` and dependencies are
+installed, and prints per env and per method: upstream code and commit, the number of cases run,
+what they check, and the agreement. It exits 1 when any case disagrees (or cannot be collected), 2
+on bad arguments or when the cases cannot be found, 0 otherwise.
 
 The cases are the ``tests/conformance/`` folder of the source tree the suite is installed from
 (``pip install -e``, as ``make`` installs it); ``--cases DIR`` or ``AGENTGYM_CONFORMANCE_CASES``
-points to another checkout of the same version (its root, the folder holding ``tests/``).
+points to another checkout of the same version, or to its unpacked source distribution, which
+carries the cases (``MANIFEST.in``) where the wheel does not (its root, the folder holding ``tests/``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_suite.registration import ENV_ENTRIES, EnvEntry, entry, env_card
+from agentgym_suite.trainers.conformance import DeclaredConformance, method_conformance
 
 CASES_ENV_VAR = "AGENTGYM_CONFORMANCE_CASES"
 """Environment variable naming the source tree (the folder holding ``tests/conformance/``) to replay."""
@@ -37,19 +43,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``conformance`` subcommand."""
     parser = subparsers.add_parser(
         "conformance",
-        help="replay the committed conformance cases (upstream's own outputs) through the installed envs",
+        help="replay the committed conformance cases (upstream's own outputs) through the installed envs and methods",
         description=(
-            "Runs each env's conformance tests (the files its card names) against the installed suite and "
-            "dependencies, and prints per env: the upstream code and commit, the number of cases, what they check "
-            "and the agreement. The fast set by default; --full adds the slow cases (every entry, every task). "
-            "Exit status 1 when any case disagrees."
+            "Runs each env's conformance tests (the files its card names) and each method's (credit plug-ins and "
+            "trainer parts that declare them) against the installed suite and dependencies, and prints per env and "
+            "method: the upstream code and commit, the number of cases, what they check and the agreement. The fast "
+            "set by default; --full adds the slow cases (every entry, every task). Exit status 1 when any case "
+            "disagrees."
         ),
     )
-    parser.add_argument("env_ids", nargs="*", metavar="ENV_ID",
-                        help="env ids to check (default: every env whose card names conformance tests)")
+    parser.add_argument("env_ids", nargs="*", metavar="ID",
+                        help="env ids and method ids (credit:NAME, trainer:NAME) to check (default: every env whose "
+                             "card names conformance tests and every method that declares some)")
     parser.add_argument("--full", action="store_true", help="also run the slow cases (pytest marker 'slow')")
     parser.add_argument("--cases", metavar="DIR", default=None,
-                        help=f"source tree holding tests/conformance/ (default: ${CASES_ENV_VAR}, else the tree "
+                        help=f"source tree or unpacked sdist holding tests/conformance/ (default: ${CASES_ENV_VAR}, else the tree "
                              "agentgym_suite is installed from)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     parser.add_argument("--verbose", action="store_true", help="show pytest's own output")
@@ -127,10 +135,19 @@ def cases_root(explicit: str | None) -> Path:
         return root
     root = default_cases_root()
     if root is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("agentgym-suite")
+        except PackageNotFoundError:
+            installed = "VERSION"
         raise FileNotFoundError(
-            "The conformance cases were not found next to the installed agentgym_suite (a wheel install carries no "
-            f"tests). Clone the agentgym-suite source of the installed version and pass --cases DIR (or set "
-            f"{CASES_ENV_VAR}), or install with `pip install -e` from a checkout.")
+            "The conformance cases were not found next to the installed agentgym_suite (a wheel carries no tests; "
+            "the source distribution of the same version does). Fetch and unpack it, then pass its folder:\n"
+            f"  pip download --no-deps --no-binary agentgym-suite agentgym-suite=={installed} -d sdist\n"
+            f"  tar xzf sdist/agentgym_suite-{installed}.tar.gz\n"
+            f"  agentgym conformance --cases agentgym_suite-{installed}\n"
+            f"(or set {CASES_ENV_VAR}, or pass a checkout of that version, or install with `pip install -e`).")
     return root
 
 
@@ -139,6 +156,29 @@ def selected_entries(env_ids: list[str]) -> list[EnvEntry]:
     if env_ids:
         return [entry(env_id) for env_id in env_ids]
     return [item for item in ENV_ENTRIES if (card := env_card(item)) is not None and card.conformance_tests]
+
+
+def is_method_id(name: str) -> bool:
+    """True for a method id (``kind:name``); env ids hold no colon."""
+    return ":" in name
+
+
+def selected(ids: list[str]) -> tuple[list[EnvEntry], list[DeclaredConformance]]:
+    """The envs and methods to check: those ``ids`` name, or every env whose card names tests and every
+    method declaration. An unknown env id raises KeyError (with the registry's suggestion), an unknown
+    method id KeyError listing the declared ones."""
+    if not ids:
+        return selected_entries([]), method_conformance()
+    envs = [entry(name) for name in ids if not is_method_id(name)]
+    wanted = [name for name in ids if is_method_id(name)]
+    if not wanted:
+        return envs, []
+    declared = {d.id: d for d in method_conformance(tuple({name.split(":", 1)[0] for name in wanted}))}
+    unknown = [name for name in wanted if name not in declared]
+    if unknown:
+        raise KeyError(f"no method declares conformance as {', '.join(map(repr, unknown))}; declared: "
+                       f"{', '.join(declared) or 'none'}.")
+    return envs, [declared[name] for name in dict.fromkeys(wanted)]
 
 
 def run_cases(root: Path, files: list[str], full: bool, verbose: bool) -> dict[str, FileResult]:
@@ -163,11 +203,27 @@ def env_report(item: EnvEntry, results: dict[str, FileResult]) -> dict[str, Any]
     """One env's row: its card's upstream facts and checks, and the outcomes of its test files."""
     card = env_card(item)
     report: dict[str, Any] = {"env_id": item.id, "upstream": card.upstream if card else "",
-                              "version": card.version if card else "", "checks": list(card.conformance) if card else [],
-                              "files": {}, "failures": []}
+                              "version": card.version if card else "", "checks": list(card.conformance) if card else []}
+    unchecked = "not checked: " + ((card.unchecked if card else "") or "no conformance cases")
+    return _outcomes(report, card.conformance_tests if card else (), results, unchecked)
+
+
+def method_report(declared: DeclaredConformance, results: dict[str, FileResult]) -> dict[str, Any]:
+    """One method's row: its declaration's upstream facts and checks, and the outcomes of its test files."""
+    conformance = declared.conformance
+    report: dict[str, Any] = {"id": declared.id, "kind": declared.kind, "subject": conformance.subject,
+                              "declared_by": declared.declared_by, "upstream": conformance.upstream,
+                              "version": conformance.version, "checks": list(conformance.checks)}
+    return _outcomes(report, conformance.tests, results, "not checked: no conformance cases")
+
+
+def _outcomes(report: dict[str, Any], tests: tuple[str, ...], results: dict[str, FileResult],
+              unchecked: str) -> dict[str, Any]:
+    """``report`` completed with the counts, failures and agreement of ``tests``."""
+    report.update(files={}, failures=[])
     totals: Counter = Counter()
     skip_reasons: Counter = Counter()
-    for path in card.conformance_tests if card else ():
+    for path in tests:
         result = results.get(path, FileResult())
         report["files"][path] = {k: result.counts[k] for k in OUTCOMES}
         totals.update(result.counts)
@@ -176,8 +232,8 @@ def env_report(item: EnvEntry, results: dict[str, FileResult]) -> dict[str, Any]
     report.update({k: totals[k] for k in OUTCOMES})
     report["cases"] = totals["passed"] + totals["failed"]
     report["skip_reasons"] = dict(skip_reasons)
-    if card is None or not card.conformance_tests:
-        report["agreement"] = "not checked: " + ((card.unchecked if card else "") or "no conformance cases")
+    if not tests:
+        report["agreement"] = unchecked
     elif totals["failed"]:
         report["agreement"] = f"DISAGREES: {totals['failed']} of {report['cases']} tests"
     elif report["cases"]:
@@ -188,9 +244,10 @@ def env_report(item: EnvEntry, results: dict[str, FileResult]) -> dict[str, Any]
 
 
 def print_report(reports: list[dict[str, Any]], full: bool) -> None:
-    """Print one block per env."""
+    """Print one block per env and per method."""
     for report in reports:
-        print(f"{report['env_id']}: {report['agreement']}")
+        title = report["env_id"] if "env_id" in report else f"{report['id']} ({report['subject']})"
+        print(f"{title}: {report['agreement']}")
         if report["upstream"]:
             print(f"  upstream: {report['upstream']} ({report['version']})")
         for check in report["checks"]:
@@ -209,12 +266,13 @@ def print_report(reports: list[dict[str, Any]], full: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     """Find the cases, run them, print the report; 1 when any case disagrees."""
     try:
-        entries = selected_entries(args.env_ids)
+        entries, methods = selected(args.env_ids)
         root = cases_root(args.cases)
-    except (KeyError, FileNotFoundError) as exc:
+    except (KeyError, FileNotFoundError, ValueError) as exc:
         print(f"agentgym conformance: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
-    files = sorted({path for item in entries if (card := env_card(item)) for path in card.conformance_tests})
+    files = sorted({path for item in entries if (card := env_card(item)) for path in card.conformance_tests}
+                   | {path for declared in methods for path in declared.conformance.tests})
     missing = [path for path in files if not (root / path).is_file()]
     if missing:
         print(f"agentgym conformance: {root} lacks {', '.join(missing)}: pass --cases with a checkout of the "
@@ -226,8 +284,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"agentgym conformance: {exc}", file=sys.stderr)
         return 1
     reports = [env_report(item, results) for item in entries]
+    method_reports = [method_report(declared, results) for declared in methods]
     if args.json:
-        print(json.dumps({"full": args.full, "cases_root": str(root), "envs": reports}, indent=2))
+        print(json.dumps({"full": args.full, "cases_root": str(root), "envs": reports, "methods": method_reports},
+                         indent=2))
     else:
-        print_report(reports, args.full)
-    return 1 if any(r["failed"] for r in reports) else 0
+        print_report(reports + method_reports, args.full)
+    return 1 if any(r["failed"] for r in reports + method_reports) else 0

@@ -90,7 +90,31 @@ def markdown() -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in catalogue_rows():
         lines.append("| " + " | ".join(row[c].replace("|", "/") for c in columns) + " |")
-    return DOCS_HEADER + "\n".join(lines) + "\n"
+    return DOCS_HEADER + "\n".join(lines) + "\n" + methods_markdown()
+
+
+METHODS_HEADER = """
+## Methods
+
+Credit plug-ins and parts of the trainer that declare conformance checks of their own
+(`MethodConformance`, found by walking the credit registry and the trainer's bases), which
+`agentgym conformance` runs next to the envs' (`agentgym conformance ID`).
+
+"""
+
+
+def methods_markdown() -> str:
+    """The catalogue's table of method-level conformance: id, what, source, conformance, tests."""
+    from agentgym_suite.trainers.conformance import method_conformance
+
+    columns = ("id", "what", "source", "conformance", "tests")
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for declared in method_conformance():
+        conformance = declared.conformance
+        cells = (f"`{declared.id}`", conformance.subject, f"{conformance.upstream} ({conformance.version[:7]})",
+                 "; ".join(conformance.checks), ", ".join(f"`{t}`" for t in conformance.tests))
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    return METHODS_HEADER + "\n".join(lines) + "\n"
 
 
 def conformance_word(card: EnvCard | None) -> str:

@@ -98,6 +98,9 @@ class Reporting(Protocol):
     """The official harness's sampling: ``temperature``, ``max_new_tokens``, ``k``."""
     score_scale: ClassVar[float]
     """The scale the papers report scores on (ScienceWorld: 100)."""
+    policy_tokenizer_setting: ClassVar[str | None]
+    """The constructor argument evaluation fills with the agent's model, for an env that counts the
+    policy's tokens (Search-R1's observation cut)."""
     label_keys: ClassVar[tuple[str, ...]]
     """``info`` keys that say how a result was obtained, listed under ``labels`` in summaries."""
 

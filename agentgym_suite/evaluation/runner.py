@@ -43,6 +43,7 @@ from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.guards import check_timeout
 from agentgym_suite.core.credentials import masked
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
+from agentgym_suite.evaluation.policy_tokenizer import with_policy_tokenizer
 from agentgym_suite.evaluation.extensions import active_extensions, extension_names
 from agentgym_suite.evaluation.metrics import crash_kind, final_info, is_scorable, summarize
 from agentgym_suite.evaluation.store import CONFIG_FILE, SUMMARY_FILE, TRAJECTORIES_FILE, LoadReport, TrajectoryStore
@@ -251,7 +252,7 @@ def evaluate(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
     out = Path(out_dir)
-    make_kwargs = with_evaluation_defaults(env_id, env_kwargs)
+    make_kwargs = with_policy_tokenizer(env_id, with_evaluation_defaults(env_id, env_kwargs), agent)
     config = {
         "env_id": env_id,
         "env_kwargs": masked(make_kwargs),  # what config.json and summary.json say: no credentials

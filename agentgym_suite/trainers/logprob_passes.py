@@ -20,10 +20,11 @@ these passes run TRL's own, uncaptured.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
+from agentgym_suite.core.conformance import MethodConformance
 from agentgym_suite.trainers.batching import length_sorted_chunks
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import VOCAB_INDEX
@@ -35,10 +36,14 @@ from agentgym_suite.trainers.teacher import (
     privileged_prefix,
     teacher_prompt_ids,
 )
+from agentgym_suite.trainers.teacher import SKILL_PICKS_CONFORMANCE
 
 
 class LogprobPasses:
     """Mixin of ``AgentGRPOTrainer``: the log-prob and logit passes (see the module docstring)."""
+
+    conformance: ClassVar[MethodConformance | None] = SKILL_PICKS_CONFORMANCE
+    """What ``tests/conformance/`` checks of this part against upstream (``agentgym conformance`` reports it)."""
 
     args: Any
     accelerator: Any

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
+from agentgym_suite.core.conformance import MethodConformance
 from agentgym_suite.trainers import cpu_speed, verl_updates
 from agentgym_suite.trainers.batching import trim_left_padding
 from agentgym_suite.trainers.config import AgentGRPOConfig
@@ -42,6 +43,9 @@ _TEXT_ONLY_KWARGS = ("batch_size", "compute_entropy", "compute_aux_loss")
 
 class MicroBatchLoss:
     """Mixin of ``AgentGRPOTrainer``: TRL's per-micro-batch step and loss (see the module docstring)."""
+
+    conformance: ClassVar[MethodConformance | None] = verl_updates.CONFORMANCE
+    """What ``tests/conformance/`` checks of this part against upstream (``agentgym conformance`` reports it)."""
 
     def _take_over_loss_terms(self, args: AgentGRPOConfig) -> None:
         """With ``kl_estimator: low_var_kl`` the KL term, and with ``rows_per_update`` TRL's static

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from agentgym_suite.core.conformance import MethodConformance
 from agentgym_suite.core.skills import SkillBook
 from agentgym_suite.core.text_env import TextEnv
 from agentgym_suite.registration import env_class
@@ -99,3 +100,14 @@ def teacher_prompt_ids(prefix_ids: Sequence[int], prompt_ids: Sequence[int], max
     room = max(max_tokens - len(prefix_ids), max(1, max_tokens // 4))
     kept = list(prompt_ids)[-room:]
     return list(prefix_ids) + kept
+
+
+SKILL_PICKS_CONFORMANCE = MethodConformance(
+    name="teacher_skills", subject="the teacher's released skill texts, picked per task (teacher_context: skills)",
+    upstream="github.com/ZJU-REAL/SDAR (SkillProvider, verl/trainer/ppo/rlsd_utils.py)",
+    version="8b85c231df3b384131132f174f0cd893fb58b509",
+    checks=("the skill text picked for each task equals the authors' SkillProvider's pick: ALFWorld by game path, "
+            "search by data source and prompt, WebShop by the prompt's keywords",),
+    tests=("tests/conformance/test_skills.py",))
+"""What ``tests/conformance/`` checks of the skill picks against the authors' provider (declared by the
+trainer part that runs the teacher pass, :class:`~agentgym_suite.trainers.logprob_passes.LogprobPasses`)."""

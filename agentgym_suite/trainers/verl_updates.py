@@ -47,9 +47,22 @@ from typing import Any, Callable, Protocol
 import torch
 from torch import Tensor
 
+from agentgym_suite.core.conformance import MethodConformance
 from agentgym_suite.trainers.memory_bound import backward_kwargs, hold_gradient_sync, row_passes
 
 logger = logging.getLogger(__name__)
+
+CONFORMANCE = MethodConformance(
+    name="verl_schedule", subject="verl-agent's update schedule (rows_per_update)",
+    upstream="github.com/ZJU-REAL/SDAR (its verl-agent copy)", version="8b85c231df3b384131132f174f0cd893fb58b509",
+    checks=("each config's rows_per_update / pad_rows_per_process reproduce adjust_batch's padding, "
+            "DataProto.chunk's split and update_policy's mini-batches and loss weights for its script's settings, "
+            "on 1, 2 and 8 processes",
+            "the trainer's planner takes verl-agent's number of optimizer steps per generation batch, with no cap "
+            "at the number of micro-batches"),
+    tests=("tests/conformance/test_verl_schedule.py",))
+"""What ``tests/conformance/`` checks of this schedule against verl-agent's own code (declared by the
+trainer part that runs it, :class:`~agentgym_suite.trainers.micro_batch_loss.MicroBatchLoss`)."""
 
 UPDATE_SCALE = "update_loss_scale"
 """0-dim tensor on each pass: generation-batch tokens / tokens of the update it belongs to, times

@@ -216,4 +216,47 @@ def test_oracle_solves_every_expressible_entry(category: str, style: str) -> Non
         if not info["won"]:
             unsolved.append(entry_id)
     assert [e for e in unsolved if _expressible(category, e)] == []
-    assert len(unsolved) <= 3, unsolved  # simple_java_36, _64, _65 in bfcl-eval 2026.3.23
+    assert unsolved == (sorted(UNEXPRESSIBLE, key=lambda e: int(e.rsplit("_", 1)[1])) if category == "simple_java"
+                        else []), unsolved
+
+
+UNEXPRESSIBLE = {
+    "simple_java_36": [
+        '[ObjectMapEntryReplayDecoder.decode(parts=new ArrayList<>(Arrays.asList("userID", 42, "username", "johndoe", '
+        '"isActive", true)), state=processingState)]',
+        '[ObjectMapEntryReplayDecoder.decode(parts=Arrays.asList("userID", 42, "username", "johndoe", "isActive", true), '
+        'state=processingState)]'],
+    "simple_java_64": [
+        '[DateScriptFieldType.createFieldType(name="timestamp", factory=dateFactory, script=dateScript, '
+        'meta=Map.of("format", "epoch_millis"), onScriptError=FAIL)]'],
+    "simple_java_65": [
+        '[RootObjectMapper.doXContent(builder=xContentBuilderInstance, params=new ArrayList<>(Arrays.asList('
+        '"include_defaults", true, "TOXCONTENT_SKIP_RUNTIME", true)))]',
+        '[RootObjectMapper.doXContent(builder=xContentBuilderInstance, params=Arrays.asList("include_defaults", true, '
+        '"TOXCONTENT_SKIP_RUNTIME", true))]'],
+}
+"""The simple_java entries whose possible answer bfcl-eval's converter cannot produce (an ``any`` ArrayList
+holding non-strings; a HashMap answer that is not a dict of option lists), each with replies that write
+that answer in Java."""
+
+
+@pytest.mark.parametrize("entry_id", sorted(UNEXPRESSIBLE))
+def test_unexpressible_java_answers_fail_upstream_and_here(entry_id: str) -> None:
+    env = BFCLEnv(category="simple_java", system_prompt="prompting")
+    assert not _expressible("simple_java", entry_id)
+    env.reset(options={"task_id": entry_id})
+    for reply in [*UNEXPRESSIBLE[entry_id], env.oracle()[0]]:
+        assert _upstream_verdict("simple_java", entry_id, reply, "prompting", False) is False, reply
+        assert _env_verdict(env, entry_id, reply) is False, reply
+
+
+def test_an_empty_hashmap_passes_simple_java_64_upstream_and_here() -> None:
+    """bfcl-eval's checker compares a HashMap key by key over the model's keys, so an empty map (or a
+    double-brace initializer, whose body its decoder drops) passes; the env agrees, and its oracle
+    does not play that quirk."""
+    env = BFCLEnv(category="simple_java", system_prompt="prompting")
+    for meta in ("new HashMap<String, String>()", 'new HashMap<String, String>() {{ put("format", "wrong"); }}'):
+        reply = (f'[DateScriptFieldType.createFieldType(name="timestamp", factory=dateFactory, script=dateScript, '
+                 f'meta={meta}, onScriptError=FAIL)]')
+        assert _upstream_verdict("simple_java", "simple_java_64", reply, "prompting", False) is True
+        assert _env_verdict(env, "simple_java_64", reply) is True

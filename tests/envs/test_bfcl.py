@@ -258,3 +258,18 @@ def test_the_reply_limit_follows_the_declared_token_budget() -> None:
     assert MAX_ACTION_CHARS < len(long_call) < env.max_reply_chars
     _, reward, terminated, _, info = env.step(long_call)
     assert terminated and info["action_valid"] and reward == 1.0
+
+
+@pytest.mark.parametrize("reply", [
+    "[cd(folder=__import__(name='os'))]",
+    "[cd(folder=_load_scenario(scenario={'root': {}}))]",
+    "[echo(content=\"__import__('os').system('touch /tmp/bfcl_pwned')\", file_name='t.txt')]",
+])
+def test_multi_turn_prompting_runs_nested_calls_only_on_backend_methods(reply: str) -> None:
+    """Nested calls run through the backend's public methods, strings are read back as literals: no eval."""
+    env = BFCLEnv(category="base", system_prompt="prompting")
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    before = env._model.state()
+    env.step(reply)
+    assert env._model.state() == before and len(env._all_results) == 1
+    assert env._all_results[0].startswith("Error during execution") or "No such file" in env._all_results[0]

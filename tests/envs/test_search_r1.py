@@ -153,3 +153,16 @@ def test_a_large_corpus_keeps_its_offsets_and_bm25_index_on_disk(kwargs: dict, t
     for query in ("who created python", "capital of france", "nile"):
         assert loaded.search(query, 3) == built.search(query, 3) != []
     assert built.search("who created python", 1)[0].contents == '"Python"\nPython was created by Guido van Rossum.'
+
+
+def test_eval_names_the_agents_tokenizer_for_the_observation_cut(kwargs: dict) -> None:
+    from agentgym_suite.evaluation.policy_tokenizer import with_policy_tokenizer
+
+    assert with_policy_tokenizer("SearchR1-v0", {}, "hf:Qwen/Qwen2.5-3B-Instruct") == {
+        "obs_tokenizer": "Qwen/Qwen2.5-3B-Instruct"}
+    assert with_policy_tokenizer("SearchR1-v0", {"obs_tokenizer": "mine"}, "vllm:/models/q") == {"obs_tokenizer": "mine"}
+    for agent in ("openai:qwen@http://127.0.0.1:8000/v1", "oracle", object()):
+        assert with_policy_tokenizer("SearchR1-v0", {}, agent) == {}
+    assert with_policy_tokenizer("SearchQA-v0", {}, "hf:Qwen/Qwen2.5-3B-Instruct") == {}
+    reasons = " | ".join(SearchR1Env(**kwargs).leaderboard_departures())
+    assert "max_obs_length" in reasons

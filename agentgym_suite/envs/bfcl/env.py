@@ -22,7 +22,10 @@ text beyond the entry's own, as its function-calling handlers; with ``"prompting
 system prompt over the entry's function docs with its language hint and, for Java and JavaScript,
 its type texts; call lists ``[f(a=1)]`` are decoded by bfcl-eval's own decoder for the entry's
 language (:mod:`.upstream_decode`; its tree-sitter parsers for Java and JavaScript) and the
-single-turn checker receives its output unchanged. Function names are sent and compared as the
+single-turn checker receives its output unchanged. In multi-turn entries the decoded calls run as
+bfcl-eval's executor runs the execution strings it writes from them (tuples kept, a nested call with
+keyword arguments run first through the backend, method names inside strings rewritten with the
+instance name; :func:`~.upstream_decode.executed_value`), never through ``eval``. Function names are sent and compared as the
 emulated model config's ``underscore_to_dot`` says (``.`` replaced by ``_`` by default with
 ``fc``, as its FC handlers for OpenAI-compatible servers; as they are with ``prompting``).
 
@@ -30,8 +33,10 @@ Departures from the leaderboard (``leaderboard_departures``, written into ``summ
 search on the offline local corpus (the default) instead of bfcl-eval's live SerpAPI search
 (``web_search_backend="serpapi"`` runs bfcl-eval's own backend); in ``format_sensitivity`` and the
 ``prompting`` style, python call lists holding arithmetic or a lambda (which bfcl-eval evaluates
-with ``eval``) are decoded by the suite's own evaluator (:data:`PYTHON_DECODE_DEPARTURE`). Conformance with bfcl-eval's
-checkers is tested in ``tests/conformance/test_bfcl.py``.
+with ``eval``) are decoded by the suite's own evaluator (:data:`PYTHON_DECODE_DEPARTURE`); in multi-turn
+prompting, a call to a name that is no backend method gets the suite's refusal as its result
+(:data:`MULTI_TURN_EXECUTION_DEPARTURE`). Conformance with bfcl-eval's checkers is tested in
+``tests/conformance/test_bfcl.py``.
 """
 
 from __future__ import annotations
@@ -51,7 +56,13 @@ from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
 from agentgym_suite.envs.bfcl.call_strings import parse_call_string
-from agentgym_suite.envs.bfcl.upstream_decode import decode_prompting_reply
+from agentgym_suite.envs.bfcl.upstream_decode import (
+    NestedCall,
+    decode_prompting_reply,
+    executed_value,
+    execution_calls,
+    instance_name,
+)
 from agentgym_suite.envs.bfcl.schema import to_openai_tool
 
 logger = logging.getLogger(__name__)
@@ -133,6 +144,15 @@ PYTHON_DECODE_DEPARTURE = (
     "where bfcl-eval reads it")
 """Why a python call list may decode differently from bfcl-eval (it ``eval``s arithmetic and lambdas; model
 output never reaches ``eval`` here)."""
+
+MULTI_TURN_EXECUTION_DEPARTURE = (
+    "multi-turn prompting calls run as bfcl-eval's executor runs its execution strings (tuples kept, nested calls "
+    "run first, method names inside strings rewritten with the instance name, model name 'agentgym'), except a call "
+    "to a name that is no backend method: bfcl-eval's eval calls a Python builtin of that name or fails with "
+    "NameError, the suite answers with its own refusal; the state and the verdict are the same, the text the model "
+    "reads differs")
+"""What of bfcl-eval's multi-turn execution of prompting replies is not reproduced (``tests/conformance/
+test_bfcl_multi_turn_prompting.py`` shows the rest equal)."""
 
 
 class BFCLEnv(ToolEnv):
@@ -222,6 +242,9 @@ class BFCLEnv(ToolEnv):
         self._calls: list[ToolCall] = []
         self._decoded_output: list[dict[str, Any]] | None = None
         """bfcl-eval's decoded output of a single-turn prompting reply (what its checker receives)."""
+        self._execution_values: dict[str, dict[str, Any]] = {}
+        """Multi-turn prompting: each decoded call's arguments as bfcl-eval's executor runs them (tuples kept,
+        nested calls to run first), by call id (:meth:`execution_arguments`)."""
         self._check: dict[str, Any] | None = None
         self._turn_index = 0
         self._turn_checks: list[dict[str, Any]] = []
@@ -247,6 +270,8 @@ class BFCLEnv(ToolEnv):
             reasons += [reason] if reason else []
         if self.category == data.FORMAT_SENSITIVITY or self.system_prompt == "prompting":
             reasons.append(PYTHON_DECODE_DEPARTURE)
+        if self.multi_turn and self.system_prompt == "prompting":
+            reasons.append(MULTI_TURN_EXECUTION_DEPARTURE)
         return reasons
 
     # ------------------------------------------------------------------ task set
@@ -297,7 +322,7 @@ class BFCLEnv(ToolEnv):
         self._entry = data.load_questions(self.category)[task_id]
         self._answer = data.load_answers(self.category).get(task_id)
         self._calls, self._check, self._agentic, self._raw_actions = [], None, None, {}
-        self._decoded_output = None
+        self._decoded_output, self._execution_values = None, {}
         if self.multi_turn:
             return self._start_multi_turn()
         if self.agentic:
@@ -421,8 +446,16 @@ class BFCLEnv(ToolEnv):
             if decoded is not None:
                 if not self.multi_turn and not self.agentic:  # the one response a single-turn entry gets
                     self._decoded_output = decoded.output
+                items = decoded.calls
+                if self.multi_turn:  # executed as bfcl-eval's executor runs its execution strings
+                    executed = execution_calls(decoded)
+                    if executed is None:  # its conversion fails: the reply is the model's words
+                        return parse_tool_calls(command)
+                    items = [call for call, _ in executed]
+                    self._execution_values = {call.id: values for call, values in executed
+                                              if isinstance(call, ToolCall) and values is not None}
                 message = ParsedMessage("")
-                for item in decoded.calls:
+                for item in items:
                     if isinstance(item, ToolCallError):
                         message.errors.append(item)
                     else:
@@ -448,8 +481,39 @@ class BFCLEnv(ToolEnv):
         self._calls = list(calls)
         return True
 
+    def execution_arguments(self, call: ToolCall) -> dict[str, Any]:
+        """The arguments ``call`` runs with on the backend: a multi-turn prompting call's as bfcl-eval's
+        executor passes them (tuples kept, dict keys as strings, each nested call with keyword arguments
+        run first through the backend and replaced by its result, as its ``eval`` of the execution string
+        does; see :func:`~agentgym_suite.envs.bfcl.upstream_decode.execution_value`), else the call's
+        own JSON arguments. Raises what a nested call raises (a name that is no backend method:
+        ``NameError`` in upstream's words), which fails the outer call."""
+        values = self._execution_values.pop(call.id, None)
+        if values is None:
+            return call.arguments
+        assert self._model is not None
+        instances = {method: instance_name(str(self._entry.get("id", self.task_id)), owner) for method, owner in self._model.owner.items()}
+        return {key: executed_value(value, instances, self._run_nested) for key, value in values.items()}
+
+    def _run_nested(self, call: NestedCall) -> Any:
+        """A nested call run on the model's backend (its arguments already done); a name that is no backend
+        method raises Python's NameError, as upstream's ``eval`` does."""
+        assert self._model is not None
+        if call.name not in self._model.owner:
+            raise NameError(f"name {call.name.split('.')[0]!r} is not defined")
+        return self._model.method(call.name)(**call.arguments)
+
     def _run_on_backend(self, call: ToolCall) -> tuple[str, Any, str]:
-        result = (self._handlers.get(call.name) or self._dispatcher(call.name))(**call.arguments)
+        try:
+            arguments = self.execution_arguments(call)
+        except Exception as exc:  # noqa: BLE001 - a nested call's error fails the outer call, as upstream's eval does
+            text = f"Error during execution: {exc}"
+            self._all_results.append(text)
+            self._turn_call_count += 1
+            self._turn_calls.append(_call_key(call.name, call.arguments))
+            self.tool_log.append(ToolRecord(call.name, call.arguments, {"error": text}, False, self.turn))
+            return call.name, {"error": text}, "error"
+        result = (self._handlers.get(call.name) or self._dispatcher(call.name))(**arguments)
         ok = not (isinstance(result, dict) and set(result) == {"error"})
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
         if len(text) > MAX_TOOL_RESULT_CHARS:
@@ -615,6 +679,12 @@ class BFCLEnv(ToolEnv):
         In the current turn, the gold calls already made (the longest run of them, in order,
         among the calls the backend ran this turn) are left out. Calls that match no gold call,
         such as a ``cd`` the file system refused, take nothing off the plan.
+
+        Single-turn entries get their possible answer. Three of them lose with it, as on the
+        leaderboard: bfcl-eval's Java converter cannot produce the answers of ``simple_java_36`` and
+        ``_65`` (an ArrayList of ``any`` holding non-strings) and its checker compares ``_64``'s
+        HashMap answer character by character (it passes an empty HashMap there; the oracle does not
+        play that quirk). ``tests/conformance/test_bfcl_java_js.py`` shows both sides agree.
         """
         if not self._entry:
             return []

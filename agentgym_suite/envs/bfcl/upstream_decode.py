@@ -19,6 +19,14 @@ decoder exception, or output that is not a list of ``{name: {arguments}}``, mean
 not a call list: bfcl-eval then fails a single-turn entry (``ast_decoder:decoder_failed``) and
 takes a multi-turn reply as the model's words, and so does the env.
 
+In multi-turn entries bfcl-eval does not call the decoded output directly: it writes it back as
+execution strings (``decoded_output_to_execution_list``) and ``eval``s them after prefixing method
+names with instance names (``execute_multi_turn_func_call``). :func:`execution_calls` and
+:func:`executed_value` give the argument values that path gives, without ``eval``: tuples stay tuples,
+a dict of dicts is a call (:class:`NestedCall`) run first through the backend, dict keys become
+strings, names followed by ``(`` inside strings are rewritten (:func:`rewrite_call_names`, read back
+with ``ast.literal_eval``), and a reply whose conversion raises (an empty dict) is no call list.
+
 Decoded calls become :class:`~agentgym_suite.core.tool_calls.ToolCall` objects with JSON
 arguments (tuples as lists) for execution and the transcript; a value JSON cannot carry (bytes,
 a complex number, a dict key that is not a string, a lone surrogate) makes that call a
@@ -28,8 +36,9 @@ a complex number, a dict key that is not a string, a lone surrogate) makes that 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from agentgym_suite.core.actions import encoding_problem
 from agentgym_suite.core.tool_calls import (
@@ -131,3 +140,104 @@ def _json(value: Any) -> Any:
             raise _NoJSON("a dict argument has a key that is not a string; BFCL parameters take string keys")
         return {k: _json(v) for k, v in value.items()}
     raise _NoJSON(f"a {type(value).__name__} argument matches no BFCL parameter type")
+
+
+@dataclass(frozen=True)
+class NestedCall:
+    """A call with keyword arguments written as an argument value (``cd(folder=pwd(a=1))``).
+
+    bfcl-eval's multi-turn executor writes it back into the execution string and ``eval`` runs it
+    before the outer call, passing its result; the env runs it the same way through the backend
+    (:meth:`~agentgym_suite.envs.bfcl.env.BFCLEnv.execution_arguments`), never through ``eval``."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+class NotExecutable(ValueError):
+    """A decoded reply bfcl-eval's executor cannot turn into execution strings (its decode fails)."""
+
+
+def execution_value(value: Any) -> Any:
+    """One decoded argument value as bfcl-eval's multi-turn executor passes it.
+
+    Its ``decoded_output_to_execution_list`` writes each value back as source (``parse_nested_value``)
+    and ``eval`` reads it: a dict whose values are all dicts is a call (its first key the name, that
+    key's dict the arguments: a :class:`NestedCall`), other dicts keep their values so converted and
+    take their keys as strings, and every other value (lists, tuples, strings, numbers) comes back
+    as itself, tuples included. An empty dict, a call with no name, raises :class:`NotExecutable`, as
+    upstream's conversion raises (then the reply is not a call list)."""
+    if not isinstance(value, dict):
+        return value
+    if all(isinstance(item, dict) for item in value.values()):
+        if not value:
+            raise NotExecutable("an empty dict is read by bfcl-eval's executor as a call with no name")
+        name = next(iter(value))
+        return NestedCall(str(name), {str(k): execution_value(v) for k, v in value[name].items()})
+    return {str(k): execution_value(v) for k, v in value.items()}
+
+
+def _json_view(value: Any) -> Any:
+    """An execution value as the transcript shows it: a nested call as ``{name: {arguments}}``."""
+    if isinstance(value, NestedCall):
+        return {value.name: {k: _json_view(v) for k, v in value.arguments.items()}}
+    if isinstance(value, dict):
+        return {k: _json_view(v) for k, v in value.items()}
+    return value
+
+
+def execution_calls(decoded: UpstreamDecode) -> list[tuple[DecodedCall, dict[str, Any] | None]] | None:
+    """The calls of a multi-turn prompting reply with the argument values bfcl-eval's executor runs them
+    with (:func:`execution_value`; None for a call that is an error); None when its executor's
+    conversion fails, which makes the reply no call list (:class:`NotExecutable`)."""
+    if decoded.output is None:
+        return [(call, None) for call in decoded.calls]
+    try:
+        values = [{k: execution_value(v) for k, v in arguments.items()} if isinstance(arguments, dict) else None
+                  for item in decoded.output for arguments in item.values()]
+    except NotExecutable:
+        return None
+    out: list[tuple[DecodedCall, dict[str, Any] | None]] = []
+    for index, (item, arguments) in enumerate(zip(decoded.output, values)):
+        name = next(iter(item))
+        call = _as_call({name: _json_view(arguments)}, index) if arguments is not None else decoded.calls[index]
+        out.append((call, arguments if isinstance(call, ToolCall) else None))
+    return out
+
+
+_CALL_NAME = re.compile(r"\b([a-zA-Z_]\w*)\s*(?=\()")
+"""bfcl-eval's pattern of a function name in an execution string (``_process_method_calls``)."""
+
+
+def instance_name(entry_id: str, class_name: str, model: str = "agentgym") -> str:
+    """The name bfcl-eval's executor gives a backend instance (``{model}_{entry}_{class}_instance``, with
+    ``-./:`` as ``_``); ``model`` stands for the model name it puts first."""
+    return re.sub(r"[-./:]", "_", f"{model}_{entry_id}_{class_name}_instance")
+
+
+def rewrite_call_names(text: str, instances: Mapping[str, str]) -> str:
+    """``text`` as bfcl-eval's executor rewrites its execution string before ``eval``: every name followed by
+    ``(`` loses the spaces before the parenthesis and, when it is a method of an involved backend
+    (``instances``: method name -> instance name), gets the instance name in front. The pattern runs over
+    the whole string, so it also rewrites the text inside string arguments (``echo(content='run ls()')``
+    stores ``run <instance>.ls()``), a quirk reproduced as is."""
+    return _CALL_NAME.sub(lambda m: f"{instances[m.group(1)]}.{m.group(1)}" if m.group(1) in instances
+                          else m.group(1), text)
+
+
+def executed_value(value: Any, instances: Mapping[str, str], run: Callable[[NestedCall], Any]) -> Any:
+    """An :func:`execution_value` as the executor's ``eval`` of the rewritten string gives it: text inside
+    strings, lists and tuples rewritten (:func:`rewrite_call_names` over their source form, read back as
+    literals), dict keys rewritten, and each :class:`NestedCall` replaced by what ``run`` returns for it
+    (its arguments done the same way first). Raises what ``run`` raises."""
+    if isinstance(value, NestedCall):
+        arguments = {key: executed_value(item, instances, run) for key, item in value.arguments.items()}
+        return run(NestedCall(value.name, arguments))
+    if isinstance(value, dict):
+        return {rewrite_call_names(str(key), instances): executed_value(item, instances, run)
+                for key, item in value.items()}
+    if isinstance(value, (str, list, tuple)):
+        source = repr(value)
+        rewritten = rewrite_call_names(source, instances)
+        return value if rewritten == source else ast.literal_eval(rewritten)
+    return value

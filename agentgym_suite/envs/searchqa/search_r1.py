@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from agentgym_suite.core.actions import ParsedAction, unusable_action
 from agentgym_suite.envs.searchqa.retrievers import Passage
@@ -96,6 +96,22 @@ def format_passages(passages: Sequence[Passage]) -> str:
 def information(passages: Sequence[Passage]) -> str:
     """The observation of a search: the passages inside ``<information>`` tags, as Search-R1 appends it."""
     return f"\n\n<information>{format_passages(passages).strip()}</information>\n\n"
+
+
+MAX_OBS_LENGTH = 500
+"""Search-R1's ``max_obs_length``: tokens of the policy's tokenizer an observation keeps (its scripts: 500)."""
+
+
+def cut_observation(observation: str, tokenizer: Any, max_tokens: int = MAX_OBS_LENGTH) -> str:
+    """``observation`` as the policy reads it after Search-R1's ``_process_next_obs``: tokenized without
+    special tokens and cut to its first ``max_tokens`` tokens, decoded back to text (unchanged when it
+    fits). Upstream pads a batch of observations to the longest and cuts every row at ``max_tokens``;
+    with the right padding of the paper's tokenizers (Qwen2.5, Llama 3.2) that keeps each
+    observation's first ``max_tokens`` tokens, whatever else is in the batch."""
+    ids = tokenizer(observation, add_special_tokens=False)["input_ids"]
+    if len(ids) <= max_tokens:
+        return observation
+    return str(tokenizer.decode(ids[:max_tokens]))
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ from agentgym_suite.envs.searchqa.normalize import exact_match, f1_score
 from agentgym_suite.envs.searchqa.retrievers import HTTPRetriever, RetrievalError, Retriever
 from agentgym_suite.envs.searchqa.search_r1 import (
     INVALID_ACTION,
+    MAX_OBS_LENGTH,
     SearchR1Format,
+    cut_observation,
     cut_response,
     information,
     prompt,
@@ -28,6 +30,7 @@ from agentgym_suite.envs.searchqa.search_r1 import (
 PAPER_TOPK = 3
 PAPER_MAX_TURNS = 4
 _RETRIEVERS: dict[tuple[str, ...], Retriever] = {}
+_TOKENIZERS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
@@ -36,6 +39,20 @@ def _shared(key: tuple[str, ...], build: Any) -> Retriever:
         if key not in _RETRIEVERS:
             _RETRIEVERS[key] = build()
         return _RETRIEVERS[key]
+
+
+def _tokenizer(name: str) -> Any:
+    """The tokenizer ``name`` (loaded once per process)."""
+    with _LOCK:
+        if name not in _TOKENIZERS:
+            from transformers import AutoTokenizer
+
+            try:
+                _TOKENIZERS[name] = AutoTokenizer.from_pretrained(name)
+            except (OSError, ValueError) as err:
+                raise ValueError(f"obs_tokenizer={name!r} cannot be loaded ({err}); name the policy's tokenizer by a "
+                                 "local folder or a Hugging Face id that is cached or reachable.") from err
+        return _TOKENIZERS[name]
 
 
 class SearchR1Env(SearchQAEnv):
@@ -69,6 +86,13 @@ class SearchR1Env(SearchQAEnv):
         max_turns: search turns before the last answer turn (Search-R1's evaluation: 4), so an
             episode has at most ``max_turns + 1`` actions (the registration's step limit).
         data_dir: the ``searchqa`` data folder (default ``$AGENTGYM_DATA/searchqa``).
+        obs_tokenizer: the policy's tokenizer (a Hugging Face model id or folder, read with
+            ``AutoTokenizer``): every observation is cut to its first ``max_obs_length`` tokens of it, as
+            Search-R1 cuts them (:func:`~.search_r1.cut_observation`). ``agentgym eval`` sets it to the
+            agent's model (``hf:PATH``, ``vllm:PATH``, ``tiny``; ``policy_tokenizer_setting``); a trainer
+            config sets it in ``env_kwargs``. None: observations are not cut, a departure the run names
+            (``leaderboard_departures``).
+        max_obs_length: tokens an observation keeps (Search-R1's scripts: 500).
         success_reward, privileged, invalid_action, render_mode: as :class:`SearchQAEnv`.
 
     Info keys (besides the shared ones of :mod:`agentgym_suite.core.info` and :class:`SearchQAEnv`'s):
@@ -89,6 +113,7 @@ class SearchR1Env(SearchQAEnv):
     label_keys: ClassVar[tuple[str, ...]] = ("retriever", "corpus")
     default_action_format = "search"
     fixture_replaces_data = True
+    policy_tokenizer_setting = "obs_tokenizer"
 
     def __init__(
         self,
@@ -104,6 +129,8 @@ class SearchR1Env(SearchQAEnv):
         topk: int = PAPER_TOPK,
         max_turns: int = PAPER_MAX_TURNS,
         data_dir: str | Path | None = None,
+        obs_tokenizer: str | Path | None = None,
+        max_obs_length: int = MAX_OBS_LENGTH,
         success_reward: float = 1.0,
         privileged: bool = False,
         invalid_action: str = "explain",
@@ -111,8 +138,9 @@ class SearchR1Env(SearchQAEnv):
     ) -> None:
         TextEnv.__init__(self, action_format=SearchR1Format(), privileged=privileged, invalid_action=invalid_action,
                          render_mode=render_mode)
-        if topk < 1 or max_turns < 0:
-            raise ValueError(f"topk={topk} must be at least 1 and max_turns={max_turns} at least 0.")
+        if topk < 1 or max_turns < 0 or max_obs_length < 1:
+            raise ValueError(f"topk={topk} and max_obs_length={max_obs_length} must be at least 1 and "
+                             f"max_turns={max_turns} at least 0.")
         root = Path(data_dir) if data_dir is not None else data_root() / "searchqa"
         parse_search_r1_set(dataset)
         questions = load_search_r1(dataset, root)
@@ -128,6 +156,9 @@ class SearchR1Env(SearchQAEnv):
         self.topk = int(topk)
         self.max_turns = int(max_turns)
         self.success_reward = float(success_reward)
+        self.obs_tokenizer = str(obs_tokenizer) if obs_tokenizer is not None else None
+        self.max_obs_length = int(max_obs_length)
+        self._tokenizer = _tokenizer(self.obs_tokenizer) if self.obs_tokenizer is not None else None
         self._question: Question | None = None
         self._seen_titles: set[str] = set()
         self._messages: list[dict[str, str]] = []
@@ -192,6 +223,12 @@ class SearchR1Env(SearchQAEnv):
             departures.append(f"the corpus is {self.corpus_path.name}, not Search-R1's Wikipedia-2018 (wiki-18.jsonl)")
         if self.topk != PAPER_TOPK or self.max_turns != PAPER_MAX_TURNS:
             departures.append(f"top-{self.topk} and {self.max_turns} search turns; Search-R1 evaluates with top-3 and 4")
+        if self.obs_tokenizer is None:
+            departures.append(f"observations are not cut to Search-R1's max_obs_length ({MAX_OBS_LENGTH} tokens of the "
+                              "policy's tokenizer); name that tokenizer with obs_tokenizer=...")
+        elif self.max_obs_length != MAX_OBS_LENGTH:
+            departures.append(f"observations are cut to {self.max_obs_length} tokens; Search-R1 cuts them to "
+                              f"{MAX_OBS_LENGTH}")
         return departures
 
     def _labels(self) -> dict[str, str]:
@@ -241,6 +278,8 @@ class SearchR1Env(SearchQAEnv):
 
     def _outcome(self, observation: str, reward: float, score: float, parsed: ParsedAction, *,
                  extra: dict[str, Any], **flags: Any) -> StepOutcome:
+        if observation and self._tokenizer is not None:
+            observation = cut_observation(observation, self._tokenizer, self.max_obs_length)
         self._messages.append({"role": "assistant", "content": cut_response(parsed.raw)})
         self._solution += cut_response(parsed.raw) + observation
         if observation:

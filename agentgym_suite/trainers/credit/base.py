@@ -31,7 +31,10 @@ so the trainer never branches on a plug-in's name:
   unless the method plays episodes of its own shape, e.g. SkillRise's trials);
 * ``rows_with_other_terms``: the rows whose loss has a term besides the advantage-weighted
   policy term (its auxiliary loss). A trainer skips the forward and backward of a row whose
-  advantage is zero only when this says the row carries nothing else.
+  advantage is zero only when this says the row carries nothing else;
+* ``conformance``: what its tests check against the method's released code
+  (:class:`~agentgym_suite.core.conformance.MethodConformance`), which ``agentgym conformance``
+  runs and reports.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 import torch
 from torch import Tensor
 
+from agentgym_suite.core.conformance import MethodConformance
 from agentgym_suite.trainers.credit.inputs import RowInput, RowValues, check_row_values, select_row_values
 
 if TYPE_CHECKING:
@@ -244,6 +248,9 @@ class CreditAssigner(ABC):
     trainer_defaults: ClassVar[Mapping[str, Any]] = {}
     """Parameters a trainer passes unless the user sets them, where a trainer's needs differ
     from the paper's defaults in ``config_cls`` (VAD stores only the teacher's top-64 logits)."""
+    conformance: ClassVar[MethodConformance | None] = None
+    """What ``tests/conformance/`` checks of this plug-in against its authors' released code (``None``:
+    nothing yet); ``agentgym conformance`` runs and reports it."""
 
     def __init__(self, config: CreditConfig | None = None, **params: Any) -> None:
         """Build from a config object or from keyword parameters of ``config_cls``."""

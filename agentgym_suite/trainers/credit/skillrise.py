@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Hashable, Mapping, Se
 import torch
 from torch import Tensor
 
+from agentgym_suite.core.conformance import MethodConformance
 from agentgym_suite.envs.skillrise import SkillRiseTrial
 from agentgym_suite.envs.skillrise.groups import load_groups
 from agentgym_suite.trainers.credit.base import (
@@ -151,6 +152,15 @@ class SkillRiseCredit(CreditAssigner):
     row_inputs: ClassVar[tuple[RowInput, ...]] = (POSITIONS,)
     roles: ClassVar[tuple[str, ...]] = ("solve", "curate")
     own_invalid_penalty: ClassVar[bool] = True
+    conformance: ClassVar[MethodConformance | None] = MethodConformance(
+        name="skillrise", subject="SkillRise: trials, Solve/Curate parsing, advantages, group order",
+        upstream="github.com/lyq1119/SkillRise-reproduction-and-refinement", version="79bbd911cf5a477e13679bd7eb0728dfd871c632",
+        checks=("the Solve projection (<action> tags) and the Curate parse of gold and perturbed answers",
+                "whole scripted trials: every prompt's arguments, every answer's validity, the skill document "
+                "after each Curate turn, the command the base env receives",
+                "row scores and advantages (invalid penalty 0.5, gamma 0.6, a one-trial cell among them)",
+                "the order the group loader serves curated groups in, for two seeds"),
+        tests=("tests/conformance/test_skillrise.py",))
     config: SkillRiseCreditConfig
 
     def env_defaults(self, env_id: str) -> dict[str, Any]:

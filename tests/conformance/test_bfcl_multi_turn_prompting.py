@@ -1,0 +1,57 @@
+"""BFCL multi-turn, prompting style: decoded calls run as bfcl-eval's executor runs its execution strings.
+
+``bfcl_prompting/multi_turn_cases.json`` holds what bfcl-eval's ``default_decode_execute_prompting``
+and ``execute_multi_turn_func_call`` gave on fixed replies (``regenerate_multi_turn_cases.py``): the
+result strings and a digest of the backends' state afterwards, or the decode error that makes
+upstream take the reply as the model's words. The env must give the same results and the same
+state without ``eval``: tuples kept, nested calls with keyword arguments run first, a dict of dicts
+read as a call, keys made strings, method names inside strings rewritten with the instance name,
+and a reply upstream cannot convert played as words. The cases marked DEPARTURE (a name that is no
+backend method) must leave the same state and the same number of results, each an execution error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("bfcl_eval")
+
+from agentgym_suite.envs.bfcl import BFCLEnv  # noqa: E402
+from tests.conformance.bfcl_prompting.backend_state import state_digest  # noqa: E402
+
+RECORD = json.loads((Path(__file__).parent / "bfcl_prompting" / "multi_turn_cases.json").read_text(encoding="utf-8"))
+CASES: list[dict[str, Any]] = RECORD["cases"]
+
+
+def test_the_record_names_its_upstream_code() -> None:
+    assert RECORD["upstream"]["package"] == "bfcl-eval" and RECORD["upstream"]["model_name"] == "agentgym"
+    assert any("decode_error" in c for c in CASES) and any(c["what"].startswith("DEPARTURE") for c in CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["what"][:60])
+def test_replies_run_as_bfcl_eval_runs_them(case: dict[str, Any]) -> None:
+    env = BFCLEnv(category="base", system_prompt="prompting")
+    env.reset(options={"task_id": case["entry"]})
+    before = state_digest(env._model.instances)
+    _, _, _, _, info = env.step(case["reply"])
+    results, state = list(env._all_results), state_digest(env._model.instances)
+    if "decode_error" in case:  # upstream takes the reply as the model's words: nothing runs, the turn ends
+        assert results == [] and state == before and info["action_valid"]
+        assert env._turn_index == 1
+    elif case["what"].startswith("DEPARTURE"):
+        assert state == case["state"] and len(results) == len(case["results"])
+        assert all(r.startswith("Error during execution: ") for r in results + case["results"])
+    else:
+        assert results == case["results"] and state == case["state"]
+
+
+def test_the_one_unreproduced_difference_is_a_named_departure() -> None:
+    departures = BFCLEnv(category="base", system_prompt="prompting").leaderboard_departures()
+    assert any("no backend method" in reason for reason in departures)
+    assert not any("no backend method" in r for r in BFCLEnv(category="base").leaderboard_departures())
+    assert not any("no backend method" in r for r in BFCLEnv(category="simple", system_prompt="prompting")
+                   .leaderboard_departures())
