@@ -34,15 +34,15 @@ from agentgym_suite.trainers.teacher import (
     env_response_text,
     oracle_text,
     privileged_prefix,
+    TEACHER_CONTEXT_CONFORMANCE,
     teacher_prompt_ids,
 )
-from agentgym_suite.trainers.teacher import SKILL_PICKS_CONFORMANCE
 
 
 class LogprobPasses:
     """Mixin of ``AgentGRPOTrainer``: the log-prob and logit passes (see the module docstring)."""
 
-    conformance: ClassVar[MethodConformance | None] = SKILL_PICKS_CONFORMANCE
+    conformance: ClassVar[MethodConformance | None] = TEACHER_CONTEXT_CONFORMANCE
     """What ``tests/conformance/`` checks of this part against upstream (``agentgym conformance`` reports it)."""
 
     args: Any

@@ -102,7 +102,7 @@ def teacher_prompt_ids(prefix_ids: Sequence[int], prompt_ids: Sequence[int], max
     return list(prefix_ids) + kept
 
 
-SKILL_PICKS_CONFORMANCE = MethodConformance(
+TEACHER_CONTEXT_CONFORMANCE = MethodConformance(
     name="teacher_skills", subject="the teacher's released skill texts, picked per task (teacher_context: skills)",
     upstream="github.com/ZJU-REAL/SDAR (SkillProvider, verl/trainer/ppo/rlsd_utils.py)",
     version="8b85c231df3b384131132f174f0cd893fb58b509",
