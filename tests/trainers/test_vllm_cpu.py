@@ -54,3 +54,12 @@ def test_multi_turn_rollouts_on_vllm_colocate_cpu(tmp_path):
     # vLLM's processed log-probs of the sampled tokens against the trainer's recomputed ones: same weights
     assert result["logp_difference"] and max(result["logp_difference"]) < 0.05
     assert result["ratio_mean"] and all(abs(r - 1.0) < 0.1 for r in result["ratio_mean"])
+    check = result["importance_sampling"]
+    assert check["loss_passes"] >= 2 and check["tokens"] > 0
+    # every trained token's sampling log-prob is the very number vLLM returned for that token ...
+    assert check["tokens_from_generator"] == check["tokens"]
+    # ... which is not the trainer's own recomputation (vLLM's CPU kernels round differently), so a trainer
+    # that recomputed the "sampling" log-probs would fail here and above ...
+    assert check["max_old_vs_sampling"] > 0.0
+    # ... and the ratio the loss multiplies by is TRL's token_truncate ratio of the two
+    assert check["max_ratio_error"] < 1e-6 and check["max_ratio_off_one"] > 0.0
