@@ -67,6 +67,21 @@ def _served_adapters(url: str) -> list[str]:
     return sorted(c["id"] for c in cards if str(c["id"]).startswith("agentgym-policy-v"))
 
 
+def _served_logprobs(url: str, adapter: str, ids: list[int]) -> list[float]:
+    """vLLM's log-probs of ``ids[1:]`` under ``adapter`` (``prompt_logprobs``)."""
+    body = {"model": adapter, "prompt": ids, "max_tokens": 1, "temperature": 1.0, "prompt_logprobs": 0}
+    choice = httpx.post(f"{url}/v1/completions", json=body, timeout=120).json()["choices"][0]
+    return [float(entry[str(token)]["logprob"]) for entry, token in zip(choice["prompt_logprobs"][1:], ids[1:])]
+
+
+def _learner_logprobs(policy, ids: list[int]) -> list[float]:
+    import torch
+
+    with torch.no_grad():
+        logits = policy(input_ids=torch.tensor([ids])).logits[0, :-1].float()
+    return torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0].tolist()
+
+
 def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path):
     python = vllm_python()
     if python is None:
@@ -93,9 +108,14 @@ def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path):
         served: list[tuple[int, list[str]]] = []
         publish = hooks.weights.publish
 
+        probe = trainer.processing_class.encode("You need the letter a. say a", add_special_tokens=False)
+        probes: list[tuple[list[float], list[float]]] = []
+
         def recording_publish(policy, version, adapters):
             publish(policy, version, adapters)
             served.append((int(version), _served_adapters(url)))  # what the server holds right after
+            # the served adapter is this version's weights: vLLM scores a fixed text as the learner does
+            probes.append((_served_logprobs(url, adapter_name(version), probe), _learner_logprobs(policy, probe)))
 
         hooks.weights.publish = recording_publish
         trained: list[list] = []
@@ -143,6 +163,11 @@ def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path):
                 assert turn.request["model"] == adapter_name(turn.policy_version)
                 assert turn.completion_ids and len(turn.logprobs) == len(turn.completion_ids)
                 assert all(math.isfinite(x) and x <= 0.0 for x in turn.logprobs)
+    probe_gaps = [max(abs(a - b) for a, b in zip(on_server, in_learner)) for on_server, in_learner in probes]
+    moved = max(abs(a - b) for a, b in zip(probes[0][0], probes[-1][0]))
+    print(f"served vs learner log-probs, max gap per version: {probe_gaps}; v0 -> v2 moved {moved:.4f}")
+    assert len(probe_gaps) == 3 and max(probe_gaps) < 1e-3
+    assert moved > 1e-3  # and the versions differ: the server really swapped adapters
     # step 0 trains on version-0 samples with version-0 weights: vLLM's log-probs of the sampled tokens
     # are the learner's (the adapter starts as a zero delta; fp32 on both sides)
     assert gaps and gaps[0] < 0.05, gaps
