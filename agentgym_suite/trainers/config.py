@@ -341,6 +341,14 @@ class AgentGRPOConfig(GRPOConfig):
                           "and its own copy of the policy (one more copy of the weights per thread). More than one "
                           "helps when env steps wait on I/O: the threads' waits overlap."},
     )
+    async_lora_server: str | None = field(
+        default=None,
+        metadata={"help": "async_rollouts: base URL of an OpenAI-compatible vLLM server (e.g. http://127.0.0.1:8000) "
+                          "the rollout threads generate through instead of a copy of the policy: each policy version "
+                          "is saved as a LoRA adapter and loaded into the server by name, max_staleness + 1 versions "
+                          "kept live (needs lora_r > 0 and a server started with "
+                          "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True ... --enable-lora; see docs/training.md)."},
+    )
     async_is_cap: float = field(
         default=2.0,
         metadata={"help": "async_rollouts: truncation C of the per-token importance weight min(pi_learner / "

@@ -16,6 +16,7 @@ import functools
 import importlib
 import inspect
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -87,6 +88,16 @@ INTERNAL_IMPORTS: tuple[SeamImport, ...] = (
     SeamImport("trl.trainer.utils", "get_config_model_id", "the fixed teacher is loaded as TRL loads its reference model"),
     SeamImport("trl.models.utils", "disable_gradient_checkpointing",
                "CPU runs turn gradient checkpointing off for a pass that fits, as TRL's own context does (cpu_speed)"),
+    SeamImport("trl.experimental.async_grpo.async_grpo_trainer", "save_lora_adapter",
+               "async_lora_server saves each policy version's adapter as TRL's AsyncGRPOTrainer does"),
+    SeamImport("trl.experimental.async_grpo.async_grpo_trainer", "select_adapter_sync",
+               "async_lora_server checks the server's --enable-lora, --max-loras and --max-lora-rank as TRL does"),
+    SeamImport("trl.experimental.async_grpo.async_grpo_trainer", "round_lora_rank",
+               "async_lora_server names the --max-lora-rank a server needs for the adapter"),
+    SeamImport("trl.experimental.async_grpo.async_grpo_trainer", "validate_lora_for_vllm_sync",
+               "async_lora_server refuses adapters vLLM cannot serve, as TRL does"),
+    SeamImport("trl.experimental.async_grpo.vllm_client", "VLLMClient",
+               "async_lora_server loads and unloads adapter versions through TRL's vLLM server client"),
 )
 """Helpers imported from TRL's internal modules."""
 
@@ -125,7 +136,9 @@ def moved_members(trainer_cls: type | None = None) -> list[str]:
     moved += [f"{m.name} (attribute: {m.why})" for m in PRIVATE_ATTRIBUTES if m.name not in assigned]
     for item in INTERNAL_IMPORTS:
         try:
-            found = hasattr(importlib.import_module(item.module), item.name)
+            with warnings.catch_warnings():  # trl.experimental announces itself on import
+                warnings.simplefilter("ignore")
+                found = hasattr(importlib.import_module(item.module), item.name)
         except ImportError:
             found = False
         if not found:

@@ -104,6 +104,32 @@ def test_dispatch_waits_for_room_in_the_queue():
     assert 0.0 < controller.generator_idle_share() <= 1.0
 
 
+def test_a_take_that_drops_stale_groups_makes_room_for_the_waiting_thread():
+    """The queue is full of stale groups and the rollout thread waits for room: the learner's take
+    drops them, which must wake the thread, whose fresh groups it then takes (no deadlock)."""
+    controller = _controller(max_staleness=0)  # room for one run of 2 groups
+    controller.queue.extend([_group(7, 0), _group(8, 0)])
+
+    def rollout_thread():
+        batch = controller.dispatch()
+        if batch is not None:
+            controller.finish(batch, [_group(index, 1) for index, _ in batch], busy_s=0.0)
+
+    thread = threading.Thread(target=rollout_thread, daemon=True)
+    thread.start()
+    give_up = threading.Event()
+    result: list = []
+    learner = threading.Thread(target=lambda: result.append(controller.take(2, 1, alive=lambda: not give_up.is_set())),
+                               daemon=True)
+    learner.start()
+    learner.join(timeout=30)
+    give_up.set()
+    controller.stop()
+    assert result, "the learner waited for groups while the rollout thread waited for room"
+    taken, stats = result[0]
+    assert stats.dropped_groups == 2 and [g.version for g in taken] == [1, 1]
+
+
 def test_a_failed_rollout_thread_reaches_the_learner():
     controller = _controller()
     controller.fail(OSError("env server gone"))

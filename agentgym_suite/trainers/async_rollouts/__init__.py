@@ -1,6 +1,7 @@
 """Asynchronous rollouts for ``AgentGRPOTrainer`` (``async_rollouts: true``).
 
-A rollout thread plays groups of episodes on its own envs with a copy of the policy while the
+A rollout thread plays groups of episodes on its own envs with a copy of the policy (or a LoRA
+adapter version on a vLLM server, ``async_lora_server``) while the
 learner trains on finished groups from a bounded queue. Each turn records the policy version that
 generated it; groups older than ``max_staleness`` versions are dropped (counted), the others are
 corrected with a token-level truncated importance weight. Modules, one job each:
@@ -10,6 +11,9 @@ corrected with a token-level truncated importance weight. Modules, one job each:
 * :mod:`.tasks` — the data cursor (dispatch index -> task);
 * :mod:`.groups` — a finished group;
 * :mod:`.policy_snapshot` — the generator's weights and the learner's published versions;
+* :mod:`.weight_sync` — how the threads get the weights, by generation backend: in process, or
+  :mod:`.lora_server` (LoRA adapter versions loaded by name into a vLLM server, sampled through
+  :mod:`.server_backend`);
 * :mod:`.worker` — the rollout thread;
 * :mod:`.controller` — the bounded queue and its bookkeeping;
 * :mod:`.staleness` — staleness, dropping and the truncated importance weight;

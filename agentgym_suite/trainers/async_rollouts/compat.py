@@ -19,7 +19,8 @@ Credit plug-ins are judged by their declarations, never by name (:func:`async_re
 Runs that are refused whatever the plug-in (:func:`check_async_setup`): DeepSpeed or FSDP (the
 policy is copied whole for the generator), several processes (the
 rollout thread and the queue live in one process; groups would not be formed across processes),
-vLLM (use TRL's ``AsyncGRPOTrainer``), and an env that borrows the policy being trained (a
+TRL's ``use_vllm`` generation (async reaches a vLLM server through ``async_lora_server``
+instead), and an env that borrows the policy being trained (a
 rehearsal env's ``world_model: policy``): its world model generates inside env steps, where the
 rollout thread cannot tag the version or keep the sampling log-probs of the simulator's tokens.
 """

@@ -134,6 +134,9 @@ class AsyncRollouts:
                         raise RuntimeError("the asynchronous rollout thread is not running; no group can arrive.")
                     self._cond.wait(timeout=1.0)
                 group = self.queue.popleft()
+                self._cond.notify_all()  # room in the queue: a rollout thread waiting to dispatch may go on now,
+                # before this take has all its groups (else a take that drops stale groups waits forever for
+                # threads that wait for room)
                 staleness = group_staleness(learner_version, group.version)
                 if staleness > self.max_staleness:
                     stats.dropped_groups += 1

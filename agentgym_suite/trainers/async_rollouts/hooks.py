@@ -30,7 +30,7 @@ from transformers import TrainerCallback
 from agentgym_suite.rollout import EnvPool, RolloutEngine, Trajectory
 from agentgym_suite.trainers.async_rollouts.compat import check_async_setup
 from agentgym_suite.trainers.async_rollouts.controller import AsyncRollouts, TakeStats
-from agentgym_suite.trainers.async_rollouts.policy_snapshot import PolicySnapshot, copy_weights
+from agentgym_suite.trainers.async_rollouts.weight_sync import weight_sync_for
 from agentgym_suite.trainers.async_rollouts.staleness import (
     corrected_advantages,
     staleness_histogram,
@@ -90,6 +90,8 @@ class AsyncTrainerHooks:
         self.groups_per_step = int(args.generation_batch_size) // self.group_size
         self.tasks = [{"task_id": row["task_id"], "env_seed": row["env_seed"]} for row in side.tasks]
         self.controller: AsyncRollouts | None = None
+        self.weights = weight_sync_for(args)
+        """How the threads get the learner's weights (:mod:`~agentgym_suite.trainers.async_rollouts.weight_sync`)."""
         self.workers: list[RolloutWorker] = []
         self.callback = AsyncRolloutsCallback(self)
         """The ``TrainerCallback`` that starts, feeds, checkpoints and stops the rollout thread."""
@@ -102,11 +104,12 @@ class AsyncTrainerHooks:
         self._resume_dir = checkpoint if isinstance(checkpoint, str) else None
 
     def start(self, version: int) -> None:
-        """Copy the policy for the generator at ``version``, restore a resumed run's queue, start the thread."""
+        """Give the generator the policy at ``version`` (a copy per thread, or an adapter on the server),
+        restore a resumed run's queue, start the threads."""
         args = self.side.args
         policy = self.side.policy()
         threads = int(args.async_rollout_threads)
-        snapshots = [PolicySnapshot(policy, version) for _ in range(threads)]  # one copy per thread: each swaps alone
+        snapshots = self.weights.start(policy, version, threads)
         self.controller = AsyncRollouts(
             self.tasks, group_size=self.group_size, groups_per_run=self.groups_per_step,
             max_staleness=args.max_staleness, continue_episodes=args.async_episode_update == "continue",
@@ -131,14 +134,16 @@ class AsyncTrainerHooks:
             if worker.is_alive():
                 logger.warning("an asynchronous rollout thread did not stop within 120 s (an env step still running).")
         self.workers = []
+        if self.controller is not None:
+            self.weights.close()
 
     def publish(self, version: int) -> None:
         """After a trainer step: the learner's weights become ``version`` for the generator."""
         if self.controller is not None:
-            weights = copy_weights(self.side.policy())  # one copy, loaded by every thread at its own boundary
-            for worker in self.workers:
-                worker.snapshot.offer(weights, version)
+            self.weights.publish(self.side.policy(), version, [worker.snapshot for worker in self.workers])
             self.controller.snapshot.published = int(version)
+            for key, value in self.weights.metrics().items():
+                self.side.record(key, value)
 
     # ------------------------------------------------------------------ rollout phase
     def rollout_phase(self, inputs: list[dict[str, Any]], num_generations: int, version: int
@@ -200,18 +205,15 @@ class AsyncTrainerHooks:
             self.side.record(key, float(value))
 
     def _make_engine(self, worker: RolloutWorker, seed: int, turn_boundary: Any) -> RolloutEngine:
-        """The trainer's rollout engine over ``worker``'s copy of the policy (built in its thread),
-        sampling as the trainer's transformers path does."""
-        from agentgym_suite.llm.transformers_backend import TransformersBackend
-        from agentgym_suite.trainers.generation import rollout_sampling, template_kwargs
+        """The trainer's rollout engine over ``worker``'s weights (its copy of the policy, or the server
+        adapter it names), built in its thread, sampling as the trainer's transformers path does."""
+        from agentgym_suite.trainers.generation import rollout_sampling
 
         side, args = self.side, self.side.args
         params, generation_kwargs = rollout_sampling(
             args, temperature=args.temperature, top_p=args.top_p, top_k=args.top_k, min_p=args.min_p,
             repetition_penalty=args.repetition_penalty, max_new_tokens=args.max_completion_length, seed=seed)
-        backend = TransformersBackend(worker.snapshot.model, worker.tokenizer, max_batch_size=1 << 20,
-                                      name="policy-async",
-                                      generation_kwargs=generation_kwargs, chat_template_kwargs=template_kwargs(args))
+        backend = self.weights.backend(worker.snapshot, worker.tokenizer, args, generation_kwargs)
         return RolloutEngine(
             backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
             history_length=args.history_length, info_keys=side.info_keys, record_oracle=side.record_oracle,

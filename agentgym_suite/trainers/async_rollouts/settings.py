@@ -4,7 +4,9 @@
 trained sample may be; ``async_episode_update`` says what an episode that spans a weight update
 does; ``async_correction`` and ``async_is_cap`` how the samples within the bound are corrected
 (see :mod:`~agentgym_suite.trainers.async_rollouts.staleness`); ``async_rollout_threads`` how many
-rollout threads play.
+rollout threads play; ``async_lora_server`` (a URL) makes them generate through an
+OpenAI-compatible vLLM server that the learner publishes each policy version to as a LoRA
+adapter (see :mod:`~agentgym_suite.trainers.async_rollouts.lora_server`).
 """
 
 from __future__ import annotations
@@ -56,8 +58,14 @@ def check_async_settings(config: Any) -> None:
         raise ValueError(f"async_is_cap must be a finite number >= 1 (got {cap!r}): asynchronous samples are "
                          "corrected with a truncated importance weight min(ratio, async_is_cap), never an "
                          "unclipped one; verl uses 2.0.")
+    server = getattr(config, "async_lora_server", None)
+    if server is not None and not config.async_rollouts:
+        raise ValueError(f"async_lora_server={server!r} is the weight sync of asynchronous rollouts; set "
+                         "async_rollouts: true too, or leave async_lora_server unset.")
     if not config.async_rollouts:
         return
+    if server is not None:
+        check_lora_server_settings(config)
     if config.loss_type in LOSS_TYPES_NOT_LINEAR_IN_ADVANTAGE:
         raise ValueError(f"async_rollouts corrects stale samples with an importance weight folded into the advantage, "
                          f"which loss_type={config.loss_type!r} does not take linearly; use another loss_type (e.g. "
@@ -69,6 +77,21 @@ def check_async_settings(config: Any) -> None:
             raise ValueError(f"async_correction=behaviour_clip caps the ratio with TRL's delta, which must be finite "
                              f"(got {config.delta!r}); leave it unset to use async_is_cap.")
     if config.use_vllm:
-        raise ValueError("async_rollouts runs the rollouts on the transformers backend in a thread of the training "
-                         "process (the CPU path); with vLLM use TRL's AsyncGRPOTrainer "
-                         "(trl.experimental.async_grpo), or set use_vllm: false.")
+        raise ValueError("async_rollouts runs the rollouts in threads of the training process, on the transformers "
+                         "backend or, with async_lora_server: URL, on a vLLM server that loads each policy version as "
+                         "a LoRA adapter; TRL's own use_vllm generation is the synchronous path. Set use_vllm: false "
+                         "(and async_lora_server for a vLLM server), or use TRL's AsyncGRPOTrainer "
+                         "(trl.experimental.async_grpo).")
+
+
+def check_lora_server_settings(config: Any) -> None:
+    """Reject an ``async_lora_server`` setting that cannot work: a URL that is not http(s), or a policy
+    that is not a LoRA adapter (the server receives each version as an adapter, never full weights)."""
+    server = str(config.async_lora_server)
+    if not server.startswith(("http://", "https://")):
+        raise ValueError(f"async_lora_server={server!r} must be the server's base URL, e.g. http://127.0.0.1:8000 "
+                         "(without /v1).")
+    if int(getattr(config, "lora_r", 0) or 0) < 1:
+        raise ValueError("async_lora_server publishes every policy version to the server as a LoRA adapter, but "
+                         "lora_r is 0 (full fine-tuning): set lora_r (e.g. 8), or leave async_lora_server unset to "
+                         "generate in process on a copy of the full weights.")
