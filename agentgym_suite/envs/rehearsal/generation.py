@@ -12,8 +12,10 @@ dicts alike (an env served over the wire sends dicts).
 
 In JSON a generation is the dict of :meth:`RoleGeneration.to_dict`;
 :meth:`SimulatorGeneration.from_role_generation` reads it back. :meth:`SimulatorGeneration.to_dict`
-and :meth:`SimulatorGeneration.from_dict` keep the flat layout of the record itself (files written
-when ``Turn.simulator_generations`` held these dicts).
+and :meth:`SimulatorGeneration.from_dict` keep the flat layout of the record itself: trajectory
+files written before the generic key existed held such dicts under a turn's
+``simulator_generations`` (the rollout records no longer load that key; read those by hand with
+:meth:`SimulatorGeneration.from_dict`).
 """
 
 from __future__ import annotations
