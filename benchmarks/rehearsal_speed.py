@@ -33,6 +33,7 @@ from typing import Any
 
 import agentgym_suite.registration as registration
 from agentgym_suite.envs.rehearsal import RehearsalEnv
+from agentgym_suite.envs.rehearsal.generation import simulator_generations
 from ratios import report_ratio
 
 CASES: list[tuple[str, dict[str, Any]]] = [
@@ -64,7 +65,7 @@ def replay(env: RehearsalEnv, task_id: str, actions: list[str]) -> tuple[float, 
     calls = tokens = 0
     for action in actions:
         *_, terminated, truncated, info = env.step(action)
-        gens = info["simulator_generations"]
+        gens = simulator_generations(info)
         calls += len(gens)
         tokens += sum(len(g.completion_ids) for g in gens)
         if terminated or truncated:
@@ -95,7 +96,7 @@ def default_model_calls(episodes: int, sampling: Any = None) -> None:
             start = time.perf_counter()
             *_, terminated, truncated, info = env.step(action)
             elapsed = time.perf_counter() - start
-            gens = info["simulator_generations"]
+            gens = simulator_generations(info)
             if gens and not seconds:  # where the time went before: the released-style full prompt, for comparison
                 from agentgym_suite.envs.rehearsal.prompts import build_simulator_messages
                 from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest

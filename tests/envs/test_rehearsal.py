@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env
 import agentgym_suite.registration as registration
 from agentgym_suite.core.data import has_benchmark_data
 from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
+from agentgym_suite.envs.rehearsal.generation import simulator_generations
 from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
 
 from .oracle import play_oracle
@@ -79,7 +80,7 @@ def test_default_make_is_offline_and_lazy() -> None:
     inner = env.unwrapped
     assert inner.base_env_id == "SyntheticTools-v0" and inner.world_model.spec == "default"
     _, info = env.reset(seed=0)
-    assert not inner.world_model.loaded and info["simulator_generations"] == []
+    assert not inner.world_model.loaded and simulator_generations(info) == []
     assert info["reward_mode"] == "checklist" and info["world_model"] == "default"
 
 
@@ -95,7 +96,7 @@ def test_simulated_results_reach_the_caller_and_nothing_executes() -> None:
     obs, reward, terminated, _, info = env.step(env.oracle()[0])
     assert "Imagined" in obs and not terminated and reward == 0.0
     assert backend.calls == [("search_vehicles", {"query": "Quiet Raven"})]
-    [gen] = info["simulator_generations"]
+    [gen] = simulator_generations(info)
     assert gen.role == "simulator" and gen.tool_name == "search_vehicles" and gen.contract_valid
     assert gen.result == [{"id": "vh-0000", "name": "Imagined"}] and gen.turn == 1
     assert "## Candidate tools" in gen.prompt_messages[1]["content"]
@@ -110,8 +111,8 @@ def test_parallel_calls_are_one_batched_generation_in_order() -> None:
     block = '\n<tool_call>\n{"name": "search_vehicles", "arguments": {"query": "%s"}}\n</tool_call>'
     obs, *_, info = env.step(block % "A" + block % "B" + block % "C")
     assert backend.batches == [3]
-    assert [g.arguments["query"] for g in info["simulator_generations"]] == ["A", "B", "C"]
-    assert [g.index for g in info["simulator_generations"]] == [0, 1, 2]
+    assert [g.arguments["query"] for g in simulator_generations(info)] == ["A", "B", "C"]
+    assert [g.index for g in simulator_generations(info)] == [0, 1, 2]
     contents = [json.loads(m["content"]) for m in env.messages if m["role"] == "tool"]
     assert [c["echo"]["query"] for c in contents] == ["A", "B", "C"]
 
@@ -148,7 +149,7 @@ def test_validation_variant_unparseable_call_reaches_the_simulator_and_still_end
     env.reset(options={"task_id": "w0-t0"})
     obs, reward, terminated, _, info = env.step('<tool_call>{"name": "search_vehicles", "arguments": {"query": "x"}')
     assert terminated and reward == 0.0 and not info["action_valid"]  # the released parser's rule
-    [gen] = info["simulator_generations"]  # but the simulator saw the block and answered it
+    [gen] = simulator_generations(info)  # but the simulator saw the block and answered it
     assert gen.expected_error == "INVALID_TOOL_CALL_FORMAT" and gen.validation_reward == 1.0
     assert "unbalanced tags" in obs and "did not parse" in gen.prompt_messages[-1]["content"]
 
@@ -172,7 +173,7 @@ def test_validation_variant_scores_the_simulator_rejecting_invalid_calls(action:
     env.reset(options={"task_id": "w0-t0"})
     obs, reward, terminated, _, info = env.step(action)
     assert len(backend.calls) == 1  # the env did not filter the call
-    [gen] = info["simulator_generations"]
+    [gen] = simulator_generations(info)
     assert gen.expected_error == code and gen.validation_reward == 1.0
     assert terminated and reward == 0.0 and not info["action_valid"] and code in obs
 
@@ -181,12 +182,12 @@ def test_validation_variant_a_simulator_accepting_an_invalid_call_gets_no_valida
     env = RehearsalEnv(world_model=_table_world({}), base_env_kwargs={"seed": 0}, variant="validation")
     env.reset(options={"task_id": "w0-t0"})
     _, _, terminated, _, info = env.step('<tool_call>{"name": "no_such_tool", "arguments": {}}</tool_call>')
-    [gen] = info["simulator_generations"]
+    [gen] = simulator_generations(info)
     assert gen.expected_error == "TOOL_NOT_AVAILABLE" and gen.validation_reward == 0.0
     assert not terminated  # the simulator's answer decides, as in the released env
     env.reset(options={"task_id": "w0-t0"})
     _, _, _, _, info = env.step(env.oracle()[0])
-    [gen] = info["simulator_generations"]
+    [gen] = simulator_generations(info)
     assert gen.expected_error == "" and gen.validation_reward is None  # a valid call: the row carries the return
 
 
@@ -295,4 +296,22 @@ def test_released_variant_reads_messages_as_the_released_caller_parser() -> None
     obs, reward, terminated, _, info = env.step('Now.<tool_call>{"name": "search_vehicles", "arguments": {}}</tool_call>')
     assert len(backend.calls) == 2  # a malformed message reaches no simulator
     assert terminated and reward == 0.0 and info["action_valid"] and "NO_TOOL_CALL_FOUND" in obs
-    assert info["simulator_generations"] == []
+    assert simulator_generations(info) == []
+
+
+def test_a_simulator_generation_round_trips_through_its_generic_record_and_json() -> None:
+    from agentgym_suite.core.role_generation import RoleGeneration
+    from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
+
+    gen = SimulatorGeneration("search", {"q": "x"}, call_id="c1", turn=2, index=1, prompt_messages=[{"role": "user", "content": "p"}],
+                              prompt_text="p", prompt_ids=[1], completion_ids=[2, 3], logprobs=[-0.5, -0.25], completion_text="c",
+                              finish_reason="length", has_token_ids=True, contract_valid=True, result={"ok": [1]},
+                              expected_error="unknown_tool", validation_reward=0.5)
+    record = gen.as_role_generation()
+    assert SimulatorGeneration.from_role_generation(record) == gen
+    assert SimulatorGeneration.from_role_generation(json.loads(json.dumps(record.to_dict()))) == gen  # a served env's dict
+    judge = RoleGeneration("judge", turn=2, completion_text="verdict")
+    assert simulator_generations({"role_generations": [judge.to_dict(), record]}) == [gen]  # other roles are skipped
+    assert simulator_generations({}) == []
+    with pytest.raises(ValueError, match="role 'judge'"):
+        SimulatorGeneration.from_role_generation(judge)

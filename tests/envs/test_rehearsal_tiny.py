@@ -6,6 +6,7 @@ import gymnasium
 import pytest
 
 import agentgym_suite.registration as registration
+from agentgym_suite.envs.rehearsal.generation import simulator_generations
 from agentgym_suite.rollout.records import Trajectory, Turn
 from agentgym_suite.trainers.rows import generation_rows_of
 
@@ -23,7 +24,7 @@ def test_tiny_world_model_records_exact_token_ids(tiny_env: gymnasium.Env) -> No
     tiny_env.reset(seed=1, options={"task_id": "w0-t0"})
     block = '\n<tool_call>\n{"name": "search_vehicles", "arguments": {"query": "%s"}}\n</tool_call>'
     obs, reward, terminated, _, info = tiny_env.step(block % "Quiet Raven" + block % "Other")
-    gens = info["simulator_generations"]
+    gens = simulator_generations(info)
     assert len(gens) == 2 and env.world_model.loaded
     backend = env.world_model.backend
     for gen in gens:
@@ -37,7 +38,8 @@ def test_tiny_world_model_records_exact_token_ids(tiny_env: gymnasium.Env) -> No
     turn = Turn(index=0, prompt_text="", completion_text="", role_generations=[g.as_role_generation() for g in env.episode_generations])
     rows = generation_rows_of(Trajectory("w0-t0", "g", "EnvACE-Rehearsal-v0", 1, turns=[turn], episode_return=reward),
                               ("simulator",))
-    assert [g.to_dict() for g in info["role_generations"]] == [g.as_role_generation().to_dict() for g in gens]
+    assert "simulator_generations" not in info  # reported once, through the generic key
+    assert gens == env.episode_generations  # and read back from it with nothing lost
     assert [r.completion_ids for r in rows] == [g.completion_ids for g in gens]
     # broken contracts end the episode; a row is invalid only when its text is empty (the released rule)
     assert all(r.role == "simulator" and r.invalid == (not g.completion_text.strip()) and r.ret == 0.0
@@ -49,7 +51,7 @@ def test_same_seed_same_simulation(tiny_env: gymnasium.Env) -> None:
     for _ in range(2):
         tiny_env.reset(seed=5, options={"task_id": "w0-t1"})
         *_, info = tiny_env.step(tiny_env.unwrapped.oracle()[0])
-        texts.append(info["simulator_generations"][0].completion_text)
+        texts.append(simulator_generations(info)[0].completion_text)
     assert texts[0] == texts[1]
 
 
@@ -58,7 +60,7 @@ def test_tiny_simulator_answers_an_unknown_tool_and_is_scored_on_it() -> None:
                          sampling={"max_new_tokens": 48}, max_prompt_chars=3000, variant="validation")
     env.reset(seed=2, options={"task_id": "w0-t0"})
     *_, info = env.step('<tool_call>{"name": "launch_rocket", "arguments": {"x": 1}}</tool_call>')
-    [gen] = info["simulator_generations"]
+    [gen] = simulator_generations(info)
     assert gen.tool_name == "launch_rocket" and gen.expected_error == "TOOL_NOT_AVAILABLE"
     assert gen.contract_valid  # structured decoding: the tiny model's answer is well-formed
     assert gen.validation_reward in (0.0, 0.5, 1.0) and gen.trainable

@@ -16,16 +16,16 @@ output contract, :mod:`agentgym_suite.llm.structured`).
 
 Simulator generations, for training the Simulator role
 ------------------------------------------------------
-Each ``step`` puts the generations it made in ``info["simulator_generations"]`` (a list of
-:class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration`, in call order; empty
-after ``reset`` and on steps without simulated calls). The whole episode's list is
-``env.unwrapped.episode_generations``. Each records the simulated call (tool name, arguments,
-call id, caller turn, position among the turn's calls), the simulator's prompt (messages,
-rendered text, exact token ids), the generation (token ids, log-probs, text, finish reason),
-whether it met the ``<execution_result>`` contract, and the result given to the caller. The same
-generations go to ``info["role_generations"]`` as generic records of the role ``simulator``
-(:mod:`agentgym_suite.core.role_generation`); a trainer whose credit plug-in trains that role
-(EnvACE) makes ``simulator`` rows from the trainable ones (``trainers/rows.py``).
+Each ``step`` reports the generations it made once, in ``info["role_generations"]``: generic
+records of the role ``simulator`` (:mod:`agentgym_suite.core.role_generation`), in call order;
+empty after ``reset`` and on steps without simulated calls. A trainer whose credit plug-in trains
+that role (EnvACE) makes ``simulator`` rows from the trainable ones (``trainers/rows.py``).
+``simulator_generations(info)`` (:mod:`.generation`) reads them back as
+:class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration` records, and the whole
+episode's list is ``env.unwrapped.episode_generations``. Each records the simulated call (tool
+name, arguments, call id, caller turn, position among the turn's calls), the simulator's prompt
+(messages, rendered text, exact token ids), the generation (token ids, log-probs, text, finish
+reason), whether it met the ``<execution_result>`` contract, and the result given to the caller.
 """
 
 from agentgym_suite.envs.rehearsal.contract import (

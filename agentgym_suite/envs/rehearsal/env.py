@@ -185,7 +185,11 @@ class RehearsalEnv(ToolEnv):
         ``reward_mode``: str: how the rehearsed episode is scored (base | checklist | gold_calls | judge | none).
         ``checklist_turn_scores``: list[float], with reward_mode='checklist': the score of each user turn closed so far (met standards' weights summed over checklists).
         ``checklist_judge_invalid``: list[str], with reward_mode='checklist': why each unusable judge reply so far was unusable (not JSON, or outside the verdict schema); such a turn ends the episode.
-        ``simulator_generations``: list[SimulatorGeneration]: the world model's generations of the step, in call order (empty after reset); the same generations go to the generic ``role_generations`` key (role ``simulator``), which the rollout engine keeps on the turn and a trainer trains when the credit plug-in's roles include ``simulator``.
+
+    The world model's generations of a step go, in call order, to the shared ``role_generations``
+    key as records of role ``simulator`` (empty after reset); EnvACE's fields ride in each record's
+    ``details``, and :func:`~agentgym_suite.envs.rehearsal.generation.simulator_generations` reads
+    them back as :class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration` records.
     """
 
     benchmark: ClassVar[str] = "rehearsal"
@@ -195,10 +199,6 @@ class RehearsalEnv(ToolEnv):
         "reward_mode": "str: how the rehearsed episode is scored (base | checklist | gold_calls | judge | none).",
         "checklist_turn_scores": "list[float], with reward_mode='checklist': the score of each user turn closed so far (met standards' weights summed over checklists).",
         "checklist_judge_invalid": "list[str], with reward_mode='checklist': why each unusable judge reply so far was unusable (not JSON, or outside the verdict schema); such a turn ends the episode.",
-        "simulator_generations": "list[SimulatorGeneration]: the world model's generations of the step, in call "
-                                 "order (empty after reset); the same generations go to the generic "
-                                 "role_generations key (role simulator), which the rollout engine keeps on the turn "
-                                 "and a trainer trains when the credit plug-in's roles include simulator.",
     }
     """The info keys this env adds to the shared ones (:mod:`agentgym_suite.core.info`)."""
     fixture_profile: ClassVar[FixtureProfile] = FixtureProfile(goes_on_kwargs={"end_on_tool_error": False,
@@ -482,7 +482,6 @@ class RehearsalEnv(ToolEnv):
         self._base_privileged = dict(info.get("privileged") or {})
         extra = {k: v for k, v in info.items() if k not in REQUIRED_INFO_KEYS and k != "privileged"}
         extra.update(
-            simulator_generations=list(self._step_generations),
             role_generations=[g.as_role_generation() for g in self._step_generations],
             base_env_id=self.base_env_id,
             world_model=REAL if self.real else self.world_model.name,  # type: ignore[union-attr]

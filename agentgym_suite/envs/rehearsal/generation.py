@@ -1,23 +1,29 @@
 """The record of one world-model generation: a tool call answered by a model playing the environment.
 
 The rehearsal env makes one :class:`SimulatorGeneration` per simulated call and reports a step's
-generations in ``info["simulator_generations"]`` (its own key, for EnvACE's own readers: the
-rehearsing agent, the fidelity report, the benchmarks) and, as the generic records of the role
-``simulator``, in ``info[ROLE_GENERATIONS]`` (:meth:`SimulatorGeneration.as_role_generation`): the
-rollout engine keeps those on the turn (``Turn.role_generations``) and a trainer whose credit plug-in
-trains the ``simulator`` role (EnvACE) turns the trainable ones into ``simulator`` rows.
+generations once, as the generic records of the role ``simulator`` in ``info[ROLE_GENERATIONS]``
+(:meth:`SimulatorGeneration.as_role_generation`; what only EnvACE reads - the call, its
+arguments, the simulator's messages, the result, the real validation's verdict - travels in the
+record's ``details``). The rollout engine keeps those on the turn (``Turn.role_generations``) and
+a trainer whose credit plug-in trains the ``simulator`` role (EnvACE) turns the trainable ones
+into ``simulator`` rows. EnvACE's own readers (the benchmarks, tests, a caller of ``step``) get
+the typed records back with :func:`simulator_generations`, which reads records and their JSON
+dicts alike (an env served over the wire sends dicts).
 
-In JSON (trajectory files) a generation is the dict of :meth:`SimulatorGeneration.to_dict`;
-:meth:`SimulatorGeneration.from_dict` reads it back, and also the plain dicts that older
-trajectory files hold (same keys).
+In JSON a generation is the dict of :meth:`RoleGeneration.to_dict`;
+:meth:`SimulatorGeneration.from_role_generation` reads it back. :meth:`SimulatorGeneration.to_dict`
+and :meth:`SimulatorGeneration.from_dict` keep the flat layout of the record itself: trajectory
+files written before the generic key existed held such dicts under a turn's
+``simulator_generations`` (the rollout records no longer load that key; read those by hand with
+:meth:`SimulatorGeneration.from_dict`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Mapping
 
-from agentgym_suite.core.role_generation import RoleGeneration
+from agentgym_suite.core.role_generation import ROLE_GENERATIONS, RoleGeneration
 
 SIMULATOR_ROLE = "simulator"
 """The role of a world-model generation (and of the training rows made from it)."""
@@ -93,6 +99,30 @@ class SimulatorGeneration:
         )
 
     @classmethod
+    def from_role_generation(cls, generation: RoleGeneration | dict[str, Any]) -> SimulatorGeneration:
+        """The record :meth:`as_role_generation` made ``generation`` from (its inverse); a dict of
+        :meth:`RoleGeneration.to_dict` (what a served env sends) is read too.
+
+        Raises:
+            ValueError: when ``generation`` is not a role generation, or is one of another role.
+        """
+        record = RoleGeneration.from_dict(generation)
+        if record.role != SIMULATOR_ROLE:
+            raise ValueError(f"a role generation of role {record.role!r} is not a simulator generation; "
+                             f"select the records of role {SIMULATOR_ROLE!r} first (simulator_generations(info)).")
+        details = dict(record.details or {})
+        return cls(
+            tool_name=record.label, arguments=dict(details.get("arguments") or {}),
+            call_id=str(details.get("call_id") or ""), turn=record.turn, index=int(details.get("index") or 0),
+            prompt_messages=list(details.get("prompt_messages") or []), prompt_text=record.prompt_text,
+            prompt_ids=list(record.prompt_ids), completion_ids=list(record.completion_ids),
+            logprobs=list(record.logprobs), completion_text=record.completion_text,
+            finish_reason=record.finish_reason, has_token_ids=record.has_token_ids, contract_valid=record.valid,
+            result=details.get("result"), expected_error=str(details.get("expected_error") or ""),
+            validation_reward=record.reward, role=record.role,
+        )
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SimulatorGeneration:
         """Rebuild a generation from :meth:`to_dict` output; unknown keys are ignored.
 
@@ -107,3 +137,11 @@ class SimulatorGeneration:
         values = {k: v for k, v in data.items() if k in known}
         values["tool_name"] = str(values.get("tool_name", ""))
         return cls(**values)
+
+
+def simulator_generations(info: Mapping[str, Any]) -> list[SimulatorGeneration]:
+    """The world model's generations a rehearsal env reported in a step's ``info`` (its records of
+    role ``simulator`` in ``info[ROLE_GENERATIONS]``, in call order), as typed records; ``[]`` when
+    the step made none. Records of other roles are skipped."""
+    records = [RoleGeneration.from_dict(g) for g in info.get(ROLE_GENERATIONS) or []]
+    return [SimulatorGeneration.from_role_generation(g) for g in records if g.role == SIMULATOR_ROLE]

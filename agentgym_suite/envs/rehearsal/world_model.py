@@ -4,8 +4,8 @@
 loaded on first use) and simulates a batch of tool calls with **one** backend call: one
 generation per call, each parsed with the strict output contract. Every generation is
 returned as a :class:`Simulation` whose ``record`` is the
-:class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration` that goes into
-``info["simulator_generations"]``.
+:class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration` whose generic record
+(role ``simulator``) goes into ``info["role_generations"]``.
 """
 
 from __future__ import annotations
