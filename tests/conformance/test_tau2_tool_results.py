@@ -4,10 +4,11 @@
 error flag) for fixed agent-side calls, each probe in a fresh environment (``regenerate_tool_results.py``
 wrote it at the commit it names): records with datetimes (written with a space, as ``str`` writes them),
 numbers inside messages as upstream's tools compute them, ``calculate`` results, and refusals (an
-unknown tool, an unknown record, a missing or unexpected argument in Python's words). One probe is a
-documented departure: an argument of the wrong JSON type, which upstream hands to the tool and the
-suite refuses as an invalid action (both answer with an error). The
-same calls go through ``Tau2Env`` on a task that changes nothing before the conversation starts.
+unknown tool, an unknown record, a missing or unexpected argument in Python's words), and arguments of
+the wrong JSON type, which upstream hands to the tool unchecked (the tool answers in its own words,
+raises, or succeeds). The same calls go through ``Tau2Env`` on a task that changes nothing before the
+conversation starts; each call's text, error flag and whether it changed the agent's database must
+equal upstream's.
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ def test_tool_results_equal_upstreams(probe: dict[str, Any]) -> None:
     except Exception as exc:  # noqa: BLE001 - the domain's data is not on this machine
         pytest.skip(f"tau2 {probe['domain']} data not available: {exc}")
     env.reset(options={"task_id": _untouched_task(env)})
+    assert env.world is not None
     for call, expected in zip(probe["calls"], probe["results"]):
+        before = env.world.state_hash()
         _, _, terminated, _, info = env.step("<tool_call>\n" + json.dumps(call) + "\n</tool_call>")
         tool = info["messages"][-1]
         assert tool["role"] == "tool" and not terminated, (call, tool)
-        if "departure" in probe:  # the documented one: refused here as upstream's tool refuses it, in other words
-            assert expected["error"] and tool["content"].startswith("Error: ") and "(INVALID_PARAMETERS)" in tool["content"]
-            assert info["action_valid"] is False, call
-            continue
         assert tool["content"] == expected["content"], call
+        assert env.tool_messages[-1]["error"] == expected["error"], call
+        if "db_changed" in expected:
+            assert (env.world.state_hash() != before) == expected["db_changed"], call

@@ -278,7 +278,6 @@ def test_splits() -> None:
 @pytest.mark.parametrize("action,needle", [
     ("<tool_call>{\"name\": \"get_order_details\", \"arguments\": {\"order_id\": }</tool_call>", "INVALID_TOOL_CALL_FORMAT"),
     ('<tool_call>{"name": "drop_database", "arguments": {}}</tool_call>', "Tool 'drop_database' not found."),  # upstream's words
-    ('<tool_call>{"name": "get_order_details", "arguments": {"order_id": 7}}</tool_call>', "INVALID_PARAMETERS"),
     ('<tool_call>{"name": "get_order_details", "arguments": {}}</tool_call>',  # Python's words, as upstream calls the tool
      "RetailTools.get_order_details() missing 1 required positional argument: 'order_id'"),
     ("<tool_call>" + "y" * 70_000 + "</tool_call>", "characters long"),  # over 4096 tokens' worth (16 chars each)
@@ -289,6 +288,15 @@ def test_bad_actions_are_invalid_with_explanation(action: str, needle: str) -> N
     env.reset(options={"task_id": "0"})
     obs, reward, done, _, info = env.step(action)
     assert info["action_valid"] is False and not done and reward == 0.0 and needle in obs
+
+
+def test_an_argument_of_the_wrong_json_type_reaches_the_tool_as_upstream_passes_it() -> None:
+    """Upstream calls the tool with the value as written: an int order id is not found, in the tool's words."""
+    env = Tau2Env(domain="retail")
+    env.reset(options={"task_id": "0"})
+    _, _, done, _, info = env.step('<tool_call>{"name": "get_order_details", "arguments": {"order_id": 7}}</tool_call>')
+    assert not done and info["messages"][-1] == {**info["messages"][-1], "role": "tool", "content": "Error: Order not found"}
+    assert env.tool_messages[-1]["error"] is True and "INVALID_PARAMETERS" not in env.tool_messages[-1]["content"]
 
 
 def test_tool_refusal_is_reported() -> None:
