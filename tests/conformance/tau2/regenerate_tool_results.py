@@ -36,8 +36,8 @@ _BOOKING = {"user_id": "sophia_silva_7557", "origin": "ORD", "destination": "PHL
 
 def probes() -> list[dict[str, Any]]:
     """The calls, grouped by domain and run in a fresh environment per probe (inputs only)."""
-    def call(name: str, **arguments: Any) -> dict[str, Any]:
-        return {"name": name, "arguments": arguments}
+    def call(tool_name: str, /, **arguments: Any) -> dict[str, Any]:
+        return {"name": tool_name, "arguments": arguments}
 
     customers = [f"C{n}" for n in range(1001, 1011)]
     return [
@@ -133,6 +133,23 @@ def probes() -> list[dict[str, Any]]:
                                                                         payment_methods=[
             {"payment_id": "certificate_8045380", "amount": 348}])),
                                         call("get_reservation_details", reservation_id="NO6JO3")]},
+        {"domain": "banking_knowledge", "calls": [
+            call("get_user_information_by_id", user_id=6680), call("get_user_information_by_id", user_id=["6680a37184"]),
+            call("get_user_information_by_id", user_id={"id": "6680a37184"}),
+            call("get_user_information_by_email", email=5), call("get_referrals_by_user", user_id=123),
+            call("get_credit_card_accounts_by_user", user_id=True),
+            call("change_user_email", user_id="6680a37184", new_email=123),
+            call("get_user_information_by_id", user_id="6680a37184"),
+            call("log_verification", name=1, user_id="6680a37184", address=["a"], email="e", phone_number=5,
+                 date_of_birth="07/22/1985", time_verified=20251114),
+            call("unlock_discoverable_agent_tool", agent_tool_name=5),
+            call("unlock_discoverable_agent_tool", agent_tool_name="get_payment_history_6183"),
+            call("call_discoverable_agent_tool", agent_tool_name="get_payment_history_6183",
+                 arguments={"credit_card_account_id": "x", "months": 3}),
+            call("call_discoverable_agent_tool", agent_tool_name="get_payment_history_6183",
+                 arguments='{"credit_card_account_id": "x", "months": "3"}'),
+            call("call_discoverable_agent_tool", agent_tool_name=["get_payment_history_6183"], arguments="{}"),
+            call("transfer_to_human_agents", summary=5)]},
         {"domain": "retail", "calls": [call("calculate", expression="200 + 44"), call("calculate", expression="2 * 3.5"),
                                        call("calculate", expression="10 / 4"), call("calculate", expression="1 / 0"),
                                        call("get_order_details", order_id="#W0000000"),
@@ -156,7 +173,12 @@ def run(src: Path) -> list[dict[str, Any]]:
 
     out = []
     for probe in probes():
-        env = registry.get_env_constructor(probe["domain"])()
+        if probe["domain"] == "banking_knowledge":  # its tools do not depend on the retrieval configuration
+            from tau2.domains.banking_knowledge.environment import get_environment
+
+            env = get_environment(retrieval_variant="no_knowledge")
+        else:
+            env = registry.get_env_constructor(probe["domain"])()
         results = []
         for number, item in enumerate(probe["calls"]):
             before = env.get_db_hash()
