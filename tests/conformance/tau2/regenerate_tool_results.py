@@ -150,6 +150,19 @@ def probes() -> list[dict[str, Any]]:
                  arguments='{"credit_card_account_id": "x", "months": "3"}'),
             call("call_discoverable_agent_tool", agent_tool_name=["get_payment_history_6183"], arguments="{}"),
             call("transfer_to_human_agents", summary=5)]},
+        # the customer's own tools (requestor "user"), called as upstream's orchestrator calls them: unchecked
+        {"domain": "telecom", "requestor": "user", "calls": [
+            call("set_network_mode_preference", mode=4), call("check_app_status", app_name=5),
+            call("check_app_permissions", app_name=["messaging"]),
+            call("grant_app_permission", app_name="messaging", permission=["sms"]),
+            call("set_apn_settings", apn_settings="internet"), call("toggle_data", extra=1), call("toggle_wifi_calling", on=True),
+            call("no_such_tool"), call("check_app_status", app_name="nope"), call("check_app_permissions", app_name="nope"),
+            call("grant_app_permission", app_name="nope", permission="sms"),
+            call("grant_app_permission", app_name="messaging", permission="camera"),
+            call("grant_app_permission", app_name="messaging", permission="STORAGE"),
+            call("check_app_status", app_name="messaging")]},
+        {"domain": "mock", "requestor": "user", "calls": [call("dismiss_notification", notification_id=5),
+                                                          call("dismiss_notification")]},
         {"domain": "retail", "calls": [call("calculate", expression="200 + 44"), call("calculate", expression="2 * 3.5"),
                                        call("calculate", expression="10 / 4"), call("calculate", expression="1 / 0"),
                                        call("get_order_details", order_id="#W0000000"),
@@ -183,7 +196,7 @@ def run(src: Path) -> list[dict[str, Any]]:
         for number, item in enumerate(probe["calls"]):
             before = env.get_db_hash()
             message = env.get_response(ToolCall(id=f"call_{number}", name=item["name"], arguments=item["arguments"],
-                                                requestor="assistant"))
+                                                requestor=probe.get("requestor", "assistant")))
             after = env.get_db_hash()
             results.append({"content": message.content, "error": bool(message.error), "db_hash": after,
                             "db_changed": after != before})
