@@ -8,11 +8,13 @@ unknown tool, an unknown record, a missing or unexpected argument in Python's wo
 the wrong JSON type, which upstream hands to the tool unchecked (the tool answers in its own words,
 raises, or succeeds). The same calls go through ``Tau2Env`` on a task that changes nothing before the
 conversation starts; each call's text, error flag and whether it changed the agent's database must
-equal upstream's.
+equal upstream's. Some probes are the customer's own calls (telecom's phone, mock's notifications), run
+as the env runs an LLM customer's calls.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,14 @@ def _untouched_task(env: Tau2Env) -> str:
     raise AssertionError("every task of the domain sets an initial state")
 
 
+def _fresh_customer_side(env: Tau2Env) -> None:
+    """Give the episode the customer's side as a fresh environment has it (upstream's probes ran without a task, so
+    no task had set up the phone)."""
+    assert env.world is not None and env.world.user is not None
+    env.world.user = type(env.world.user)(env.data.fresh_user_db())
+    env.world.agent.attach(env.world.user)
+
+
 @pytest.mark.parametrize("probe", RECORD["probes"], ids=[f"{p['domain']}-{i}" for i, p in enumerate(RECORD["probes"])])
 def test_tool_results_equal_upstreams(probe: dict[str, Any]) -> None:
     try:
@@ -41,12 +51,19 @@ def test_tool_results_equal_upstreams(probe: dict[str, Any]) -> None:
     except Exception as exc:  # noqa: BLE001 - the domain's data is not on this machine
         pytest.skip(f"tau2 {probe['domain']} data not available: {exc}")
     env.reset(options={"task_id": _untouched_task(env)})
+    if probe.get("requestor") == "user":
+        _fresh_customer_side(env)
     assert env.world is not None
     for call, expected in zip(probe["calls"], probe["results"]):
         before = env.world.state_hash()
-        _, _, terminated, _, info = env.step("<tool_call>\n" + json.dumps(call) + "\n</tool_call>")
-        tool = info["messages"][-1]
-        assert tool["role"] == "tool" and not terminated, (call, tool)
+        if probe.get("requestor") == "user":  # the customer's call, as the LLM user's calls are run
+            with contextlib.suppress(ValueError):  # a refusal also answers the customer with an error
+                env._run_user_tool(call["name"], call["arguments"])
+            tool = env.tool_messages[-1]
+        else:
+            _, _, terminated, _, info = env.step("<tool_call>\n" + json.dumps(call) + "\n</tool_call>")
+            tool = info["messages"][-1]
+            assert tool["role"] == "tool" and not terminated, (call, tool)
         assert tool["content"] == expected["content"], call
         assert env.tool_messages[-1]["error"] == expected["error"], call
         if "db_changed" in expected:
