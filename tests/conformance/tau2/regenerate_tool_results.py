@@ -163,6 +163,9 @@ def probes() -> list[dict[str, Any]]:
             call("check_app_status", app_name="messaging")]},
         {"domain": "mock", "requestor": "user", "calls": [call("dismiss_notification", notification_id=5),
                                                           call("dismiss_notification")]},
+        {"domain": "airline", "calls": [call("calculate", expression=e) for e in
+                                        ("2**3", "7 // 2", "2 ** 0.5", "(2)(3)", "1 +", "", "  3  ", "-(-2)", "2 * -3",
+                                         "0.1 + 0.2", "10 / 3", "1/3*3", "((1))", "3.", ".5", "1..2", "()")]},
         {"domain": "retail", "calls": [call("calculate", expression="200 + 44"), call("calculate", expression="2 * 3.5"),
                                        call("calculate", expression="10 / 4"), call("calculate", expression="1 / 0"),
                                        call("get_order_details", order_id="#W0000000"),
