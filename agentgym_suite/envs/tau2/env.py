@@ -32,7 +32,8 @@ steps (messages of any role) or 10 tool errors (``info["termination_reason"]``, 
 
 Departures, each reported by :meth:`Tau2Env.leaderboard_departures` when the settings bring it:
 the scripted customer (not an LLM user), tasks whose NL assertions have no judge (reported
-unscored), other limits. Always: an env
+unscored), other limits. Always: ``calculate`` refuses an integer power over a million bits (upstream's
+``eval`` would compute it however long it takes; see :func:`~agentgym_suite.envs.tau2.toolkit.safe_calculate`); an env
 assertion whose function refuses is not met (upstream's evaluator stops there); upstream sends the
 agent's requests with no token cap, ``eval_sampling_defaults`` allow 4096.
 
