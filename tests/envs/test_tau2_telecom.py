@@ -189,8 +189,8 @@ def test_bad_agent_actions_get_explanatory_errors(env: Tau2Env, action: str, nee
 
 
 @pytest.mark.parametrize("request_text,needle", [
-    (device_instruction("grant_app_permission", {"app_name": "camera", "permission": "sms"}), "App 'camera' not found"),
-    (device_instruction("grant_app_permission", {"app_name": "messaging", "permission": "gps"}), "not tracked"),
+    (device_instruction("toggle_data", {"extra": 1}), "got an unexpected keyword argument 'extra'"),  # Python's words
+    (device_instruction("set_apn_settings", {"apn_settings": "internet"}), "'str' object has no attribute 'apn_name'"),
 ])
 def test_bad_phone_actions_are_reported_by_the_customer(env: Tau2Env, request_text: str, needle: str) -> None:
     env.reset(options={"task_id": DATA_TASK})
@@ -201,6 +201,10 @@ def test_bad_phone_actions_are_reported_by_the_customer(env: Tau2Env, request_te
 @pytest.mark.parametrize("request_text,needle", [
     (device_instruction("set_network_mode_preference", {"mode": "6g"}), "Failed to set network mode: '6g' is not a valid option"),
     (device_instruction("make_payment", {}), "You do not have a payment request."),
+    (device_instruction("grant_app_permission", {"app_name": "camera", "permission": "sms"}),
+     "Error. App 'camera' not found. Cannot grant permission."),
+    (device_instruction("grant_app_permission", {"app_name": "messaging", "permission": "gps"}),
+     "Error. Permission 'gps' not tracked for app 'messaging', available permissions: ['sms', 'storage', 'phone', 'network']"),
 ])
 def test_phone_answers_that_upstream_gives_as_text_not_errors(env: Tau2Env, request_text: str, needle: str) -> None:
     env.reset(options={"task_id": DATA_TASK})
@@ -247,10 +251,11 @@ def test_llm_user_runs_its_phone_tools() -> None:
     assert not env.world.user.device["data_enabled"]
     obs, _, done, _, info = env.step("Please turn your mobile data on.")
     assert not done and obs == "Done, mobile data is on now."
-    assert env.world.user.device["data_enabled"] and info["user_tool_calls"] == [{"name": "toggle_data", "arguments": {}}]
+    assert env.world.user.device["data_enabled"] and info["user_tool_calls"] == [  # an unknown tool is a call too (upstream)
+        {"name": "toggle_data", "arguments": {}}, {"name": "launch_rocket", "arguments": {}}]
     assert "toggle_data" in prompts[1][0]["content"] and "<tool_call>" in prompts[1][0]["content"]
     assert "Mobile Data is now ON" in prompts[2][-1]["content"]  # the tool result came back to the model
-    assert "no tool named 'launch_rocket'" in prompts[3][-1]["content"]
+    assert "Tool 'launch_rocket' not found." in prompts[3][-1]["content"]  # upstream's words
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from agentgym_suite.envs.tau2.record_models import Certificate, FlightInfo, Passenger, Payment, Reservation, ReservationFlight
 from agentgym_suite.envs.tau2.toolkit import INTEGER, NUMBER, STRING, WRITE, CustomerServiceTools, described, tool
 
 NOW = "2024-05-15T15:00:00"
@@ -173,51 +174,57 @@ class AirlineTools(CustomerServiceTools):
     def book_reservation(self, user_id: str, origin: str, destination: str, flight_type: str, cabin: str,
                          flights: list[dict[str, Any]], passengers: list[dict[str, Any]], payment_methods: list[dict[str, Any]],
                          total_baggages: int, nonfree_baggages: int, insurance: str) -> dict[str, Any]:
+        # the arguments as given, converted and checked as upstream's tool does it: lists of dicts become its
+        # records (pydantic converts or refuses), then the reservation record is validated before any flight is read
+        if all(isinstance(info, dict) for info in flights):
+            flights = [FlightInfo(**info) for info in flights]
+        if all(isinstance(passenger, dict) for passenger in passengers):
+            passengers = [Passenger(**passenger) for passenger in passengers]
+        if all(isinstance(payment, dict) for payment in payment_methods):
+            payment_methods = [Payment(**payment) for payment in payment_methods]
         user = self._user(user_id)
         reservation_id = next((r for r in NEW_RESERVATION_IDS if r not in self.db["reservations"]), None)
         if reservation_id is None:
             raise ValueError("Too many reservations")
+        record = Reservation(reservation_id=reservation_id, user_id=user_id, origin=origin, destination=destination,
+                             flight_type=flight_type, cabin=cabin, flights=[], passengers=copy.deepcopy(passengers),
+                             payment_history=copy.deepcopy(payment_methods), created_at=NOW,
+                             total_baggages=total_baggages, nonfree_baggages=nonfree_baggages, insurance=insurance)
         booked, days, total = [], [], 0  # an int, as upstream's total_price: messages say 244, not 244.0
         for info in flights:
-            flight = self._flight(info["flight_number"])
-            day = self._flight_date(info["flight_number"], info["date"])
+            number = info.flight_number
+            flight = self._flight(number)
+            day = self._flight_date(number, info.date)
             if day.get("status") != "available":
-                raise ValueError(f"Flight {info['flight_number']} not available on date {info['date']}")
+                raise ValueError(f"Flight {number} not available on date {info.date}")
             if day["available_seats"][cabin] < len(passengers):
-                raise ValueError(f"Not enough seats on flight {info['flight_number']}")
+                raise ValueError(f"Not enough seats on flight {number}")
             price = day["prices"][cabin]
-            booked.append({"origin": flight["origin"], "destination": flight["destination"],
-                           "flight_number": info["flight_number"], "date": info["date"], "price": price})
+            booked.append(ReservationFlight(origin=flight["origin"], destination=flight["destination"],
+                                            flight_number=number, date=info.date, price=price).model_dump())
             days.append(day)
             total += price * len(passengers)
         if insurance == "yes":
             total += 30 * len(passengers)
         total += 50 * nonfree_baggages
         for payment in payment_methods:
-            method = user["payment_methods"].get(payment["payment_id"])
+            method = user["payment_methods"].get(payment.payment_id)
             if method is None:
-                raise ValueError(f"Payment method {payment['payment_id']} not found")
-            if method["source"] in {"gift_card", "certificate"} and method["amount"] < payment["amount"]:
-                raise ValueError(f"Not enough balance in payment method {payment['payment_id']}")
-        paid = sum(_whole(p["amount"]) for p in payment_methods)  # upstream's Payment.amount is an int
+                raise ValueError(f"Payment method {payment.payment_id} not found")
+            if method["source"] in {"gift_card", "certificate"} and method["amount"] < payment.amount:
+                raise ValueError(f"Not enough balance in payment method {payment.payment_id}")
+        paid = sum(payment.amount for payment in payment_methods)
         if paid != total:
             raise ValueError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
         for payment in payment_methods:
-            method = user["payment_methods"][payment["payment_id"]]
+            method = user["payment_methods"][payment.payment_id]
             if method["source"] == "gift_card":
-                method["amount"] -= payment["amount"]
+                method["amount"] -= payment.amount
             elif method["source"] == "certificate":
-                user["payment_methods"].pop(payment["payment_id"])
+                user["payment_methods"].pop(payment.payment_id)
         for day in days:
             day["available_seats"][cabin] -= len(passengers)
-        reservation = {
-            "reservation_id": reservation_id, "user_id": user_id, "origin": origin, "destination": destination,
-            "flight_type": flight_type, "cabin": cabin, "flights": booked,
-            "passengers": [{"first_name": p["first_name"], "last_name": p["last_name"], "dob": p["dob"]} for p in passengers],
-            "payment_history": [{"payment_id": p["payment_id"], "amount": p["amount"]} for p in payment_methods],
-            "created_at": NOW, "total_baggages": total_baggages, "nonfree_baggages": nonfree_baggages,
-            "insurance": insurance,
-        }
+        reservation = {**record.model_dump(exclude={"status"}), "flights": booked}
         self.db["reservations"][reservation_id] = reservation
         user["reservations"].append(reservation_id)
         return reservation
@@ -238,7 +245,8 @@ class AirlineTools(CustomerServiceTools):
         for number in NEW_CERTIFICATE_NUMBERS:
             payment_id = f"certificate_{number}"
             if payment_id not in user["payment_methods"]:
-                user["payment_methods"][payment_id] = {"source": "certificate", "id": payment_id, "amount": amount}
+                # built as upstream's Certificate (its amount converted to a float, or refused, by pydantic)
+                user["payment_methods"][payment_id] = Certificate(source="certificate", id=payment_id, amount=amount).model_dump()
                 return f"Certificate {payment_id} added to user {user_id} with amount {amount}."
         raise ValueError("Too many certificates")
 
@@ -262,25 +270,27 @@ class AirlineTools(CustomerServiceTools):
           flights=described({"type": "array", "items": _FLIGHT_INFO}, "All segments of the new itinerary."),
           payment_id=_PAYMENT_ID)
     def update_reservation_flights(self, reservation_id: str, cabin: str, flights: list[dict[str, Any]], payment_id: str) -> dict[str, Any]:
+        if all(isinstance(info, dict) for info in flights):  # as upstream: dicts become FlightInfo records
+            flights = [FlightInfo(**info) for info in flights]
         reservation = self._reservation(reservation_id)
         user = self._user(reservation["user_id"])
         count = len(reservation["passengers"])
         new_flights, total = [], 0
         for info in flights:
-            flight = self._flight(info["flight_number"])
-            kept = next((f for f in reservation["flights"]
-                         if f["flight_number"] == info["flight_number"] and f["date"] == info["date"] and cabin == reservation["cabin"]), None)
+            kept = next((f for f in reservation["flights"] if f["flight_number"] == info.flight_number
+                         and f["date"] == info.date and cabin == reservation["cabin"]), None)
             if kept is not None:
                 total += kept["price"] * count
                 new_flights.append(kept)
                 continue
-            day = self._flight_date(info["flight_number"], info["date"])
+            flight = self._flight(info.flight_number)
+            day = self._flight_date(info.flight_number, info.date)
             if day.get("status") != "available":
-                raise ValueError(f"Flight {info['flight_number']} not available on date {info['date']}")
+                raise ValueError(f"Flight {info.flight_number} not available on date {info.date}")
             if day["available_seats"][cabin] < count:
-                raise ValueError(f"Not enough seats on flight {info['flight_number']}")
-            segment = {"flight_number": info["flight_number"], "date": info["date"], "price": day["prices"][cabin],
-                       "origin": flight["origin"], "destination": flight["destination"]}
+                raise ValueError(f"Not enough seats on flight {info.flight_number}")
+            segment = ReservationFlight(flight_number=info.flight_number, date=info.date, price=day["prices"][cabin],
+                                        origin=flight["origin"], destination=flight["destination"]).model_dump()
             total += segment["price"] * count
             new_flights.append(segment)
         total -= sum(f["price"] for f in reservation["flights"]) * count
@@ -294,13 +304,10 @@ class AirlineTools(CustomerServiceTools):
     @tool("Replace the passenger details of a reservation (the number of passengers cannot change).", tool_kind=WRITE,
           reservation_id=_RES_ID, passengers=described({"type": "array", "items": _PASSENGER}, "Every passenger."))
     def update_reservation_passengers(self, reservation_id: str, passengers: list[dict[str, Any]]) -> dict[str, Any]:
+        if all(isinstance(passenger, dict) for passenger in passengers):  # as upstream: dicts become Passenger records
+            passengers = [Passenger(**passenger).model_dump() for passenger in passengers]
         reservation = self._reservation(reservation_id)
         if len(passengers) != len(reservation["passengers"]):
             raise ValueError("Number of passengers does not match")
-        reservation["passengers"] = [{"first_name": p["first_name"], "last_name": p["last_name"], "dob": p["dob"]} for p in passengers]
+        reservation["passengers"] = copy.deepcopy(passengers)
         return reservation
-
-
-def _whole(amount: Any) -> Any:
-    """A whole float as the int upstream's ``Payment(amount: int)`` makes of it; anything else unchanged."""
-    return int(amount) if isinstance(amount, float) and amount.is_integer() else amount

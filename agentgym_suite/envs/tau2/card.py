@@ -17,9 +17,10 @@ CARD = EnvCard(
         "(NL judged by the same stub on both sides)",
         "every tool result string (long ones by SHA-256) and its error flag equal to upstream's",
         "direct tool calls (telecom records with datetimes, bills, devices, plans, refuels, roaming, line changes; "
-        "calculate; unknown records and tools; missing and unexpected arguments) answer with upstream's "
-        "get_response strings; an argument of the wrong JSON type is refused here (an invalid action), by upstream's "
-        "tool in its own words",
+        "calculate; unknown records and tools; missing and unexpected arguments; arguments of the wrong JSON type, "
+        "passed to the tool unchecked as upstream passes them, in retail, airline, telecom and banking_knowledge, and the "
+        "customer's own phone and notification tools called the same way) answer with upstream's "
+        "get_response strings and error flags and change the database as upstream's do",
         "per-domain average reward, Pass^1..Pass^k, DB-match and termination counts equal to upstream's "
         "compute_metrics on the same trial outcomes",
         "banking_knowledge (retrieval bm25_grep; tasks read from tasks/task_*.json as upstream's get_tasks): 427 "

@@ -32,8 +32,8 @@ steps (messages of any role) or 10 tool errors (``info["termination_reason"]``, 
 
 Departures, each reported by :meth:`Tau2Env.leaderboard_departures` when the settings bring it:
 the scripted customer (not an LLM user), tasks whose NL assertions have no judge (reported
-unscored), other limits. Always: a call to an unknown tool or with arguments of the wrong JSON type
-is an invalid action whose result names the problem (upstream passes it to the tool); an env
+unscored), other limits. Always: ``calculate`` refuses an integer power over a million bits (upstream's
+``eval`` would compute it however long it takes; see :func:`~agentgym_suite.envs.tau2.toolkit.safe_calculate`); an env
 assertion whose function refuses is not met (upstream's evaluator stops there); upstream sends the
 agent's requests with no token cap, ``eval_sampling_defaults`` allow 4096.
 
@@ -57,6 +57,7 @@ from agentgym_suite.core.tool_calls import (
     TOOL_EXECUTION_ERROR,
     ToolCall,
     ToolCallError,
+    tool_parameters,
     error_payload,
     parse_tool_calls,
     validate_call,
@@ -331,9 +332,9 @@ class Tau2Env(ToolEnv):
     def execute_call(self, call: ToolCall) -> tuple[str, Any, str]:
         """Run one agent call; the agent reads the result as τ²-bench renders it (:func:`tool_result_text`,
         or ``Error: <message>``). ``tool_log`` keeps the value itself (or the error payload)."""
-        # an unknown tool, a missing argument or one of the wrong JSON type is an invalid action (as in every
-        # tool env of the suite); allowed values (enums) are left to the tool, as upstream passes them unchecked
-        problem = validate_call(call, {name: _without_enums(schema) for name, schema in self._tool_index.items()})
+        # an unknown tool or a missing argument is refused before the tool runs, in upstream's words; the types and
+        # allowed values of the arguments are left to the tool, as upstream passes them unchecked
+        problem = validate_call(call, {name: _names_only(schema) for name, schema in self._tool_index.items()})
         if problem is None and call.name not in self._handlers:
             problem = ToolCallError(TOOL_EXECUTION_ERROR, f"Tool '{call.name}' not found.", name=call.name)
         if problem is not None:
@@ -355,7 +356,7 @@ class Tau2Env(ToolEnv):
     def _refusal_text(self, call: ToolCall, problem: ToolCallError) -> str:
         """What the agent reads for a refused call: upstream's words where upstream refuses it too (an unknown
         tool: its toolkit's message; a missing or unexpected argument: the ``TypeError`` Python raises when
-        upstream calls the tool), else the suite's check with its code (upstream passes wrong types through)."""
+        upstream calls the tool), else the suite's check with its code."""
         handler = self._handlers.get(call.name)
         if handler is None:
             return f"Tool '{call.name}' not found."
@@ -610,13 +611,16 @@ class Tau2Env(ToolEnv):
         return out
 
 
-def _without_enums(schema: Any) -> Any:
-    """A JSON schema with its ``enum`` constraints left out (at any depth)."""
-    if isinstance(schema, dict):
-        return {k: _without_enums(v) for k, v in schema.items() if k != "enum"}
-    if isinstance(schema, list):
-        return [_without_enums(v) for v in schema]
-    return schema
+def _names_only(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool schema that checks only which arguments a call names (required ones present, no unknown ones when the
+    schema forbids them), not their JSON types or allowed values: upstream calls the tool's Python function with
+    the arguments as they come, so a value of the wrong type is the tool's to answer (or to fail on)."""
+    parameters = tool_parameters(tool)
+    checked: dict[str, Any] = {"type": "object", "properties": {name: {} for name in parameters.get("properties") or {}}}
+    for key in ("required", "additionalProperties"):
+        if key in parameters:
+            checked[key] = parameters[key] if key == "required" else bool(parameters[key])
+    return {"type": "function", "function": {"name": (tool.get("function") or tool).get("name"), "parameters": checked}}
 
 
 __all__ = ["END_TOKENS", "Tau2Env"]

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from agentgym_suite.envs.tau2.toolkit import STRING, STRING_LIST, WRITE, CustomerServiceTools, described, tool
+from agentgym_suite.envs.tau2.record_models import UserAddress
 
 _ORDER_ID = described(STRING, "Order id, e.g. '#W0000000' (note the leading '#').")
 _USER_ID = described(STRING, "User id, e.g. 'sara_doe_496'.")
@@ -90,9 +91,8 @@ class RetailTools(CustomerServiceTools):
     # ------------------------------------------------------------------ read tools
     @tool("Find a user id from the user's email address.", email=described(STRING, "Email address, e.g. 'someone@example.com'."))
     def find_user_id_by_email(self, email: str) -> str:
-        wanted = email.strip().lower()
-        for user_id, user in self.db["users"].items():
-            if user["email"].lower() == wanted:
+        for user_id, user in self.db["users"].items():  # compared as upstream compares (no trimming)
+            if user["email"].lower() == email.lower():
                 return user_id
         raise ValueError("User not found")
 
@@ -103,10 +103,10 @@ class RetailTools(CustomerServiceTools):
         zip=described(STRING, "Zip code, e.g. '12345'."),
     )
     def find_user_id_by_name_zip(self, first_name: str, last_name: str, zip: str) -> str:  # noqa: A002 - the tool's argument name
-        first, last = first_name.strip().lower(), last_name.strip().lower()
-        for user_id, user in self.db["users"].items():
+        for user_id, user in self.db["users"].items():  # compared as upstream compares (no trimming, zip as given)
             name = user["name"]
-            if name["first_name"].lower() == first and name["last_name"].lower() == last and user["address"]["zip"] == zip.strip():
+            if (name["first_name"].lower() == first_name.lower() and name["last_name"].lower() == last_name.lower()
+                    and user["address"]["zip"] == zip):
                 return user_id
         raise ValueError("User not found")
 
@@ -186,7 +186,7 @@ class RetailTools(CustomerServiceTools):
         order = self._order(order_id)
         if "pending" not in order["status"]:
             raise ValueError("Non-pending order cannot be modified")
-        order["address"] = {"address1": address1, "address2": address2, "city": city, "state": state, "country": country, "zip": zip}
+        order["address"] = _address(address1, address2, city, state, country, zip)
         return order
 
     @tool("Swap items of a pending order for other variants of the same products (only once per order), after "
@@ -250,7 +250,7 @@ class RetailTools(CustomerServiceTools):
     @tool("Change a user's default address after explicit user confirmation.", tool_kind=WRITE, user_id=_USER_ID, **_ADDRESS)
     def modify_user_address(self, user_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str) -> dict[str, Any]:  # noqa: A002
         user = self._user(user_id)
-        user["address"] = {"address1": address1, "address2": address2, "city": city, "state": state, "country": country, "zip": zip}
+        user["address"] = _address(address1, address2, city, state, country, zip)
         return user
 
     @tool("Request the return of delivered items (once per order) after explicit user confirmation. The refund goes "
@@ -268,3 +268,9 @@ class RetailTools(CustomerServiceTools):
         order["return_items"] = sorted(item_ids)
         order["return_payment_method_id"] = payment_method_id
         return order
+
+
+def _address(address1: Any, address2: Any, city: Any, state: Any, country: Any, zip: Any) -> dict[str, Any]:  # noqa: A002
+    """The address record as upstream builds it (pydantic's ``UserAddress``: converts or refuses in its words)."""
+    return UserAddress(address1=address1, address2=address2, city=city, state=state, country=country,
+                       zip=zip).model_dump()

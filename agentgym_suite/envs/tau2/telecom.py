@@ -25,11 +25,6 @@ _CUSTOMER_ID = described(STRING, "Customer id, e.g. 'C1001'.")
 _LINE_ID = described(STRING, "Line id, e.g. 'L1001' (one of the customer's line_ids).")
 
 
-def digits(phone_number: str) -> str:
-    """Only the digits of a phone number, so '555-123-2002' and '5551232002' match."""
-    return "".join(ch for ch in phone_number if ch.isdigit())
-
-
 def first_of_month(day: date) -> date:
     """The first day of ``day``'s month."""
     return day.replace(day=1)
@@ -76,10 +71,10 @@ class TelecomTools(SyncedTools):
         return self._find("bills", "bill_id", bill_id, "Bill with ID")
 
     def line_by_phone(self, phone_number: str) -> dict[str, Any]:
-        """The line whose number has the same digits as ``phone_number``; raises ValueError when there is none."""
-        wanted = digits(phone_number)
+        """The line whose number is ``phone_number`` (compared as written, as upstream compares it); raises
+        ValueError when there is none."""
         for line in self.db.get("lines") or []:
-            if wanted and digits(line["phone_number"]) == wanted:
+            if line["phone_number"] == phone_number:
                 return line
         raise ValueError(f"Line with phone number {phone_number} not found")
 
@@ -97,12 +92,11 @@ class TelecomTools(SyncedTools):
     @tool("Find the customer that owns a phone number (their contact number or one of their lines).",
           phone_number=described(STRING, "Phone number, e.g. '555-123-2002'."))
     def get_customer_by_phone(self, phone_number: str) -> dict[str, Any]:
-        wanted = digits(phone_number)
-        for customer in self.db["customers"]:
-            if wanted and digits(customer["phone_number"]) == wanted:
+        for customer in self.db["customers"]:  # the number as given, compared as upstream compares it
+            if customer["phone_number"] == phone_number:
                 return customer
             for line_id in customer.get("line_ids", []):
-                if wanted and digits(self.line(line_id)["phone_number"]) == wanted:
+                if self.line(line_id)["phone_number"] == phone_number:
                     return customer
         raise ValueError(f"Customer with phone number {phone_number} not found")
 
@@ -114,8 +108,7 @@ class TelecomTools(SyncedTools):
           full_name=described(STRING, "Full name, e.g. 'John Smith'."),
           dob=described(STRING, "Date of birth as YYYY-MM-DD."))
     def get_customer_by_name(self, full_name: str, dob: str) -> list[dict[str, Any]]:
-        wanted = " ".join(full_name.split()).casefold()
-        return [c for c in self.db["customers"] if " ".join(c["full_name"].split()).casefold() == wanted and c["date_of_birth"] == dob]
+        return [c for c in self.db["customers"] if c["full_name"].lower() == full_name.lower() and c["date_of_birth"] == dob]
 
     @tool("Get the record behind an id: a customer (C...), line (L...), device (D...), bill (B...) or plan (P...).",
           id=described(STRING, "The id, e.g. 'L1002' or 'B1003'."))
@@ -123,16 +116,16 @@ class TelecomTools(SyncedTools):
         tables = {"C": ("customers", "customer_id", "Customer with ID"), "L": ("lines", "line_id", "Line with ID"),
                   "D": ("devices", "device_id", "Device with ID"), "B": ("bills", "bill_id", "Bill with ID"),
                   "P": ("plans", "plan_id", "Plan with ID")}
-        spec = tables.get(id[:1])
-        if spec is None:
-            raise ValueError(f"Unknown ID format or type: {id}")
-        return self._find(*spec[:2], id, spec[2])
+        for prefix in "LDBCP":  # upstream's order of checks, with the value as given
+            if id.startswith(prefix):
+                return self._find(*tables[prefix][:2], id, tables[prefix][2])
+        raise ValueError(f"Unknown ID format or type: {id}")
 
     @tool("List a customer's bills, newest issue date first.", optional=("limit",), customer_id=_CUSTOMER_ID,
           limit=described(INTEGER, "Most bills to return (default 12)."))
     def get_bills_for_customer(self, customer_id: str, limit: int = 12) -> list[dict[str, Any]]:
         bills = [self.bill(i) for i in self.customer(customer_id).get("bill_ids", [])]
-        return sorted(bills, key=lambda b: str(b["issue_date"]), reverse=True)[: max(int(limit), 0)]
+        return sorted(bills, key=lambda b: str(b["issue_date"]), reverse=True)[:limit]  # sliced as given, as upstream slices
 
     @tool("Get a line's data use this billing cycle: GB used, plan limit, GB refuelled and the cycle's end date.",
           customer_id=_CUSTOMER_ID, line_id=_LINE_ID)
@@ -200,7 +193,7 @@ class TelecomTools(SyncedTools):
           gb_amount=described(NUMBER, "GB to add (positive), e.g. 2.0."))
     def refuel_data(self, customer_id: str, line_id: str, gb_amount: float) -> dict[str, Any]:
         line = self.customer_line(customer_id, line_id)
-        if isinstance(gb_amount, bool) or not isinstance(gb_amount, (int, float)) or gb_amount <= 0:
+        if gb_amount <= 0:  # the value as given (upstream compares it unchecked)
             raise ValueError("Refuel amount must be positive")
         price = self.plan(line["plan_id"])["data_refueling_price_per_gb"]
         charge = gb_amount * price

@@ -48,7 +48,7 @@ SIGNAL_ICON = {"none": "📵 No Signal", "poor": "📶¹ Poor", "fair": "📶² 
 _APP = described(STRING, "App name as listed by check_installed_apps, e.g. 'messaging'.")
 
 
-class TelecomDeviceTools(SyncedTools):
+class TelecomUserTools(SyncedTools):
     """The customer's phone: what they can check and change on it, as tools."""
 
     domain = "telecom"
@@ -155,7 +155,7 @@ class TelecomDeviceTools(SyncedTools):
             if mode == "4g_5g_preferred":
                 tech = "5G" if signal.get("5G", "none") != "none" else "4G"
             else:
-                tech = {"4g_only": "4G", "3g_only": "3G", "2g_only": "2G"}.get(mode, "4G")
+                tech = {"4g_only": "4G", "3g_only": "3G", "2g_only": "2G"}.get(mode, "4G") if isinstance(mode, str) else "4G"
             dev.update(network_connection_status=CONNECTED, network_technology_connected=tech,
                        network_signal_strength=signal.get(tech, "none"))
         else:
@@ -250,6 +250,8 @@ class TelecomDeviceTools(SyncedTools):
 
     @tool("Show an app's granted permissions.", app_name=_APP)
     def check_app_status(self, app_name: str) -> str:
+        if not self.device["app_statuses"].get(app_name):  # upstream answers (not an error result)
+            return f"App '{app_name}' not found on this phone."
         granted = self._granted(app_name)
         if not granted:
             return f"Status for App: {app_name}\n - Permissions: None granted."
@@ -257,6 +259,8 @@ class TelecomDeviceTools(SyncedTools):
 
     @tool("Show which permissions (sms, storage, phone, network) an app has.", app_name=_APP)
     def check_app_permissions(self, app_name: str) -> str:
+        if not self.device["app_statuses"].get(app_name):  # upstream answers (not an error result)
+            return f"App '{app_name}' not found on this phone."
         granted = self._granted(app_name)
         if not granted:
             return f"App '{app_name}' currently has no permissions granted."
@@ -286,12 +290,14 @@ class TelecomDeviceTools(SyncedTools):
     @tool("Choose the preferred cellular network generation; the phone then searches for a network.", tool_kind=WRITE,
           mode=described({"type": "string", "enum": list(MODES)}, "One of " + ", ".join(MODES) + "."))
     def set_network_mode_preference(self, mode: str) -> str:
-        if mode not in MODES:  # upstream answers (not an error result) and changes nothing
+        if isinstance(mode, str) and mode not in MODES:  # upstream answers (not an error result) and changes nothing
             return self._with_bar(f"Failed to set network mode: '{mode}' is not a valid option. "
                                   f"Please use one of: {', '.join(MODES)}")
+        # upstream stores any non-string value as given, searches (its fallback: 4G), then reads the mode's enum
+        # ``value``, which a JSON value lacks: that AttributeError is the customer's answer, the phone keeps the search
         self.device["network_mode_preference"] = mode
         self.simulate_network_search()
-        return self._with_bar(f"Preferred Network Mode set to: {mode}")
+        return self._with_bar(f"Preferred Network Mode set to: {mode if isinstance(mode, str) else mode.value}")
 
     @tool("Turn Airplane Mode on or off. On, it cuts cellular, Wi-Fi and Bluetooth.", tool_kind=WRITE)
     def toggle_airplane_mode(self) -> str:
@@ -333,6 +339,9 @@ class TelecomDeviceTools(SyncedTools):
     @tool("Replace the phone's APN settings (apn_name, mms_apn, mmsc_url, mms_proxy, mms_port).", tool_kind=WRITE,
           apn_settings=described({"type": "object"}, "APN fields to use, e.g. {\"apn_name\": \"internet\", \"mmsc_url\": \"http://...\"}."))
     def set_apn_settings(self, apn_settings: dict[str, Any]) -> str:
+        if not isinstance(apn_settings, dict):  # upstream stores it as given, then reads its apn_name (which it lacks)
+            self.device["active_apn_settings"] = apn_settings
+            return str(apn_settings.apn_name)  # type: ignore[attr-defined] # raises AttributeError, as upstream's
         unknown = sorted(set(apn_settings) - set(DEFAULT_APN))
         if unknown:
             raise ValueError(f"Unknown APN fields {unknown}; use {sorted(DEFAULT_APN)}")
@@ -384,12 +393,18 @@ class TelecomDeviceTools(SyncedTools):
     @tool("Allow an app one permission: sms, storage, phone or network.", tool_kind=WRITE, app_name=_APP,
           permission=described(STRING, "Permission in lower case, e.g. 'storage'."))
     def grant_app_permission(self, app_name: str, permission: str) -> str:
-        perms = self._app(app_name).setdefault("permissions", {})
+        app = self.device["app_statuses"].get(app_name)  # as upstream: a refusal is an answer, not an error result
         permission = permission.lower()
-        if permission not in perms:
-            raise ValueError(f"Permission '{permission}' is not tracked for app '{app_name}'; use one of {sorted(perms)}")
-        perms[permission] = True
-        return self._with_bar(f"Success. Permission '{permission}' granted to app '{app_name}'.")
+        if not app:
+            ok, message = False, f"App '{app_name}' not found. Cannot grant permission."
+        else:
+            perms = app.setdefault("permissions", {})
+            if permission not in perms:
+                ok, message = False, f"Permission '{permission}' not tracked for app '{app_name}', available permissions: {list(perms)}"
+            else:
+                perms[permission] = True
+                ok, message = True, f"Permission '{permission}' granted to app '{app_name}'."
+        return self._with_bar(("Success. " if ok else "Error. ") + message)
 
     @tool("Restart the phone; pending APN resets apply and the phone searches for a network again.", tool_kind=WRITE)
     def reboot_device(self) -> str:

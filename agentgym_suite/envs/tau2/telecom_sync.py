@@ -16,7 +16,7 @@ from agentgym_suite.envs.tau2.toolkit import DomainTools
 
 if TYPE_CHECKING:
     from agentgym_suite.envs.tau2.telecom import TelecomTools
-    from agentgym_suite.envs.tau2.telecom_device import TelecomDeviceTools
+    from agentgym_suite.envs.tau2.telecom_device import TelecomUserTools
 
 
 class SyncedTools(DomainTools):
@@ -54,7 +54,7 @@ class SyncedTools(DomainTools):
             self.on_change()
 
 
-def pair(agent: TelecomTools, device: TelecomDeviceTools) -> None:
+def pair(agent: TelecomTools, device: TelecomUserTools) -> None:
     """Link the two toolkits of one episode and synchronise them now."""
 
     def run() -> None:
@@ -64,7 +64,7 @@ def pair(agent: TelecomTools, device: TelecomDeviceTools) -> None:
     run()
 
 
-def sync(agent: TelecomTools, device: TelecomDeviceTools) -> None:
+def sync(agent: TelecomTools, device: TelecomUserTools) -> None:
     """Copy the account's state into the phone's surroundings; settle a paid payment request.
 
     Does nothing until the phone knows its owner's number (``set_user_info``).

@@ -124,36 +124,52 @@ class CustomerServiceTools(DomainTools):
         return "Transfer successful"
 
 
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow}
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+MAX_POWER_BITS = 1_000_000
+"""The largest integer power computed (in bits): upstream's ``eval`` would compute any (and hang on ``9**9**9**9``)."""
 
 
 def safe_calculate(expression: str) -> str:
-    """Evaluate + - * / arithmetic on numbers by walking the syntax tree (never ``eval``).
+    """Evaluate arithmetic as τ²-bench's ``calculate`` does, by walking the syntax tree (never ``eval``).
 
-    Returns the result rounded to two decimals, as text.
+    Upstream filters the characters (digits, ``+ - * / ( ) .`` and spaces), passes the rest to ``eval`` without builtins and
+    returns ``str(round(float(result), 2))``. The same text gives the same Python operations here, on the same
+    values (ints stay ints until the end), so results and failures (a syntax error, a division by zero, ``(2)(3)``
+    calling an int, ``()`` an empty tuple) read as upstream's; only an integer power over ``MAX_POWER_BITS`` is refused.
     """
     if not all(ch in "0123456789+-*/(). " for ch in expression):
-        raise ValueError("Invalid characters in expression; use numbers, + - * /, parentheses and spaces")
-    if len(expression) > 500:
-        raise ValueError("Expression too long (500 characters at most)")
-    try:
-        tree = ast.parse(expression, mode="eval")
-    except SyntaxError as exc:
-        raise ValueError(f"Invalid expression: {exc.msg}") from None
+        raise ValueError("Invalid characters in expression")
+    # eval strips leading and trailing spaces; a syntax error propagates in Python's words, as from upstream's eval
+    tree = ast.parse(expression.strip(" \t"), filename="<string>", mode="eval")
 
-    def walk(node: ast.AST) -> float:
+    def walk(node: ast.AST) -> Any:
         if isinstance(node, ast.Expression):
             return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return float(node.value)
+        if isinstance(node, ast.Constant):  # numbers, or ``...`` (Ellipsis), the only constants the characters allow
+            return node.value
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             left, right = walk(node.left), walk(node.right)
-            if isinstance(node.op, ast.Div) and right == 0:
-                raise ValueError("division by zero")  # the words of Python's ZeroDivisionError, which upstream's eval raises
+            if isinstance(node.op, ast.Pow):
+                _check_power(left, right)
             return _BINARY[type(node.op)](left, right)
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             return _UNARY[type(node.op)](walk(node.operand))
-        raise ValueError("Invalid expression; use numbers, + - * /, parentheses and spaces")
+        if isinstance(node, ast.Call):  # ``(2)(3)``: Python evaluates the callee and arguments, then fails to call
+            callee = walk(node.func)
+            for argument in node.args:
+                walk(argument)
+            raise TypeError(f"'{type(callee).__name__}' object is not callable")
+        if isinstance(node, ast.Tuple):  # ``()``
+            return tuple(walk(element) for element in node.elts)
+        raise ValueError("Invalid expression")
 
-    return str(round(walk(tree), 2))
+    return str(round(float(walk(tree)), 2))
+
+
+def _check_power(base: Any, exponent: Any) -> None:
+    """Refuse an integer power too large to compute quickly (upstream would compute it, however long it takes)."""
+    if (isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1
+            and exponent * abs(base).bit_length() > MAX_POWER_BITS):
+        raise ValueError(f"Exponent too large: results over {MAX_POWER_BITS} bits are not computed here")

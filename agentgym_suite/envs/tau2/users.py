@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from agentgym_suite.core.errors import AgentGymError
-from agentgym_suite.core.tool_calls import parse_tool_calls, render_tool_results, validate_call
+from agentgym_suite.core.tool_calls import parse_tool_calls, render_tool_results
 
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 END_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
@@ -184,7 +184,6 @@ class LLMUser:
 
     def _with_tools(self, flipped: list[dict[str, Any]], context: UserContext) -> str:
         """Ask the model, running its tool calls on the customer's side, until it answers in plain text."""
-        index = {name: schema for name, schema in zip(tool_names(context.user_tools), context.user_tools)}
         text = ""
         for _ in range(max(1, self.max_tool_rounds)):
             text = self._ask(flipped)
@@ -192,11 +191,7 @@ class LLMUser:
             if not parsed.has_tool_calls or is_end(text):
                 return text
             results: list[tuple[str, Any]] = [(e.name or "invalid_tool_call", {"error": e.message}) for e in parsed.errors]
-            for call in parsed.calls:
-                problem = validate_call(call, index)
-                if problem is not None:
-                    results.append((call.name, {"error": problem.message}))
-                    continue
+            for call in parsed.calls:  # run as upstream runs the customer's calls: unchecked, the tool answers
                 try:
                     results.append((call.name, context.run_user_tool(call.name, call.arguments)))  # type: ignore[misc]
                 except ValueError as exc:

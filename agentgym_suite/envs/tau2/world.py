@@ -18,12 +18,12 @@ from agentgym_suite.envs.tau2.data import DomainData
 from agentgym_suite.envs.tau2.mock import MockTools, MockUserTools
 from agentgym_suite.envs.tau2.retail import RetailTools
 from agentgym_suite.envs.tau2.telecom import TelecomTools
-from agentgym_suite.envs.tau2.telecom_device import TelecomDeviceTools
+from agentgym_suite.envs.tau2.telecom_device import TelecomUserTools
 from agentgym_suite.envs.tau2.toolkit import DomainTools
 
 AGENT_TOOLKITS: dict[str, type[DomainTools]] = {"retail": RetailTools, "airline": AirlineTools, "telecom": TelecomTools, "mock": MockTools,
                                                 "banking_knowledge": BankingTools}
-USER_TOOLKITS: dict[str, type[DomainTools]] = {"telecom": TelecomDeviceTools, "mock": MockUserTools,
+USER_TOOLKITS: dict[str, type[DomainTools]] = {"telecom": TelecomUserTools, "mock": MockUserTools,
                                                "banking_knowledge": BankingUserTools}
 
 

@@ -36,8 +36,8 @@ _BOOKING = {"user_id": "sophia_silva_7557", "origin": "ORD", "destination": "PHL
 
 def probes() -> list[dict[str, Any]]:
     """The calls, grouped by domain and run in a fresh environment per probe (inputs only)."""
-    def call(name: str, **arguments: Any) -> dict[str, Any]:
-        return {"name": name, "arguments": arguments}
+    def call(tool_name: str, /, **arguments: Any) -> dict[str, Any]:
+        return {"name": tool_name, "arguments": arguments}
 
     customers = [f"C{n}" for n in range(1001, 1011)]
     return [
@@ -64,10 +64,108 @@ def probes() -> list[dict[str, Any]]:
                                         call("send_payment_request", customer_id="C1001", bill_id="B1001")]},
         {"domain": "telecom", "calls": [call("get_customer_by_id"), call("get_customer_by_id", customer_id="C1001", extra=1),
                                         call("refuel_data", customer_id="C1001", line_id="L1001")]},
+        # arguments of the wrong JSON type: upstream hands them to the tool unchecked (no pydantic validation of the
+        # call), so the tool answers in its own words, raises, or succeeds (pydantic records it builds coerce)
         {"domain": "telecom", "calls": [call("get_customer_by_id", customer_id=1001),
-                                        call("refuel_data", customer_id="C1001", line_id="L1001", gb_amount="2")],
-         "departure": "an argument of the wrong JSON type: upstream passes it to the tool (which then fails in its own "
-                      "words); the suite refuses it as an invalid action, as in every tool env, naming the check"},
+                                        call("refuel_data", customer_id="C1001", line_id="L1001", gb_amount="2"),
+                                        call("get_customer_by_id", customer_id=["C1001"]),
+                                        call("get_customer_by_id", customer_id={"id": "C1001"}),
+                                        call("get_details_by_id", id=1001),
+                                        call("get_bills_for_customer", customer_id="C1001", limit="2"),
+                                        call("get_bills_for_customer", customer_id="C1001", limit=1.5),
+                                        call("get_bills_for_customer", customer_id="C1001", limit=True),
+                                        call("get_customer_by_phone", phone_number=5551232002),
+                                        call("get_customer_by_name", full_name="John Smith", dob=19850615)]},
+        {"domain": "telecom", "calls": [call("refuel_data", customer_id="C1001", line_id="L1001", gb_amount=True),
+                                        call("get_data_usage", customer_id="C1001", line_id="L1001"),
+                                        call("suspend_line", customer_id="C1001", line_id="L1002", reason=5),
+                                        call("get_details_by_id", id="L1002"),
+                                        call("enable_roaming", customer_id="C1001", line_id=1001),
+                                        call("send_payment_request", customer_id="C1001", bill_id=["B1001"])]},
+        {"domain": "retail", "calls": [call("calculate", expression=244), call("calculate", expression=["2 + 2"]),
+                                       call("get_order_details", order_id=5512345),
+                                       call("get_order_details", order_id=["#W2378156"]),
+                                       call("get_user_details", user_id={"id": "yusuf_rossi_9620"}),
+                                       call("get_product_details", product_id=6086499569),
+                                       call("get_item_details", item_id=1008292230),
+                                       call("find_user_id_by_email", email=7),
+                                       call("find_user_id_by_name_zip", first_name="Yusuf", last_name="Rossi",
+                                            zip=19122),
+                                       call("transfer_to_human_agents", summary=["help"])]},
+        {"domain": "retail", "calls": [call("modify_pending_order_items", order_id="#W2974929",
+                                            item_ids="3877188862", new_item_ids="3877188862",
+                                            payment_method_id="paypal_7916550"),
+                                       call("modify_pending_order_payment", order_id="#W2974929",
+                                            payment_method_id=["paypal_7916550"]),
+                                       call("cancel_pending_order", order_id="#W2974929", reason=1),
+                                       call("modify_pending_order_address", order_id="#W2974929", address1=1,
+                                            address2="", city="Philadelphia", state="PA", country="USA", zip=19122),
+                                       call("get_order_details", order_id="#W2974929"),
+                                       call("modify_user_address", user_id="yusuf_rossi_9620", address1="1 Main St",
+                                            address2=None, city="Philadelphia", state="PA", country="USA",
+                                            zip=19122),
+                                       call("get_user_details", user_id="yusuf_rossi_9620")]},
+        {"domain": "airline", "calls": [call("get_reservation_details", reservation_id=4519),
+                                        call("get_user_details", user_id=["mia_li_3668"]),
+                                        call("search_direct_flight", origin="JFK", destination="SEA", date=20240516),
+                                        call("search_onestop_flight", origin=["JFK"], destination="SEA",
+                                             date="2024-05-16"),
+                                        call("get_flight_status", flight_number=271, date="2024-05-16"),
+                                        call("send_certificate", user_id="mia_li_3668", amount="100"),
+                                        call("send_certificate", user_id="mia_li_3668", amount=50.5),
+                                        call("get_user_details", user_id="mia_li_3668"),
+                                        call("cancel_reservation", reservation_id=["NO6JO3"])]},
+        {"domain": "airline", "calls": [call("update_reservation_baggages", reservation_id="NO6JO3",
+                                             total_baggages="3", nonfree_baggages=0,
+                                             payment_id="credit_card_4421486"),
+                                        call("update_reservation_baggages", reservation_id="NO6JO3",
+                                             total_baggages=2, nonfree_baggages="1",
+                                             payment_id="credit_card_4421486"),
+                                        call("update_reservation_passengers", reservation_id="NO6JO3",
+                                             passengers={"first_name": "A", "last_name": "B", "dob": "2000-01-01"}),
+                                        call("update_reservation_flights", reservation_id="NO6JO3", cabin="economy",
+                                             flights={"flight_number": "HAT001", "date": "2024-05-20"},
+                                             payment_id="credit_card_4421486"),
+                                        call("book_reservation", **dict(_BOOKING, total_baggages="1",
+                                                                        payment_methods=[
+            {"payment_id": "certificate_8045380", "amount": 348}])),
+                                        call("book_reservation", **dict(_BOOKING, passengers=_BOOKING["passengers"][0],
+                                                                        payment_methods=[
+            {"payment_id": "certificate_8045380", "amount": 348}])),
+                                        call("get_reservation_details", reservation_id="NO6JO3")]},
+        {"domain": "banking_knowledge", "calls": [
+            call("get_user_information_by_id", user_id=6680), call("get_user_information_by_id", user_id=["6680a37184"]),
+            call("get_user_information_by_id", user_id={"id": "6680a37184"}),
+            call("get_user_information_by_email", email=5), call("get_referrals_by_user", user_id=123),
+            call("get_credit_card_accounts_by_user", user_id=True),
+            call("change_user_email", user_id="6680a37184", new_email=123),
+            call("get_user_information_by_id", user_id="6680a37184"),
+            call("log_verification", name=1, user_id="6680a37184", address=["a"], email="e", phone_number=5,
+                 date_of_birth="07/22/1985", time_verified=20251114),
+            call("unlock_discoverable_agent_tool", agent_tool_name=5),
+            call("unlock_discoverable_agent_tool", agent_tool_name="get_payment_history_6183"),
+            call("call_discoverable_agent_tool", agent_tool_name="get_payment_history_6183",
+                 arguments={"credit_card_account_id": "x", "months": 3}),
+            call("call_discoverable_agent_tool", agent_tool_name="get_payment_history_6183",
+                 arguments='{"credit_card_account_id": "x", "months": "3"}'),
+            call("call_discoverable_agent_tool", agent_tool_name=["get_payment_history_6183"], arguments="{}"),
+            call("transfer_to_human_agents", summary=5)]},
+        # the customer's own tools (requestor "user"), called as upstream's orchestrator calls them: unchecked
+        {"domain": "telecom", "requestor": "user", "calls": [
+            call("set_network_mode_preference", mode=4), call("check_app_status", app_name=5),
+            call("check_app_permissions", app_name=["messaging"]),
+            call("grant_app_permission", app_name="messaging", permission=["sms"]),
+            call("set_apn_settings", apn_settings="internet"), call("toggle_data", extra=1), call("toggle_wifi_calling", on=True),
+            call("no_such_tool"), call("check_app_status", app_name="nope"), call("check_app_permissions", app_name="nope"),
+            call("grant_app_permission", app_name="nope", permission="sms"),
+            call("grant_app_permission", app_name="messaging", permission="camera"),
+            call("grant_app_permission", app_name="messaging", permission="STORAGE"),
+            call("check_app_status", app_name="messaging")]},
+        {"domain": "mock", "requestor": "user", "calls": [call("dismiss_notification", notification_id=5),
+                                                          call("dismiss_notification")]},
+        {"domain": "airline", "calls": [call("calculate", expression=e) for e in
+                                        ("2**3", "7 // 2", "2 ** 0.5", "(2)(3)", "1 +", "", "  3  ", "-(-2)", "2 * -3",
+                                         "0.1 + 0.2", "10 / 3", "1/3*3", "((1))", "3.", ".5", "1..2", "()")]},
         {"domain": "retail", "calls": [call("calculate", expression="200 + 44"), call("calculate", expression="2 * 3.5"),
                                        call("calculate", expression="10 / 4"), call("calculate", expression="1 / 0"),
                                        call("get_order_details", order_id="#W0000000"),
@@ -91,12 +189,20 @@ def run(src: Path) -> list[dict[str, Any]]:
 
     out = []
     for probe in probes():
-        env = registry.get_env_constructor(probe["domain"])()
+        if probe["domain"] == "banking_knowledge":  # its tools do not depend on the retrieval configuration
+            from tau2.domains.banking_knowledge.environment import get_environment
+
+            env = get_environment(retrieval_variant="no_knowledge")
+        else:
+            env = registry.get_env_constructor(probe["domain"])()
         results = []
         for number, item in enumerate(probe["calls"]):
+            before = env.get_db_hash()
             message = env.get_response(ToolCall(id=f"call_{number}", name=item["name"], arguments=item["arguments"],
-                                                requestor="assistant"))
-            results.append({"content": message.content, "error": bool(message.error)})
+                                                requestor=probe.get("requestor", "assistant")))
+            after = env.get_db_hash()
+            results.append({"content": message.content, "error": bool(message.error), "db_hash": after,
+                            "db_changed": after != before})
         out.append({**probe, "results": results})
     return out
 

@@ -124,10 +124,10 @@ def query_text(db: dict[str, Any], table: str, constraints: str = "{}") -> str:
         return f"Error querying database: {exc}"
 
 
-def query_field(db: dict[str, Any], table: str, field: str, value: str) -> str:
+def query_field(db: dict[str, Any], table: str, field: str, value: Any) -> str:
     """``query_text`` for one equality constraint, with the JSON spelled as upstream builds it by string formatting
     (a value holding a quote or backslash makes it invalid JSON, and the answer says so)."""
-    return query_text(db, table, '{"' + field + '": "' + value + '"}')
+    return query_text(db, table, f'{{"{field}": "{value}"}}')  # formatted as upstream's f-string (any value's str)
 
 
 def found_nothing(text: str) -> bool:
