@@ -299,6 +299,7 @@ def demo_model_path(spec: str) -> str:
 
 def run_demo(settings: DemoSettings) -> Path:
     """Run the whole demo and return the path of ``report.md``."""
+    from agentgym_suite.demo.memory import release_memory
     from agentgym_suite.demo.report import write_report
 
     # transformers deprecations that TRL triggers every step say nothing to a demo user
@@ -318,9 +319,13 @@ def run_demo(settings: DemoSettings) -> Path:
     results["random"] = _evaluate(settings, "random", "random")
     results["oracle"] = _evaluate(settings, "oracle", "oracle")
     results["before"] = _evaluate(settings, "before", f"hf:{model_path}")
+    release_memory()  # each stage starts without the last one's models and trainer (demo.memory)
     results["sft"] = _sft(settings, model_path)
+    release_memory()
     results["after_sft"] = _evaluate(settings, "after_sft", f"hf:{results['sft']['model']}")
+    release_memory()
     results["grpo"] = _grpo(settings, results["sft"]["model"])
+    release_memory()
     results["after"] = _evaluate(settings, "after", f"hf:{results['grpo']['model']}")
     results["wall_time_s"] = time.perf_counter() - started
     results["load"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())  # 1, 5 and 15 min: how busy the CPUs were
