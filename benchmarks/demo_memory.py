@@ -11,7 +11,8 @@ to the innermost stage running then:
   ``grpo rollouts`` (``_rollout_phase``: generation and env steps), ``grpo logprob passes``
   (``_score_phase``/``_loss_phase``), ``grpo forward+backward`` (the rest of
   ``training_step``), ``grpo optimizer/other`` (the rest of the training loop),
-  ``grpo held-out eval`` (``evaluate`` during training), ``grpo save`` (``save_merged``).
+  ``grpo held-out eval`` (``evaluate`` during training), ``grpo save`` (``save_merged``);
+* ``outside the stages``: start-up, the pauses between stages and the report.
 
 Prints one row per stage (peak RSS, RSS at its start and end, seconds) and the process's
 ``VmHWM`` (the kernel's own peak), and writes them to ``<out>/stage_memory.json``. With
@@ -50,7 +51,7 @@ class StageMemory:
     def __init__(self, interval: float) -> None:
         self.interval = interval
         self.process = psutil.Process()
-        self.stack: list[str] = ["startup"]
+        self.stack: list[str] = ["outside the stages"]
         self.stages: dict[str, dict[str, float]] = {}
         self.children_peak = 0
         self._stop = threading.Event()
