@@ -21,9 +21,10 @@ Prints one row per stage (peak RSS, RSS at its start and end, seconds) and the p
     python benchmarks/demo_memory.py --out /tmp/demo-mem -- --seed 0
     python benchmarks/demo_memory.py --out /tmp/demo-mem2 --compare /tmp/demo-mem/stage_memory.json
 
-Ctrl-C (SIGINT) stops the demo where it is and still prints and writes the stages run so far:
-the per-stage peaks do not depend on how many steps ran, so a cut-short run on a busy machine
-still tells which stage holds the peak.
+Ctrl-C (SIGINT) stops the demo where it is (``agentgym`` returns 130) and still prints and writes
+the stages run so far: the per-stage peaks do not depend on how many steps ran, so a cut-short
+run on a busy machine still tells which stage holds the peak. Not everywhere: in one run, two
+SIGINTs sent during the GRPO stage's held-out evaluation were swallowed and the demo ran on.
 
 Not a test; the memory numbers are meaningful on a shared machine, its wall times are not.
 """
