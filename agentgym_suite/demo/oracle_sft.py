@@ -10,6 +10,8 @@ the class the rollout engine and ``ModelAgent`` both use): system message, task 
 observation, then assistant actions and env replies. Each episode is one training row (the
 ``trajectory`` layout): the whole conversation rendered with the model's chat template, with the
 loss on the assistant turns only (``assistant_masks``), so each prompt token is processed once.
+A step's episodes are trained in passes of at most :data:`SFT_ROWS_PER_PASS` (gradient
+accumulation), which bounds the step's memory without changing its gradient.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from agentgym_suite.agents.base import OracleAgent
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine
 from agentgym_suite.rollout.prompting import EpisodePrompt
 from agentgym_suite.rollout.seeding import episode_seed
+
+SFT_ROWS_PER_PASS = 4
+"""Episodes per forward/backward pass of an SFT step: a step of 8 episodes accumulates two passes
+of 4, which gives the same gradient (the loss is normalised by the step's tokens) with half the
+logits and activations held at once (the cloning stage held the demo's peak memory with one pass
+of 8; ``benchmarks/demo_memory.py``)."""
 
 
 class _Transcript:
@@ -122,10 +130,12 @@ def write_records(records: Sequence[dict[str, Any]], path: Path) -> None:
 
 
 def train_sft(model_path: str, dataset: Any, out_dir: Path, *, epochs: float, learning_rate: float,
-              batch_size: int, lora_r: int, seed: int) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
-    """SFT with a LoRA adapter (``peft``) on ``dataset``; the adapter is merged into the weights
-    and the full model saved to ``out_dir/model``. Returns that path, the trainer's log history
-    and its per-step time profile (:mod:`~agentgym_suite.trainers.step_profile`)."""
+              batch_size: int, lora_r: int, seed: int, max_rows_per_pass: int = SFT_ROWS_PER_PASS,
+              ) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+    """SFT with a LoRA adapter (``peft``) on ``dataset``, ``batch_size`` episodes per step in
+    passes of at most ``max_rows_per_pass`` (:func:`rows_per_pass`); the adapter is merged into the
+    weights and the full model saved to ``out_dir/model``. Returns that path, the trainer's log
+    history and its per-step time profile (:mod:`~agentgym_suite.trainers.step_profile`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
@@ -139,9 +149,10 @@ def train_sft(model_path: str, dataset: Any, out_dir: Path, *, epochs: float, le
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(model_path)
+    rows = rows_per_pass(batch_size, max_rows_per_pass)
     config = SFTConfig(
-        output_dir=str(out_dir), num_train_epochs=epochs, per_device_train_batch_size=batch_size,
-        learning_rate=learning_rate, lr_scheduler_type="constant", warmup_steps=0, logging_steps=1,
+        output_dir=str(out_dir), num_train_epochs=epochs, per_device_train_batch_size=rows,
+        gradient_accumulation_steps=batch_size // rows, learning_rate=learning_rate, lr_scheduler_type="constant", warmup_steps=0, logging_steps=1,
         save_strategy="no", report_to="none", use_cpu=True, bf16=False, seed=seed, data_seed=seed,
         max_length=None, disable_tqdm=True,
     )
@@ -155,4 +166,14 @@ def train_sft(model_path: str, dataset: Any, out_dir: Path, *, epochs: float, le
     merged.save_pretrained(str(final))
     tokenizer.save_pretrained(str(final))
     history = [dict(h) for h in trainer.state.log_history]
-    return str(final), history, list(trainer.step_times)
+    step_times = list(trainer.step_times)
+    del trainer, merged, model  # the trainer sits in reference cycles: the caller's release_memory frees it
+    return str(final), history, step_times
+
+
+def rows_per_pass(batch_size: int, most: int = SFT_ROWS_PER_PASS) -> int:
+    """Episodes per forward/backward pass of an SFT step of ``batch_size`` episodes: the largest
+    divisor of ``batch_size`` up to ``most`` (the step accumulates ``batch_size // rows`` passes)."""
+    if batch_size < 1:
+        raise ValueError(f"sft_batch_size must be at least 1 (got {batch_size}).")
+    return max(d for d in range(1, min(batch_size, most) + 1) if batch_size % d == 0)

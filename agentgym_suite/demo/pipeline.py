@@ -226,6 +226,9 @@ def _grpo_fields(settings: DemoSettings, model_path: str) -> dict[str, Any]:
         prompt_format="chat", row_layout="trajectory", learning_rate=settings.learning_rate, lora_r=settings.lora_r,
         beta=0.0, temperature=settings.temperature, dynamic_sampling=settings.dynamic_sampling, use_cpu=True,
         max_rows_per_pass=CPU_ROWS_PER_PASS, logging_steps=1, save_strategy="no",
+        # checkpointing kept on: it cost ~1.5 % of the passes' time and saved 1.4 GiB per pass
+        # (docs/performance.md), and the GRPO passes hold the demo's peak once cloning is bounded
+        cpu_gradient_checkpointing="on",
         report_to="none", seed=settings.seed, disable_tqdm=True, eval_strategy="steps" if settings.eval_every else "no",
         eval_steps=settings.eval_every or None, eval_env_kwargs={"split": "test", "n_games": settings.eval_episodes},
         eval_temperature=settings.eval_temperature,
@@ -264,7 +267,8 @@ def _grpo(settings: DemoSettings, model_path: str) -> dict[str, Any]:
     flags: list[Any] = []
     for key in ("env_id", "credit", "group_size", "per_device_train_batch_size", "max_steps", "max_turns",
                 "max_completion_length", "learning_rate", "lora_r", "temperature", "dynamic_sampling", "eval_steps",
-                "eval_temperature", "per_device_eval_batch_size", "max_rows_per_pass", "seed"):
+                "eval_temperature", "per_device_eval_batch_size", "max_rows_per_pass", "cpu_gradient_checkpointing",
+                "seed"):
         if fields[key] is not None:
             flags += [f"--{key}", fields[key]]
     command = _command("agentgym", "train", "configs/demo_cpu.yaml", "--model_name_or_path", model_path,
@@ -299,6 +303,7 @@ def demo_model_path(spec: str) -> str:
 
 def run_demo(settings: DemoSettings) -> Path:
     """Run the whole demo and return the path of ``report.md``."""
+    from agentgym_suite.demo.memory import release_memory
     from agentgym_suite.demo.report import write_report
 
     # transformers deprecations that TRL triggers every step say nothing to a demo user
@@ -318,9 +323,13 @@ def run_demo(settings: DemoSettings) -> Path:
     results["random"] = _evaluate(settings, "random", "random")
     results["oracle"] = _evaluate(settings, "oracle", "oracle")
     results["before"] = _evaluate(settings, "before", f"hf:{model_path}")
+    release_memory()  # each stage starts without the last one's models and trainer (demo.memory)
     results["sft"] = _sft(settings, model_path)
+    release_memory()
     results["after_sft"] = _evaluate(settings, "after_sft", f"hf:{results['sft']['model']}")
+    release_memory()
     results["grpo"] = _grpo(settings, results["sft"]["model"])
+    release_memory()
     results["after"] = _evaluate(settings, "after", f"hf:{results['grpo']['model']}")
     results["wall_time_s"] = time.perf_counter() - started
     results["load"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())  # 1, 5 and 15 min: how busy the CPUs were
