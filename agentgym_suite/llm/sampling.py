@@ -25,11 +25,15 @@ class RecordingProcessor:
         top_k: keep the ``top_k`` most likely tokens (0 = off).
         min_p: drop tokens less likely than ``min_p`` times the most likely one (0 = off).
         repetition_penalty: Hugging Face's penalty on tokens already in the sequence (1 = off).
+        logprobs_at_temperature: record the log-probs of ``logits / temperature`` (what TRL's loss
+            computes as the policy's log-probs) instead of the raw logits'; the log-probs an
+            asynchronous learner compares with its own (``old_per_token_logps``) must be these.
     """
 
     def __init__(self, temperature: float, top_p: float, greedy: bool, *, top_k: int = 0, min_p: float = 0.0,
-                 repetition_penalty: float = 1.0) -> None:
+                 repetition_penalty: float = 1.0, logprobs_at_temperature: bool = False) -> None:
         self.temperature = temperature
+        self.record_scale = temperature if logprobs_at_temperature and not greedy and temperature > 0 else 1.0
         self.top_p = top_p
         self.greedy = greedy
         self.penalty = RepetitionPenaltyLogitsProcessor(repetition_penalty) if repetition_penalty != 1.0 else None
@@ -41,7 +45,8 @@ class RecordingProcessor:
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         if self._pending is not None:
             self.collect(input_ids[:, -1])
-        self._pending = torch.log_softmax(scores.float(), dim=-1)
+        raw = scores.float()
+        self._pending = torch.log_softmax(raw / self.record_scale if self.record_scale != 1.0 else raw, dim=-1)
         if self.penalty is not None:
             scores = self.penalty(input_ids, scores)
         if self.greedy:

@@ -58,18 +58,22 @@ class TransformersBackend(TokenizerMixin):
             :class:`~agentgym_suite.llm.base.SamplingParams`. Processors they add act before the
             log-probs are recorded.
         chat_template_kwargs: further variables of the chat template (e.g. ``{"enable_thinking": False}``).
+        logprobs_at_temperature: each sample's ``logprobs`` are those of ``logits / temperature``
+            (what TRL's loss computes) instead of the raw logits' (see
+            :class:`~agentgym_suite.llm.sampling.RecordingProcessor`).
     """
 
     supports_token_prompts = True
 
     def __init__(self, model: Any, tokenizer: Any, *, max_batch_size: int = 64, name: str | None = None,
                  prefill: str = "auto", generation_kwargs: dict[str, Any] | None = None,
-                 chat_template_kwargs: dict[str, Any] | None = None) -> None:
+                 chat_template_kwargs: dict[str, Any] | None = None, logprobs_at_temperature: bool = False) -> None:
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}.")
         if prefill not in PREFILL_MODES:
             raise ValueError(f"prefill={prefill!r}; choose one of {PREFILL_MODES}.")
         self.prefill = prefill
+        self.logprobs_at_temperature = logprobs_at_temperature
         clash = sorted(set(generation_kwargs or {}) & _SAMPLING_KEYS)
         if clash:
             raise ValueError(f"generation_kwargs {clash} are sampling settings; pass them in SamplingParams.")
@@ -158,7 +162,8 @@ class TransformersBackend(TokenizerMixin):
             input_ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
             attention[i, width - len(row) :] = 1
         recorder = RecordingProcessor(params.temperature, params.top_p, params.greedy, top_k=params.top_k,
-                                      min_p=params.min_p, repetition_penalty=params.repetition_penalty)
+                                      min_p=params.min_p, repetition_penalty=params.repetition_penalty,
+                                      logprobs_at_temperature=self.logprobs_at_temperature)
         config = GenerationConfig(
             do_sample=not params.greedy,
             temperature=1.0,

@@ -211,3 +211,25 @@ def test_async_rollouts_take_the_verl_schedule_with_one_version_per_generation_b
     trainer.train()
     assert len(rows) == 2 and steps[0] == sum(math.ceil(r / 2) for r in rows) > 2 * args.steps_per_generation
     assert _logged(trainer, "async/policy_version") == [0.0, 1.0]
+
+
+def test_generator_log_probs_are_the_learners_at_the_sampling_temperature(make_config):
+    """At temperature 0.5 with nothing stale (max_staleness 0), the in-process generator's log-probs
+    equal the learner's own, which TRL computes from ``logits / temperature``; raw (temperature 1)
+    log-probs would put the correction's ratio off 1 for every token of the current version."""
+    config = _async_config(make_config, max_steps=2, max_staleness=0, async_correction="tis", temperature=0.5,
+                           cpu_bf16="off", skip_uninformative_rows=False)
+    trainer = AgentGRPOTrainer(args=config, env_factory=make_letter_env)
+    pairs = []
+    loss_inputs = trainer._async.loss_inputs
+
+    def recording(output, learner_logps, generator_logps, loss_mask):
+        pairs.append((learner_logps.detach().clone(), generator_logps.detach().clone(), loss_mask.bool().clone()))
+        return loss_inputs(output, learner_logps, generator_logps, loss_mask)
+
+    trainer._async.loss_inputs = recording
+    trainer.train()
+    assert pairs
+    for learner, generator, mask in pairs:
+        assert mask.any()
+        assert torch.allclose(learner[mask], generator[mask], atol=1e-3), (learner[mask] - generator[mask]).abs().max()

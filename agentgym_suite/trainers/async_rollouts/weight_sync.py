@@ -41,12 +41,17 @@ class InProcessWeights:
             snapshot.offer(weights, version)
 
     def backend(self, snapshot: PolicySnapshot, tokenizer: Any, args: Any, generation_kwargs: dict[str, Any]) -> Any:
-        """The transformers backend over the thread's copy, sampling as the trainer's transformers path does."""
+        """The transformers backend over the thread's copy, sampling as the trainer's transformers path does.
+
+        Its log-probs are those of ``logits / temperature``: the correction compares them with the
+        learner's, which TRL computes at the sampling temperature (raw log-probs would put every
+        ratio off 1 at any temperature but 1, even for a group of the current version)."""
         from agentgym_suite.llm.transformers_backend import TransformersBackend
         from agentgym_suite.trainers.generation import template_kwargs
 
         return TransformersBackend(snapshot.model, tokenizer, max_batch_size=1 << 20, name="policy-async",
-                                   generation_kwargs=generation_kwargs, chat_template_kwargs=template_kwargs(args))
+                                   generation_kwargs=generation_kwargs, chat_template_kwargs=template_kwargs(args),
+                                   logprobs_at_temperature=True)
 
     def close(self) -> None:
         """Nothing to release."""
