@@ -246,12 +246,14 @@ def test_bfcl_prompting_env_steps_never_raise(bfcl_prompting: object, text: str)
     """The same call lists sent to BFCL-v0 in prompting style: an answer every time, and a call the
     decoder refused is an invalid action."""
     from agentgym_suite.core.tool_calls import ToolCallError
-    from agentgym_suite.envs.bfcl.upstream_decode import decode_prompting_reply
+    from agentgym_suite.envs.bfcl.upstream_decode import decode_prompting_reply, execution_calls
 
     env = bfcl_prompting  # type: ignore[assignment]
     env.reset(options={"task_id": "multi_turn_base_0"})  # type: ignore[attr-defined]
     observation, _, _, _, info = env.step(text)  # type: ignore[attr-defined]
     assert isinstance(observation, str) and json.dumps(info["messages"])
     decoded = decode_prompting_reply(text)
-    if decoded is not None and any(isinstance(c, ToolCallError) for c in decoded.calls):
+    # a multi-turn entry runs the calls as bfcl-eval's executor does: its conversion decides which are errors
+    executed = execution_calls(decoded) if decoded is not None else None
+    if executed is not None and any(isinstance(call, ToolCallError) for call, _ in executed):
         assert info["action_valid"] is False

@@ -111,9 +111,11 @@ def text_without_a_visible_character_is_refused(env: gym.Env) -> None:
 
 
 # ---------------------------------------------------------------------------- BFCL prompting literals
-NOT_JSON_LITERALS = {"bytes": "b'x'", "a complex number": "1j", "a tuple dict key": "{(1, 2): 3}"}
+NOT_JSON_LITERALS = {"bytes": "b'x'", "a complex number": "1j"}
 """Values bfcl-eval's decoder reads but JSON cannot carry (a set it does not read: the whole reply
-is then the model's words, as bfcl-eval takes it)."""
+is then the model's words, as bfcl-eval takes it). A dict with a tuple key is not among them in a
+multi-turn entry: bfcl-eval's executor runs that call and answers with the tool's error, and so
+does the env (``test_a_tuple_dict_key_is_run_as_bfcl_evals_executor_runs_it``)."""
 
 
 @pytest.mark.parametrize("literal", list(NOT_JSON_LITERALS.values()), ids=list(NOT_JSON_LITERALS))
@@ -128,6 +130,22 @@ def test_bfcl_prompting_literals_json_cannot_carry_are_invalid_actions(literal: 
     assert info["messages"][-1]["role"] == "tool" and json.dumps(info["messages"])
     assert finish_with_oracle(env)["won"]
     env.close()
+
+
+def test_a_tuple_dict_key_is_run_as_bfcl_evals_executor_runs_it() -> None:
+    """``[cd(folder={(1, 2): 3}), ls()]``: bfcl-eval's multi-turn executor runs both calls, ``cd`` failing
+    in the tool's own words; the env answers both, raises nothing and the episode goes on."""
+    skip_unless_usable("BFCL-v0")
+    env = gym.make("BFCL-v0", category="base", system_prompt="prompting", max_episode_steps=STEP_LIMIT)
+    env.reset(seed=0, options={"task_id": "multi_turn_base_0"})
+    observation, reward, terminated, truncated, info = env.step("[cd(folder={(1, 2): 3}), ls()]")
+    assert info["action_valid"] is True and (reward, terminated, truncated) == (0.0, False, False)
+    assert "Error during execution" in observation and '"name": "ls"' in observation, observation
+    assert json.dumps(info["messages"])
+    assert finish_with_oracle(env)["won"]
+    env.close()
+
+
 @pytest.mark.parametrize("env_id", TOOL_ENVS)
 def test_text_without_a_visible_character_is_not_a_reply(env_id: str, make: Callable[[str], gym.Env]) -> None:
     """A message of NUL characters only was taken as a text reply: it ended SyntheticTools and the
