@@ -7,7 +7,7 @@ learner's share of a step larger). Both runs
 train the tiny model for ``--steps`` optimizer steps on the same batches (``--groups`` groups of
 G=2 two-turn episodes per step), so they train the same number of samples; the script checks the
 counts agree. The synchronous run plays a batch, then trains on it; the asynchronous run
-(``async_rollouts: true``, ``max_staleness`` 2) plays in a thread while the learner trains; it
+(``async_rollouts: true``, ``max_staleness`` 1 unless ``--max-staleness``) plays in a thread while the learner trains; it
 runs with each correction: ``tis`` (the default; the learner recomputes its log-probs, one more
 no-gradient pass per step) and ``behaviour_clip`` (TRL's choice; no extra pass). Learner and
 generator idle shares are the ``tis`` run's.
@@ -79,7 +79,7 @@ def run(async_rollouts: bool, latency_ms: float, cli: argparse.Namespace, correc
             num_generations=2, max_completion_length=cli.tokens, max_turns=2, bf16=False, gradient_checkpointing=False,
             report_to="none", logging_steps=1, action_format=None, learning_rate=1e-3, save_strategy="no",
             use_cpu=True, seed=7, disable_tqdm=True, print_step_times=False, save_trajectories=False,
-            async_rollouts=async_rollouts, max_staleness=2, env_workers=cli.env_workers, async_correction=correction,
+            async_rollouts=async_rollouts, max_staleness=cli.max_staleness, env_workers=cli.env_workers, async_correction=correction,
             async_rollout_threads=cli.threads)
         trainer = AgentGRPOTrainer(args=config, env_factory=lambda: LatentLetterEnv(latency_ms / 1000, cli.chars))
         began = time.perf_counter()
@@ -102,6 +102,7 @@ def main() -> None:
     parser.add_argument("--chars", type=int, default=0, help="room description before each observation")
     parser.add_argument("--tokens", type=int, default=16, help="tokens per turn")
     parser.add_argument("--threads", type=int, default=2, help="async_rollout_threads of the async runs")
+    parser.add_argument("--max-staleness", type=int, default=1, help="max_staleness of the async runs (the config's default)")
     parser.add_argument("--env-workers", default="1",
                         help="1: envs stepped one after another in the training process; N: N worker processes")
     parser.add_argument("--rounds", type=int, default=2,
@@ -114,7 +115,7 @@ def main() -> None:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores visible, load average "
           f"{os.getloadavg()[0]:.1f} (shared with other jobs: the 0 ms ratio depends on free cores)")
     print(f"{cli.steps} steps x {cli.groups} groups x G=2 two-turn episodes, tiny model, {cli.chars}-char observations, "
-          f"median of {rounds} interleaved round(s); async: max_staleness 2, {cli.threads} rollout thread(s)")
+          f"median of {rounds} interleaved round(s); async: max_staleness {cli.max_staleness}, {cli.threads} rollout thread(s)")
     print(f"{'latency':>8} {'sync s':>8} {'async tis s':>12} {'ratio':>7} {'async clip s':>13} {'ratio':>7} "
           f"{'samples':>8} {'learner idle':>13} {'generator idle':>15}")
     modes = ("sync", "tis", "behaviour_clip")
