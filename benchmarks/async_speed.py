@@ -7,7 +7,7 @@ learner's share of a step larger). Both runs
 train the tiny model for ``--steps`` optimizer steps on the same batches (``--groups`` groups of
 G=2 two-turn episodes per step), so they train the same number of samples; the script checks the
 counts agree. The synchronous run plays a batch, then trains on it; the asynchronous run
-(``async_rollouts: true``, ``max_staleness`` 1 unless ``--max-staleness``) plays in a thread while the learner trains; it
+(``async_rollouts: true``, ``max_staleness`` 2 unless ``--max-staleness``) plays in a thread while the learner trains; it
 runs with each correction: ``tis`` (the default; the learner recomputes its log-probs, one more
 no-gradient pass per step) and ``behaviour_clip`` (TRL's choice; no extra pass). Learner and
 generator idle shares are the ``tis`` run's.
@@ -102,7 +102,8 @@ def main() -> None:
     parser.add_argument("--chars", type=int, default=0, help="room description before each observation")
     parser.add_argument("--tokens", type=int, default=16, help="tokens per turn")
     parser.add_argument("--threads", type=int, default=2, help="async_rollout_threads of the async runs")
-    parser.add_argument("--max-staleness", type=int, default=1, help="max_staleness of the async runs (the config's default)")
+    parser.add_argument("--max-staleness", type=int, default=2,
+                        help="max_staleness of the async runs (2: the table in docs/training.md; the config's default is 1)")
     parser.add_argument("--env-workers", default="1",
                         help="1: envs stepped one after another in the training process; N: N worker processes")
     parser.add_argument("--rounds", type=int, default=2,
