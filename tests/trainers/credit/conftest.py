@@ -8,11 +8,22 @@ from typing import Any
 import pytest
 import torch
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from agentgym_suite.trainers.credit import CreditBatch, compute_row_inputs, credit_assigners
 
 VOCAB = 7
+
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+"""The repository's ``examples/`` folder (the worked plug-in examples)."""
+
+
+@pytest.fixture
+def on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The examples folder on sys.path, as ``PYTHONPATH=examples`` puts it for the CLI."""
+    monkeypatch.syspath_prepend(str(EXAMPLES))
 
 
 def build_batch(

@@ -13,18 +13,12 @@ import torch
 from agentgym_suite.trainers import AgentGRPOTrainer
 from agentgym_suite.trainers.credit import CreditAssigner, get_credit_assigner
 from trainers.conftest import changed, snapshot
+from trainers.credit.conftest import EXAMPLES
 from trainers.credit.test_credit_contract import TestCreditContract as _SharedContract
 from trainers.fake_env import make_letter_env
 
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = ROOT / "examples"
 IMPORT_PATH = "discounted_grpo:DiscountedGRPOCredit"
-
-
-@pytest.fixture
-def on_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The example's folder on sys.path, as ``PYTHONPATH=examples`` puts it for the CLI."""
-    monkeypatch.syspath_prepend(str(EXAMPLES))
 
 
 @pytest.fixture

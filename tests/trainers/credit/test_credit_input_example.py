@@ -5,7 +5,6 @@ trainer's inputs step, and the trainer trains it by its import path."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 import torch
@@ -18,14 +17,7 @@ from trainers.credit.conftest import build_batch
 from trainers.credit.test_credit_contract import TestCreditContract as _SharedContract
 from trainers.fake_env import make_letter_env
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 IMPORT_PATH = "length_penalty_credit:LengthPenaltyCredit"
-
-
-@pytest.fixture
-def on_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The example's folder on sys.path, as ``PYTHONPATH=examples`` puts it for the CLI."""
-    monkeypatch.syspath_prepend(str(EXAMPLES))
 
 
 @pytest.fixture
