@@ -171,8 +171,6 @@ CONCEPT_EXTENSION_POINTS: dict[str, str] = {
     "skills_released": _SKILLS_CAPABILITY + " (TextEnv.skills_released)",
     "skills_fallback": _SKILLS_CAPABILITY + " (TextEnv.skills_fallback)",
     "SkillsAndPrivilegedText": _SKILLS_CAPABILITY + " (the protocol itself)",
-    "SkillTexts": _SKILLS_CAPABILITY + " (the trainer's teacher holds the env's resolved texts, trainers/teacher.py)",
-    "skill_env_class": _SKILLS_CAPABILITY + " (the env class whose declared texts the teacher reads)",
     "skills_origin": _SKILLS_CAPABILITY + " (the logged config names where the teacher's texts come from)",
     "RehearsalSupport": _REHEARSAL_CAPABILITY + " (the protocol itself)",
     "rehearsed_score": _REHEARSAL_CAPABILITY + " (ToolEnv.rehearsed_score)",
@@ -181,9 +179,8 @@ CONCEPT_EXTENSION_POINTS: dict[str, str] = {
 
 CONCEPT_MODULES: dict[str, str] = {
     "core/skills.py": _SKILLS_CAPABILITY + "; this module reads the texts (released layout or the env's own)",
-    "trainers/teacher.py": _SKILLS_CAPABILITY + "; the generic teacher context: its privileged texts come from the "
-                           "env's declared skill texts, its oracle or its responses (a plug-in's own teacher prompts "
-                           "live in its home and reach the trainer through teacher_logit_prompts)",
+    "trainers/teacher.py": "the former home of the self-distillation teacher context, now only re-exporting "
+                           "trainers/credit/self_distillation/ so old imports work (OLD_IMPORT_PATHS)",
 }
 """Modules that are one extension point as a whole -> why."""
 
@@ -198,9 +195,6 @@ CONCEPT_ALLOWED_IN: dict[tuple[str, str], str] = {
     ("trainers/config.py", "skill"): "the help texts of teacher_context and skills_dir name the capability's texts",
     ("trainers/config.py", "skill_mapping.json"): "the help of skills_dir names the released layout the capability reads",
     ("trainers/config.py", "TextEnv.skill_texts"): "the help of skills_dir names the capability's hook",
-    ("trainers/agent_grpo.py", "skills"): "the trainer resolves the teacher's texts when teacher_context is skills",
-    ("trainers/logprob_passes.py", "skills"): "the privileged text of a row when teacher_context is skills",
-    ("trainers/logprob_passes.py", "skill"): "the error when teacher_context is skills but no texts were resolved",
 }
 """(module under the package, token) -> why that module may hold it."""
 
@@ -269,7 +263,7 @@ def test_concept_allowlists_are_still_needed() -> None:
     present: set[tuple[str, str]] = set()
     for relative, path in _concept_modules():
         present |= {(relative, token) for _, token in concept_tokens(path.read_text(encoding="utf-8"))}
-    tokens = {token for _, token in present}
+    tokens = {token for relative, token in present if relative not in CONCEPT_MODULES}  # used outside whole-module exemptions
     assert set(CONCEPT_EXTENSION_POINTS) <= tokens, f"stale: {sorted(set(CONCEPT_EXTENSION_POINTS) - tokens)}"
     assert set(CONCEPT_ALLOWED_IN) <= present, f"stale: {sorted(set(CONCEPT_ALLOWED_IN) - present)}"
     assert set(CONCEPT_MODULES) <= {relative for relative, _ in present}, "a module in CONCEPT_MODULES holds no concept"
@@ -289,3 +283,53 @@ def test_generic_layers_hold_no_method_concept() -> None:
         "capability of core/capabilities.py, an info_keys declaration), or, if the name is such an extension point, "
         "add it to CONCEPT_EXTENSION_POINTS with the reason:\n" + "\n".join(sorted(set(offences)))
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# No generic module imports a method package
+#
+# A generic module (the layers above, outside METHOD_HOMES) reaches the credit plug-ins through their
+# protocol and registry only (PLUGIN_PROTOCOL): never a method's own package or module, which register
+# into the declared hooks instead (e.g. a plug-in's teacher_context, the trainer builds and asks it).
+# ---------------------------------------------------------------------------------------------
+
+CREDIT_PACKAGE = "agentgym_suite.trainers.credit"
+PLUGIN_PROTOCOL: dict[str, str] = {
+    CREDIT_PACKAGE: "the plug-ins' public protocol (re-exports base, inputs and registry)",
+    f"{CREDIT_PACKAGE}.base": "CreditAssigner, CreditBatch and the declared hooks' types",
+    f"{CREDIT_PACKAGE}.inputs": "the declared input providers' protocol",
+    f"{CREDIT_PACKAGE}.registry": "plug-ins by name",
+}
+"""Modules under ``trainers/credit`` a generic module may import -> what they are."""
+OLD_IMPORT_PATHS: dict[str, str] = {
+    "trainers/teacher.py": "re-exports trainers/credit/self_distillation/ under the path it had before it moved",
+}
+"""Generic modules that only re-export a method package under its former import path -> why."""
+
+
+def _credit_imports(source: str) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return {name for name in found if name == CREDIT_PACKAGE or name.startswith(CREDIT_PACKAGE + ".")}
+
+
+def test_generic_modules_import_no_method_package() -> None:
+    offences, reexports = [], set()
+    for relative, path in _concept_modules():
+        methods = _credit_imports(path.read_text(encoding="utf-8")) - set(PLUGIN_PROTOCOL)
+        if methods and relative in OLD_IMPORT_PATHS:
+            reexports.add(relative)
+        elif methods:
+            offences.append(f"agentgym_suite/{relative}: {sorted(methods)}")
+    assert not offences, ("a generic module imports a method's package; declare a hook on CreditAssigner the method "
+                          "fills and ask the plug-in for it instead:\n" + "\n".join(offences))
+    assert reexports == set(OLD_IMPORT_PATHS), f"stale OLD_IMPORT_PATHS: {sorted(set(OLD_IMPORT_PATHS) - reexports)}"
+
+
+def test_the_import_rule_catches_a_method_package() -> None:
+    source = "from agentgym_suite.trainers.credit import CreditBatch\nfrom agentgym_suite.trainers.credit.sdar import sdar_loss\n"
+    assert _credit_imports(source) - set(PLUGIN_PROTOCOL) == {f"{CREDIT_PACKAGE}.sdar"}

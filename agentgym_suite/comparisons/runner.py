@@ -44,8 +44,7 @@ def teacher_needs(methods: list[str], shared: dict[str, Any]) -> list[str]:
     """One line per method that needs more than rollouts (a teacher prompt with privileged text,
     skill texts, a rehearsal env), read from the plug-ins' declarations. Raises when what a method
     needs is missing, before anything is trained."""
-    from agentgym_suite.trainers.credit import credit_assigner_class
-    from agentgym_suite.trainers.teacher import SkillTexts
+    from agentgym_suite.trainers.credit import TeacherSettings, credit_assigner_class
 
     lines = []
     context = shared.get("teacher_context", "skills")
@@ -60,11 +59,12 @@ def teacher_needs(methods: list[str], shared: dict[str, Any]) -> list[str]:
                          "set --teacher-context skills|oracle|env_response to change it.")
             if context == "skills":
                 try:
-                    texts = SkillTexts(str(shared.get("env_id") or ""), shared.get("skills_dir"))
+                    teacher = cls.make_teacher_context(TeacherSettings(context, shared.get("skills_dir"),
+                                                                       str(shared.get("env_id") or "")))
                 except (FileNotFoundError, ValueError) as exc:
                     raise FileNotFoundError(f"{name} needs skill texts: {exc} Set skills_dir in the --config or use "
                                             "--teacher-context oracle.") from exc
-                lines.append(f"{name}: skill texts: {texts.origin}")
+                lines.append(f"{name}: skill texts: {teacher.origin}")
         if "simulator" in cls.roles:
             lines.append(f"{name}: trains the world-model (simulator) role too, which needs a rehearsal env whose "
                          "world model is the policy (env_mode: rehearsal).")

@@ -88,7 +88,7 @@ from agentgym_suite.trainers.async_rollouts import LearnerSide, build_async_roll
 from agentgym_suite.trainers import held_out_eval as held_out
 from agentgym_suite.trainers import cpu_speed, fsdp2
 from agentgym_suite.trainers.config import AgentGRPOConfig
-from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, build_credit_assigner
+from agentgym_suite.trainers.credit import CreditAssigner, CreditBatch, TeacherContext, TeacherSettings, build_credit_assigner
 from agentgym_suite.trainers.run_context import run_context
 from agentgym_suite.trainers.trl_seam import check_trl_seam
 from agentgym_suite.trainers.fixed_teacher import FixedTeacher, build_fixed_teacher, frozen_copy
@@ -110,7 +110,6 @@ from agentgym_suite.trainers.training_tasks import (  # noqa: F401  (default_env
     default_env_factory,
     resolve_model_path,
 )
-from agentgym_suite.trainers.teacher import SkillTexts, skill_env_class
 from agentgym_suite.trainers.trajectory_log import TrajectoryLog
 from agentgym_suite.trainers.vllm_rollout import (
     check_server_mode_device,
@@ -233,11 +232,12 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
                             entropy_bonus=self._entropy_bonus_enabled, router_aux_loss=self.aux_loss_enabled)
         self.held_out = held_out.HeldOutEvaluation(self.eval_env_factory, self._play, self.sync, pool=self._env_pool,
                                                    env_id=self.env_id)
-        self.skill_texts: SkillTexts | None = None
-        """The teacher's skill texts (``teacher_context: skills``); ``args.skills_origin`` names their source."""
-        if self.needs_privileged_text and args.teacher_context == "skills":
-            self.skill_texts = SkillTexts(skill_env_class(args.env_id, env_factory), args.skills_dir)
-            args.skills_origin = self.skill_texts.origin
+        self.teacher_context: TeacherContext | None = None
+        """The plug-in's teacher context (its declared ``teacher_context``); ``args.skills_origin`` names its texts' source."""
+        if self.needs_privileged_text:
+            self.teacher_context = self.credit.make_teacher_context(
+                TeacherSettings(args.teacher_context, args.skills_dir, args.env_id, env_factory))
+            args.skills_origin = self.teacher_context.origin
         self.fixed_teacher: FixedTeacher | None = (
             self._build_fixed_teacher() if self.credit.needs_fixed_teacher else None
         )  # built before any update or resume: the initial weights
@@ -248,7 +248,7 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
             args, tasks=self.train_dataset, group_size=int(self.num_generations),
             policy=lambda: self.accelerator.unwrap_model(self.model), env_factory=self.env_factory, env_id=self.env_id,
             tokenizer=self.processing_class, info_keys=TRAINER_INFO_KEYS,
-            record_oracle=self.needs_privileged_text and args.teacher_context == "oracle", sync=self.sync,
+            record_oracle=self.records_oracle, sync=self.sync,
             record=lambda key, value: self._metrics["train"][key].append(value)), self.credit)
         """``async_rollouts``: the queue, the generator's weights and the rollout thread (None: synchronous)."""
         if self._async is not None:
@@ -272,6 +272,11 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
     def needs_privileged_text(self) -> bool:
         """The plug-in runs a teacher prompt with privileged text (log-probs or VAD's logits)."""
         return bool(self.credit.needs_teacher_logprobs or self.credit.needs_full_logits)
+
+    @property
+    def records_oracle(self) -> bool:
+        """The rollouts record the env's oracle per turn: the teacher context reads it."""
+        return self.teacher_context is not None and self.teacher_context.records_oracle
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs: Any) -> Any:  # type: ignore[override]
         """Train; ``resume_from_checkpoint=True`` resumes from the last *complete* checkpoint.
@@ -385,7 +390,7 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
             engine = RolloutEngine(
                 backend, mode=args.prompt_format, sampling=params, max_turns=args.max_turns,
                 history_length=args.history_length, info_keys=TRAINER_INFO_KEYS,
-                record_oracle=self.needs_privileged_text and args.teacher_context == "oracle",
+                record_oracle=self.records_oracle,
                 max_prompt_tokens=args.max_prompt_tokens, lockstep=self.sync.any if self.sync.distributed else None,
                 env_pool=self._env_pool,
             )

@@ -2,8 +2,8 @@
 
 Found by walking what is registered, never by a list of names: every credit plug-in of the registry
 (installed ones included) whose class declares ``conformance``, and every base of
-:class:`~agentgym_suite.trainers.agent_grpo.AgentGRPOTrainer` (its mixins) that declares one
-(:class:`~agentgym_suite.core.conformance.MethodConformance`). ``agentgym conformance`` runs and
+:class:`~agentgym_suite.trainers.agent_grpo.AgentGRPOTrainer` (its mixins) and every teacher context a
+registered plug-in declares, that declares one (:class:`~agentgym_suite.core.conformance.MethodConformance`). ``agentgym conformance`` runs and
 reports them next to the env cards' checks.
 """
 
@@ -51,11 +51,19 @@ def credit_conformance() -> list[DeclaredConformance]:
 
 def trainer_conformance() -> list[DeclaredConformance]:
     """The declarations of the trainer's parts: each class of ``AgentGRPOTrainer``'s MRO that declares
-    ``conformance`` itself (an inherited one is counted once, on the class that declares it)."""
+    ``conformance`` itself (an inherited one is counted once, on the class that declares it), then each
+    teacher context the registered plug-ins declare (``CreditAssigner.teacher_context``, a part the
+    trainer runs for them), once however many plug-ins share it."""
     from agentgym_suite.trainers.agent_grpo import AgentGRPOTrainer
+    from agentgym_suite.trainers.credit.registry import credit_assigners
 
+    parts: list[type] = list(AgentGRPOTrainer.__mro__)
+    for plugin in credit_assigners().values():
+        context = plugin.teacher_context
+        if isinstance(context, type) and context not in parts:
+            parts.append(context)
     found = []
-    for cls in AgentGRPOTrainer.__mro__:
+    for cls in parts:
         declared = vars(cls).get("conformance")
         if isinstance(declared, MethodConformance):
             found.append(DeclaredConformance(TRAINER_KIND, declared.name, _where(cls), declared))

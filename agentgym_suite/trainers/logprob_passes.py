@@ -4,14 +4,15 @@ A mixin of the trainer (one of its bases), kept in a file of its own so ``agent_
 the four phases. The score phase runs the no-gradient passes a credit plug-in declares it reads:
 the policy's old log-probs (:meth:`LogprobPasses._logps`), the teacher's log-probs with privileged
 text (:meth:`LogprobPasses._teacher_logps`, prompts from :meth:`LogprobPasses._teacher_prompts`
-and :meth:`LogprobPasses._privileged_text`) and the teacher logits after the prompts the plug-in's
+and :meth:`LogprobPasses._privileged_text`, both asked of the teacher context the plug-in declares,
+``CreditAssigner.teacher_context``) and the teacher logits after the prompts the plug-in's
 ``teacher_logit_prompts`` gives (:meth:`LogprobPasses._teacher_logits`), on the weights :meth:`LogprobPasses._teacher_weights`
 gives; the loss phase adds the reference model's log-probs (:meth:`LogprobPasses._ref_logps`), and
 the auxiliary loss of a plug-in that distils whole distributions reads the student's logits
 (:meth:`LogprobPasses._student_logits`).
 
 The methods read the trainer's state (``args``, ``accelerator``, ``processing_class``, ``credit``,
-``fixed_teacher``, ``skill_texts``, ``ref_model``) and call TRL's
+``fixed_teacher``, ``teacher_context``, ``ref_model``) and call TRL's
 ``_get_per_token_logps_and_entropies`` through ``super()``: the trainer lists this class after the
 one that wraps that method (:class:`~agentgym_suite.trainers.micro_batch_loss.MicroBatchLoss`), so
 these passes run TRL's own, uncaptured.
@@ -20,37 +21,26 @@ these passes run TRL's own, uncaptured.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 
-from agentgym_suite.core.conformance import MethodConformance
 from agentgym_suite.trainers.batching import length_sorted_chunks
 from agentgym_suite.trainers.config import AgentGRPOConfig
 from agentgym_suite.trainers.credit import VOCAB_INDEX
 from agentgym_suite.trainers.logits import completion_logits, teacher_logits
 from agentgym_suite.trainers.rows import Row, pad_left, pad_right
-from agentgym_suite.trainers.teacher import (
-    env_response_text,
-    oracle_text,
-    privileged_prefix,
-    TEACHER_CONTEXT_CONFORMANCE,
-    teacher_prompt_ids,
-)
 
 
 class LogprobPasses:
     """Mixin of ``AgentGRPOTrainer``: the log-prob and logit passes (see the module docstring)."""
-
-    conformance: ClassVar[MethodConformance | None] = TEACHER_CONTEXT_CONFORMANCE
-    """What ``tests/conformance/`` checks of this part against upstream (``agentgym conformance`` reports it)."""
 
     args: Any
     accelerator: Any
     processing_class: Any
     credit: Any
     fixed_teacher: Any
-    skill_texts: Any
+    teacher_context: Any
     ref_model: Any
     model: Any
 
@@ -70,13 +60,12 @@ class LogprobPasses:
         return result
 
     def _teacher_prompts(self, rows: list[Row], n_pad: int, pad_id: int) -> list[list[int]]:
-        """Privileged prefix + each row's prompt (history dropped first when too long), padding rows last."""
+        """The teacher prompt of each row (its privileged text and prompt, as the plug-in's teacher context
+        builds it), padding rows last."""
         args: AgentGRPOConfig = self.args
-        encode = self.processing_class.encode
-        prompts = []
-        for r in rows:
-            prefix = encode(privileged_prefix(self._privileged_text(r)), add_special_tokens=False)
-            prompts.append(teacher_prompt_ids(prefix, r.prompt_ids, args.max_prompt_tokens + len(prefix)))
+        encode = lambda text: self.processing_class.encode(text, add_special_tokens=False)  # noqa: E731
+        prompts = [self.teacher_context.prompt_ids(self._privileged_text(r), r.prompt_ids, encode, args.max_prompt_tokens)
+                   for r in rows]
         return prompts + [[pad_id]] * n_pad
 
     def _teacher_logps(self, rows: list[Row], comp_ids: list[list[int]], n_pad: int, pad_id: int, width_c: int,
@@ -123,17 +112,10 @@ class LogprobPasses:
         return out
 
     def _privileged_text(self, row: Row) -> str:
-        """The teacher's privileged text for ``row`` (``teacher_context``)."""
-        args: AgentGRPOConfig = self.args
-        first = row.turns[0]
-        if args.teacher_context == "oracle":
-            return oracle_text(first.oracle)
-        if args.teacher_context == "env_response":
-            return env_response_text(first.observation)
-        if self.skill_texts is None:
-            raise RuntimeError("teacher_context is skills but the trainer resolved no skill texts.")
-        prompt_text = self.processing_class.decode(row.prompt_ids, skip_special_tokens=False)
-        return self.skill_texts.text(row.episode.task_id, row.family, prompt_text)
+        """The teacher's privileged text for ``row``, from the plug-in's teacher context."""
+        if self.teacher_context is None:
+            raise RuntimeError("the plug-in runs no teacher pass, so the trainer built no teacher context.")
+        return self.teacher_context.text(row, lambda ids: self.processing_class.decode(ids, skip_special_tokens=False))
 
     def _ref_logps(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, keep: int, bs: int) -> torch.Tensor:
         """Reference-model log-probs: TRL's reference model, or the policy with its adapter off (PEFT)."""

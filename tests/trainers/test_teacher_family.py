@@ -39,5 +39,6 @@ def test_skills_teacher_asks_the_env_hook_with_the_reset_family(make_config, tmp
     trainer.train()
     assert HeatLetterEnv.asked and {family for family, _ in HeatLetterEnv.asked} == {"heat"}
     assert all(prompt for _, prompt in HeatLetterEnv.asked)  # the decoded student prompt, for keyword rules
-    text = trainer.skill_texts.text("t", "heat", "")
-    assert "heat" in text.lower() and text.startswith(trainer.skill_texts.book.texts["general_skills"])
+    texts = trainer.teacher_context.skill_texts  # the plug-in's teacher context resolved the env's texts once
+    text = texts.text("t", "heat", "")
+    assert "heat" in text.lower() and text.startswith(texts.book.texts["general_skills"])

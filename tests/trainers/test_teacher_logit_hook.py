@@ -14,7 +14,7 @@ from agentgym_suite.trainers import AgentGRPOTrainer
 from agentgym_suite.trainers.credit import VOCAB_INDEX, TeacherLogitPrompts
 from agentgym_suite.trainers.credit.base import AuxLossOutput, CreditBatch, CreditConfig, Encode, masked_mean
 from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig
-from agentgym_suite.trainers.teacher import privileged_prefix, teacher_prompt_ids
+from agentgym_suite.trainers.credit.self_distillation import PrivilegedTextTeacher, privileged_prefix, teacher_prompt_ids
 from trainers.conftest import changed, snapshot
 from trainers.fake_env import make_letter_env
 
@@ -28,6 +28,7 @@ class PrivilegedDistillCredit(GRPOCredit):
     name: ClassVar[str] = "privileged_distill"
     config_cls: ClassVar[type[CreditConfig]] = GRPOCreditConfig
     needs_full_logits: ClassVar[bool] = True
+    teacher_context: ClassVar[Any] = PrivilegedTextTeacher  # each row's privileged text, as the distillation plug-ins'
     has_aux_loss: ClassVar[bool] = True
     extra_fields: ClassVar[tuple[str, ...]] = (NAME,)
     seen: ClassVar[list[dict[str, Any]]] = []

@@ -10,6 +10,7 @@ auxiliary loss. The trainer (a TRL ``GRPOTrainer`` subclass) uses it like this::
     #   credit.needs_old_logprobs, credit.needs_teacher_logprobs, credit.needs_full_logits,
     #   credit.required_fields, credit.row_inputs (e.g. GiGPO's "anchor_keys", SkillRise's
     #   "positions": providers whose values go to CreditBatch.extras, see credit/inputs.py),
+    #   credit.make_teacher_context(...) for a teacher pass: each row's privileged text and teacher prompt,
     #   credit.teacher_logit_prompts(...) for needs_full_logits (logits go to CreditBatch.aux_extras)
     batch = CreditBatch(group_ids=..., traj_ids=..., turn_idx=..., roles=..., returns=...,
                         invalid=..., completion_mask=..., teacher_logprobs=..., step=state.global_step)
@@ -46,7 +47,9 @@ from agentgym_suite.trainers.credit.base import (
     CreditBatch,
     CreditConfig,
     CreditOutput,
+    TeacherContext,
     TeacherLogitPrompts,
+    TeacherSettings,
     VOCAB_INDEX,
 )
 from agentgym_suite.trainers.credit.inputs import RowField, RowInput, compute_row_inputs
@@ -69,7 +72,9 @@ __all__ = [
     "CreditBatch",
     "CreditConfig",
     "CreditOutput",
+    "TeacherContext",
     "TeacherLogitPrompts",
+    "TeacherSettings",
     "VOCAB_INDEX",
     "available_credit_assigners",
     "build_credit_assigner",

@@ -19,6 +19,10 @@ so the trainer never branches on a plug-in's name:
 * ``row_inputs``: inputs of this method alone, as providers computed from the trainer's rows
   into ``CreditBatch.extras`` (:mod:`~agentgym_suite.trainers.credit.inputs`);
 * ``needs_fixed_teacher``: the teacher is fixed weights, not the moving policy (VAD);
+* ``teacher_context``: for a plug-in with ``needs_teacher_logprobs`` or ``needs_full_logits``, how
+  its teacher's context is built: the privileged text of each row and the teacher prompt it goes
+  into (:class:`TeacherContext`; the self-distillation plug-ins share one, in
+  ``trainers/credit/self_distillation/``);
 * ``roles``: the row roles it trains, the first being the role of a plain single-role
   episode's rows; a plug-in listing the role of an env's extra generations (an env declares it,
   e.g. a rehearsal env's world model) also trains those generations;
@@ -43,7 +47,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, runtime_checkable
 
 import torch
 from torch import Tensor
@@ -208,6 +212,51 @@ class TeacherLogitPrompts:
     top_k: int | None = None
 
 
+@dataclass(frozen=True)
+class TeacherSettings:
+    """What a run sets about its teacher's context (the trainer's config), given to a plug-in's
+    :attr:`CreditAssigner.teacher_context` once per run."""
+
+    source: str
+    """Where each row's privileged text comes from (the config's ``teacher_context``)."""
+    texts_dir: str | None = None
+    """A folder of the user's own privileged texts (the config's ``skills_dir``), or None."""
+    env_id: str = ""
+    """The env trained on (its declared texts are the teacher's unless ``texts_dir`` is given)."""
+    env_factory: Callable[[], Any] | None = None
+    """The run's own env factory, when it has one (the class of an env it makes is asked instead of ``env_id``'s)."""
+
+
+Decode = Callable[[Sequence[int]], str]
+"""Token ids -> text (special tokens kept)."""
+
+
+@runtime_checkable
+class TeacherContext(Protocol):
+    """The teacher's context of a run, built once from :class:`TeacherSettings` by a plug-in's
+    :attr:`CreditAssigner.teacher_context`: the trainer asks it for each row's privileged text and
+    for the teacher prompt of a teacher log-prob pass (a plug-in with ``needs_full_logits`` builds
+    its prompts from the texts in ``teacher_logit_prompts``)."""
+
+    @property
+    def records_oracle(self) -> bool:
+        """The rollouts must record the env's oracle at every turn (the texts are read from it)."""
+        ...
+
+    @property
+    def origin(self) -> str | None:
+        """Where the texts come from, logged with the run's config (None when not from files)."""
+        ...
+
+    def text(self, row: Any, decode: Decode) -> str:
+        """The privileged text of one of the trainer's rows (``trainers.rows.Row``)."""
+        ...
+
+    def prompt_ids(self, text: str, prompt_ids: Sequence[int], encode: Encode, max_prompt_tokens: int) -> list[int]:
+        """The teacher prompt of a row whose privileged text is ``text`` and whose student prompt is ``prompt_ids``."""
+        ...
+
+
 class CreditAssigner(ABC):
     """Base class of credit-assignment plug-ins.
 
@@ -231,6 +280,10 @@ class CreditAssigner(ABC):
     """The trainer runs the teacher's passes (``teacher_logprobs``, the teacher logits) on
     fixed weights: TRL's reference model, a PEFT policy's base weights, or else a frozen copy
     of the initial weights it builds itself. ``False``: the teacher is the current policy."""
+    teacher_context: ClassVar[Callable[[TeacherSettings], TeacherContext] | None] = None
+    """How the teacher's context is built, for a plug-in with ``needs_teacher_logprobs`` or
+    ``needs_full_logits`` (e.g. ``self_distillation.PrivilegedTextTeacher``); ``None`` for one
+    without a teacher pass (:meth:`make_teacher_context` says what to set when it is missing)."""
     extra_fields: ClassVar[tuple[str, ...]] = ()
     """Further inputs the plug-in needs, by name: optional ``CreditBatch`` fields, or the
     ``aux_extras`` its ``teacher_logit_prompts`` names (``check_batch`` checks each is there)."""
@@ -286,12 +339,26 @@ class CreditAssigner(ABC):
         their own shape (SkillRise's multi-task trials) wraps each env here."""
         return make_env
 
+    @classmethod
+    def make_teacher_context(cls, settings: TeacherSettings) -> TeacherContext:
+        """The run's teacher context from this plug-in's declared :attr:`teacher_context`.
+
+        Raises:
+            ValueError: when the plug-in runs a teacher pass but declares no teacher context.
+        """
+        if cls.teacher_context is None:
+            raise ValueError(
+                f"credit plug-in '{cls.name}' declares a teacher pass (needs_teacher_logprobs or needs_full_logits) "
+                "but no teacher_context; set teacher_context = PrivilegedTextTeacher "
+                "(agentgym_suite.trainers.credit.self_distillation) or a TeacherContext of your own.")
+        return cls.teacher_context(settings)
+
     def teacher_logit_prompts(self, rows: Sequence[Any], texts: Sequence[str], encode: Encode,
                               max_prompt_tokens: int) -> TeacherLogitPrompts:
         """The teacher prompts of a plug-in with ``needs_full_logits``, given the trainer's rows
         (``trainers.rows.Row``), each row's privileged text (``teacher_context``), the tokenizer's
         ``encode`` and the prompt budget (the student prompt's oldest tokens go first; see
-        ``trainers.teacher.teacher_prompt_ids``). A plug-in with ``needs_full_logits`` overrides it."""
+        ``trainers.credit.self_distillation.teacher_prompt_ids``). A plug-in with ``needs_full_logits`` overrides it."""
         raise NotImplementedError(
             f"credit plug-in '{self.name}' declares needs_full_logits but not which teacher prompts to run; "
             "override CreditAssigner.teacher_logit_prompts.")

@@ -8,11 +8,14 @@ from typing import Any
 import pytest
 import torch
 
+from agentgym_suite.trainers.credit.grpo import GRPOCredit
 from agentgym_suite.trainers.credit import (
     CREDIT_ASSIGNERS,
     CreditAssigner,
     CreditBatch,
     RowInput,
+    TeacherContext,
+    TeacherSettings,
     available_credit_assigners,
     get_credit_assigner,
 )
@@ -187,6 +190,9 @@ class TestCreditContract:
             assert isinstance(provider, RowInput) and provider.kind in ("values", "tensor") and provider.requires
         assert plugin.roles and all(isinstance(r, str) and r for r in plugin.roles)
         assert plugin.primary_role == plugin.roles[0]
+        if plugin.needs_teacher_logprobs or plugin.needs_full_logits:  # the trainer builds its teacher's context
+            context = plugin.make_teacher_context(TeacherSettings("oracle"))
+            assert isinstance(context, TeacherContext) and context.records_oracle in (True, False)
         known = {f.name for f in fields(plugin.config_cls)}
         assert set(plugin.trainer_defaults) <= known, "trainer_defaults must name config parameters"
         type(plugin)(**dict(plugin.trainer_defaults))  # the declared defaults are valid values
@@ -265,3 +271,12 @@ def test_bad_import_paths_say_what_is_wrong(path: str, fragment: str) -> None:
     with pytest.raises(ValueError) as err:
         get_credit_assigner(path)
     assert fragment in str(err.value)
+
+
+def test_a_teacher_pass_without_a_teacher_context_is_refused_with_what_to_set() -> None:
+    class NoContext(GRPOCredit):
+        name = "no_context"
+        needs_teacher_logprobs = True
+
+    with pytest.raises(ValueError, match="teacher_context = PrivilegedTextTeacher"):
+        NoContext.make_teacher_context(TeacherSettings("oracle"))

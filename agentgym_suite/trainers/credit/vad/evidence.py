@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from agentgym_suite.trainers.teacher import PRIVILEGED_HEADER, PRIVILEGED_TAIL, teacher_prompt_ids
+from agentgym_suite.trainers.credit.self_distillation.context import PRIVILEGED_HEADER, PRIVILEGED_TAIL, teacher_prompt_ids
 
 COUNTERFACTUALS = ("blank", "unrelated")
 """How VAD's ``x-`` ablates the evidence: ``blank`` replaces each evidence token by a blank

@@ -70,7 +70,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import torch
 from torch import Tensor
@@ -81,14 +81,17 @@ from agentgym_suite.trainers.credit.base import (
     CreditConfig,
     CreditOutput,
     Encode,
-    TeacherLogitPrompts,
-    VOCAB_INDEX,
     finite,
     masked_mean,
     require,
+    TeacherContext,
+    TeacherLogitPrompts,
+    TeacherSettings,
+    VOCAB_INDEX,
 )
 from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig
 from agentgym_suite.trainers.credit.vad.evidence import COUNTERFACTUALS, evidence_prompts
+from agentgym_suite.trainers.credit.self_distillation import PrivilegedTextTeacher
 
 WITH_EVIDENCE = "teacher_logits"
 """Key in ``CreditBatch.aux_extras`` of the teacher's logits after ``x+`` (the evidence in context)."""
@@ -213,6 +216,7 @@ class VADCredit(GRPOCredit):
     name: ClassVar[str] = "vad"
     config_cls: ClassVar[type[CreditConfig]] = VADCreditConfig
     needs_full_logits: ClassVar[bool] = True
+    teacher_context: ClassVar[Callable[[TeacherSettings], TeacherContext] | None] = PrivilegedTextTeacher
     needs_fixed_teacher: ClassVar[bool] = True
     extra_fields: ClassVar[tuple[str, ...]] = (WITH_EVIDENCE, WITHOUT_EVIDENCE)
     has_aux_loss: ClassVar[bool] = True

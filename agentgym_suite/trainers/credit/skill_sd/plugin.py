@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import torch
 from torch import Tensor
 
 from agentgym_suite.trainers.credit.base import (
     AuxLossOutput,
+    check_logprobs,
     CreditBatch,
     CreditConfig,
-    check_logprobs,
     finite,
     masked_mean,
     require,
+    TeacherContext,
+    TeacherSettings,
     where_mask,
 )
 from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig
+from agentgym_suite.trainers.credit.self_distillation import PrivilegedTextTeacher
 
 RATIO_CAP = 10.0
 K3_CAP = 20.0
@@ -61,6 +64,7 @@ class SkillSDCredit(GRPOCredit):
     config_cls: ClassVar[type[CreditConfig]] = SkillSDCreditConfig
     needs_old_logprobs: ClassVar[bool] = True
     needs_teacher_logprobs: ClassVar[bool] = True
+    teacher_context: ClassVar[Callable[[TeacherSettings], TeacherContext] | None] = PrivilegedTextTeacher
     has_aux_loss: ClassVar[bool] = True
     config: SkillSDCreditConfig
 

@@ -37,10 +37,16 @@ from agentgym_suite.trainers.credit.base import (
     require,
 )
 from agentgym_suite.trainers.credit.grouping import broadcast
-from agentgym_suite.trainers.credit.inputs import RowField, RowInput
+from agentgym_suite.trainers.credit.inputs import RowInput
+from agentgym_suite.trainers.credit.skillrise.inputs import POSITIONS, positions_of
 
 if TYPE_CHECKING:
     import gymnasium as gym
+
+SOLVE = "solve"
+"""Row role of a trial's Solve turns (the trial env's ``role`` info key)."""
+CURATE = "curate"
+"""Row role of a trial's Curate turns, which rewrite the trial's skill document after a task."""
 
 
 @dataclass
@@ -87,28 +93,13 @@ class SkillRiseCreditConfig(CreditConfig):
                 f"group_seed must be an int (got {self.group_seed!r}).")
 
 
-def trial_positions(rows: Sequence[Any]) -> list[int]:
-    """Each row's task position ``p`` inside its SkillRise trial (0..K-1; ``Row.position``, which the
-    rows read from the trial's ``position`` info key)."""
-    return [int(row.position) for row in rows]
-
-
-POSITIONS = RowField("positions", trial_positions, requires="Row.position (the trial's position info key)")
-"""SkillRise's input: the task position of each row inside its trial, in ``CreditBatch.extras``."""
-
-
-def positions_of(batch: CreditBatch) -> list[int]:
-    """The batch's ``positions`` input (``check_batch`` has made sure it is there)."""
-    return [int(p) for p in batch.extras[POSITIONS.name]]
-
-
 def skillrise_scores(batch: CreditBatch, gamma: float) -> Tensor:
     """Per-row credit before the invalid penalty: ``r_p`` (solve) or the discounted later
     rewards (curate). A position with no solve row in the trial counts as reward 0."""
     positions = positions_of(batch)
     task_reward: dict[tuple[object, int], float] = {}
     for i, role in enumerate(batch.roles):
-        if role == "solve":
+        if role == SOLVE:
             task_reward[(batch.traj_ids[i], positions[i])] = float(batch.returns[i])
     later: dict[object, list[int]] = defaultdict(list)
     for traj, pos in task_reward:
@@ -116,7 +107,7 @@ def skillrise_scores(batch: CreditBatch, gamma: float) -> Tensor:
     scores = []
     for i, role in enumerate(batch.roles):
         traj, p = batch.traj_ids[i], positions[i]
-        if role == "solve":
+        if role == SOLVE:
             scores.append(task_reward[(traj, p)])
         else:
             scores.append(sum(gamma ** (j - p) * task_reward[(traj, j)] for j in later[traj] if j > p))
@@ -150,7 +141,7 @@ class SkillRiseCredit(CreditAssigner):
     name: ClassVar[str] = "skillrise"
     config_cls: ClassVar[type[CreditConfig]] = SkillRiseCreditConfig
     row_inputs: ClassVar[tuple[RowInput, ...]] = (POSITIONS,)
-    roles: ClassVar[tuple[str, ...]] = ("solve", "curate")
+    roles: ClassVar[tuple[str, ...]] = (SOLVE, CURATE)
     own_invalid_penalty: ClassVar[bool] = True
     conformance: ClassVar[MethodConformance | None] = MethodConformance(
         name="skillrise", subject="SkillRise: trials, Solve/Curate parsing, advantages, group order",
@@ -189,7 +180,7 @@ class SkillRiseCredit(CreditAssigner):
         scores = scores - self.config.invalid_penalty * batch.invalid.to(torch.float32).to(scores.device)
         cells = [(g, p, r) for g, p, r in zip(batch.group_ids, positions_of(batch), batch.roles)]
         per_row = scores - first_row_baseline(scores, cells, batch.traj_ids, batch.turn_idx)
-        curate = torch.tensor([r == "curate" for r in batch.roles], dtype=torch.bool)
+        curate = torch.tensor([r == CURATE for r in batch.roles], dtype=torch.bool)
         per_row = torch.where(curate.to(per_row.device), per_row * self.config.curate_loss_weight, per_row)
         metrics = {
             self.metric("solve_score_mean"): float(scores[~curate].mean()) if (~curate).any() else 0.0,

@@ -7,24 +7,27 @@ gated loss trained alone (policy-gradient coefficient 0).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import torch
 from torch import Tensor
 
 from agentgym_suite.trainers.credit.base import (
     AuxLossOutput,
+    check_logprobs,
     CreditBatch,
     CreditConfig,
     CreditOutput,
-    check_logprobs,
     finite,
     masked_mean,
     require,
+    TeacherContext,
+    TeacherSettings,
     where_mask,
 )
 from agentgym_suite.trainers.credit.grouping import broadcast
 from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig, grpo_row_advantages
+from agentgym_suite.trainers.credit.self_distillation import PrivilegedTextTeacher
 
 
 @dataclass
@@ -83,6 +86,7 @@ class SDARCredit(GRPOCredit):
     name: ClassVar[str] = "sdar"
     config_cls: ClassVar[type[CreditConfig]] = SDARCreditConfig
     needs_teacher_logprobs: ClassVar[bool] = True
+    teacher_context: ClassVar[Callable[[TeacherSettings], TeacherContext] | None] = PrivilegedTextTeacher
     has_aux_loss: ClassVar[bool] = True
     config: SDARCreditConfig
 

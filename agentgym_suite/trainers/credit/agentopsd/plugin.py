@@ -5,7 +5,7 @@ scaled up, the others down, by at most ``lambda * band`` (sign never flips)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import torch
 from torch import Tensor
@@ -17,10 +17,13 @@ from agentgym_suite.trainers.credit.base import (
     finite,
     masked_mean,
     require,
+    TeacherContext,
+    TeacherSettings,
     where_mask,
 )
 from agentgym_suite.trainers.credit.grouping import broadcast, trajectory_rows
 from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig, grpo_row_advantages, row_scores
+from agentgym_suite.trainers.credit.self_distillation import PrivilegedTextTeacher
 
 PRIOR_CLAMP = 1e-4
 BELIEF_CLAMP = 1e-6
@@ -104,6 +107,7 @@ class AgentOPSDCredit(GRPOCredit):
     config_cls: ClassVar[type[CreditConfig]] = AgentOPSDCreditConfig
     needs_old_logprobs: ClassVar[bool] = True
     needs_teacher_logprobs: ClassVar[bool] = True
+    teacher_context: ClassVar[Callable[[TeacherSettings], TeacherContext] | None] = PrivilegedTextTeacher
     config: AgentOPSDCreditConfig
 
     def advantages(self, batch: CreditBatch) -> CreditOutput:

@@ -4,7 +4,7 @@ ratio, with a mixing weight that decays linearly to 0."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import torch
 
@@ -15,10 +15,13 @@ from agentgym_suite.trainers.credit.base import (
     finite,
     masked_mean,
     require,
+    TeacherContext,
+    TeacherSettings,
     where_mask,
 )
 from agentgym_suite.trainers.credit.grouping import broadcast
 from agentgym_suite.trainers.credit.grpo import GRPOCredit, GRPOCreditConfig, grpo_row_advantages
+from agentgym_suite.trainers.credit.self_distillation import PrivilegedTextTeacher
 
 
 @dataclass
@@ -62,6 +65,7 @@ class RLSDCredit(GRPOCredit):
     config_cls: ClassVar[type[CreditConfig]] = RLSDCreditConfig
     needs_old_logprobs: ClassVar[bool] = True
     needs_teacher_logprobs: ClassVar[bool] = True
+    teacher_context: ClassVar[Callable[[TeacherSettings], TeacherContext] | None] = PrivilegedTextTeacher
     config: RLSDCreditConfig
 
     def advantages(self, batch: CreditBatch) -> CreditOutput:
