@@ -234,7 +234,7 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
                                                    env_id=self.env_id)
         self.teacher_context: TeacherContext | None = None
         """The plug-in's teacher context (its declared ``teacher_context``); ``args.skills_origin`` names its texts' source."""
-        if self.needs_privileged_text:
+        if self.credit.needs_teacher_logprobs or self.credit.needs_full_logits:  # a teacher pass: its context
             self.teacher_context = self.credit.make_teacher_context(
                 TeacherSettings(args.teacher_context, args.skills_dir, args.env_id, env_factory))
             args.skills_origin = self.teacher_context.origin
@@ -267,11 +267,6 @@ class AgentGRPOTrainer(MicroBatchLoss, StepTimer, LogprobPasses, RowBatches, Pol
             policy, self.accelerator, ref_model=self.ref_model, ref_model_synced=bool(self.args.sync_ref_model),
             frozen_copy=lambda: frozen_copy(policy, self.args, self.accelerator, temperature=self.temperature,
                                             deepspeed=bool(self.is_deepspeed_enabled), fsdp=bool(self.is_fsdp_enabled)))
-
-    @property
-    def needs_privileged_text(self) -> bool:
-        """The plug-in runs a teacher prompt with privileged text (log-probs or VAD's logits)."""
-        return bool(self.credit.needs_teacher_logprobs or self.credit.needs_full_logits)
 
     @property
     def records_oracle(self) -> bool:
