@@ -141,7 +141,7 @@ class AsyncTrainerHooks:
         """After a trainer step: the learner's weights become ``version`` for the generator."""
         if self.controller is not None:
             self.weights.publish(self.side.policy(), version, [worker.snapshot for worker in self.workers])
-            self.controller.snapshot.published = int(version)
+            self.controller.publish(version)  # after every thread was offered it: runs dispatched now start under it
             for key, value in self.weights.metrics().items():
                 self.side.record(key, value)
 
