@@ -45,6 +45,7 @@ def _simulate(max_staleness: int, threads: int, run_times: list[float], learn_ti
     for ``learn_time`` and publishes the next version. Returns the events, in order, the controller
     and the virtual end time."""
     controller = _controller(max_staleness, threads)
+    controller.last_step = steps
     events: list[tuple] = []
     playing: list[tuple[float, list, int] | None] = [None] * threads
     runs, now, step, learning_until = 0, 0.0, 0, None
@@ -93,6 +94,7 @@ def test_no_group_is_started_that_would_be_too_stale(schedule, threads):
     assert controller.dropped == [] and all(e[3] == 0 for e in takes)  # nothing generated in vain
     for _, step, groups, _ in takes:
         assert all(0 <= step - version <= 1 for _, version in groups)  # the staleness bound, on every group
+    assert len(controller.queue) + len(controller.in_flight) == 0  # no run started for a step after the last
 
 
 @pytest.mark.parametrize("schedule", sorted(SCHEDULES))
@@ -229,6 +231,8 @@ def test_trainer_with_two_threads_at_staleness_one_drops_nothing_and_overlaps(ma
         assert all(0 <= step - version <= 1 for _, version in groups)
     staleness_max = [h["async/staleness_max"] for h in trainer.state.log_history if "async/staleness_max" in h]
     assert staleness_max and max(staleness_max) <= 1  # every trained turn, not only each group's first
+    dispatched = [index for e in events if e[0] == "dispatch" for index in e[1]]
+    assert sorted(dispatched) == sorted(index for e in takes for index, _ in e[2])  # all generated was trained
     publish_at = {e[1]: i for i, e in enumerate(events) if e[0] == "publish"}
     dispatch_at = {index: i for i, e in enumerate(events) if e[0] == "dispatch" for index in e[1]}
     for _, step, groups, _ in takes[1:]:

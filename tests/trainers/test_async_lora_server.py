@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from agentgym_suite.trainers import AgentGRPOTrainer
+from agentgym_suite.trainers.async_rollouts.controller import AsyncRollouts
 from agentgym_suite.trainers.async_rollouts.lora_server import ADAPTER_DIR, LoRAServerWeights, adapter_name
 from trainers.fake_env import make_letter_env
 from trainers.lora_server_stub import lora_stub_server
@@ -93,14 +94,21 @@ def test_versions_are_served_as_adapters_with_the_staleness_window_kept(make_con
     assert groups and all(len(versions) == 1 for versions in groups.values())  # a group plays under one version
 
 
-def test_groups_older_than_max_staleness_are_dropped(make_config, tmp_path, tiny_tokenizer):
-    """Two rollout threads both start under version 0; with max_staleness 0 the run the learner
-    reaches after its first step is one version old and is dropped, never trained."""
+@pytest.mark.parametrize("admission", [True, False])
+def test_groups_older_than_max_staleness_are_dropped(make_config, tmp_path, tiny_tokenizer, monkeypatch, admission):
+    """Two rollout threads, max_staleness 0. With the staleness admission the second thread waits for
+    version 1 and nothing is dropped. With the admission switched off (only the queue's room bounds
+    the threads, as before it existed) both start under version 0, and the run the learner reaches
+    after its first step is one version old: the safety net drops it, never trains it."""
+    if not admission:
+        monkeypatch.setattr(AsyncRollouts, "_admits",
+                            lambda self: len(self.queue) + len(self.in_flight) + self.groups_per_run <= self.capacity)
     with _stub(tiny_tokenizer) as (url, server):
         trainer = AgentGRPOTrainer(args=_config(make_config, url, max_steps=2, max_staleness=0,
                                                 async_rollout_threads=2), env_factory=make_letter_env)
         trainer.train()
-    assert sum(_logged(trainer, "async/dropped_groups")) >= 2
+    dropped = sum(_logged(trainer, "async/dropped_groups"))
+    assert dropped == 0 if admission else dropped >= 2
     assert max(_logged(trainer, "async/staleness_max")) == 0
     assert all(len(e.live) <= 1 for e in server.events if e.op == "unload")  # a window of one version
     for step, path in enumerate(sorted((tmp_path / "run" / "trajectories").glob("step_*.jsonl"))):

@@ -21,7 +21,8 @@ A run may start when both hold:
   rather than from the run's start, the rule stays right when the learner drops groups, takes
   extra ones (dynamic sampling) or resumes: those only make groups consumed earlier. Groups the
   learner is waiting for now are always admitted (no deadlock); the drop-and-count path stays as
-  the safety net for the rest.
+  the safety net for the rest. A run whose groups would all come after the learner's last step
+  (``last_step``) is not started either.
 * **room**: the queue and the groups in flight hold at most ``max(1, max_staleness, threads)``
   steps of groups (memory; TRL's ``AsyncGRPOTrainer`` bounds its tasks in flight the same way).
 
@@ -96,6 +97,8 @@ class AsyncRollouts:
         self._demand_left = self.groups_per_run
         """Groups the learner still needs for ``_demand_step``."""
         self._taking = False
+        self.last_step: int | None = None
+        """The learner's last step + 1 (``max_steps``), when known: no run is started for steps after it."""
         self.trained: list[int] = []
         """Dispatch indices handed to training, in order (checkpointed)."""
         self.dropped: list[int] = []
@@ -136,10 +139,17 @@ class AsyncRollouts:
             return False
         if self._taking and ahead < self._demand_left:
             return True  # the learner waits for these groups now
+        if self.last_step is not None and self._consumed_at(ahead) >= self.last_step:
+            return False  # the run's groups would come after the learner's last step: never trained
         last = ahead + self.groups_per_run - 1  # the run's last group, counted from the learner's next one
-        step = self._demand_step if last < self._demand_left else (
-            self._demand_step + 1 + (last - self._demand_left) // self.groups_per_run)
-        return step - self.published <= self.max_staleness
+        return self._consumed_at(last) - self.published <= self.max_staleness
+
+    def _consumed_at(self, position: int) -> int:
+        """The learner step that takes the group ``position`` places after the learner's next group
+        (every group ahead of it taken, one step's worth per step from the current step's remainder on)."""
+        if position < self._demand_left:
+            return self._demand_step
+        return self._demand_step + 1 + (position - self._demand_left) // self.groups_per_run
 
     def finish(self, batch: list[tuple[int, dict[str, Any]]], groups: list[FinishedGroup], *, busy_s: float) -> None:
         """Put the played groups in the queue, in dispatch order."""
