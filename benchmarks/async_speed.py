@@ -7,7 +7,8 @@ learner's share of a step larger). Both runs
 train the tiny model for ``--steps`` optimizer steps on the same batches (``--groups`` groups of
 G=2 two-turn episodes per step), so they train the same number of samples; the script checks the
 counts agree. The synchronous run plays a batch, then trains on it; the asynchronous run
-(``async_rollouts: true``, ``max_staleness`` 2 unless ``--max-staleness``) plays in a thread while the learner trains; it
+(``async_rollouts: true``, ``max_staleness`` the trainer's default unless ``--max-staleness``) plays in
+threads while the learner trains; it
 runs with each correction: ``tis`` (the default; the learner recomputes its log-probs, one more
 no-gradient pass per step) and ``behaviour_clip`` (TRL's choice; no extra pass). Learner and
 generator idle shares are the ``tis`` run's.
@@ -17,7 +18,11 @@ What to expect. Async hides the shorter of the two phases: the ratio approaches
 waits for. At 200 ms per step the rollout is mostly waiting (``--groups`` x 2 episodes, up to
 2 turns each, envs stepped one after another: several seconds of waiting per step) and two
 rollout threads (``async_rollout_threads: 2``) wait at the same time while the learner computes:
-target >= 1.5x. At 0 ms both phases compute, in one process: the rollout threads and the learner
+target >= 1.5x. At ``max_staleness`` 1 the run for step k may start once version k - 1 is
+published (the staleness admission), so two threads play the runs of steps k and k + 1 while the
+learner trains step k - 1: with rollouts of R seconds and learning of L <= R, 8 steps take about
+4R + 5L against 8(R + L) synchronously (1.78x at R = L, 1.85x at R = 2L), before the GIL and a
+shared machine take their share. At 0 ms both phases compute, in one process: the rollout threads and the learner
 take turns holding Python's GIL (a tiny model's step is mostly Python overhead), and on 2 cores
 shared with other jobs there is no idle core to give them; expect about 1.0x, below it with
 ``tis`` (its extra log-prob pass is not hidden) and with the groups generated ahead that the
@@ -30,6 +35,7 @@ run's last step never trains.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import sys
@@ -46,6 +52,9 @@ import torch  # noqa: E402
 from agentgym_suite.trainers import AgentGRPOConfig, AgentGRPOTrainer  # noqa: E402
 from ratios import report_ratio  # noqa: E402
 from trainers.fake_env import LetterEnv  # noqa: E402
+
+DEFAULT_MAX_STALENESS = next(f.default for f in dataclasses.fields(AgentGRPOConfig) if f.name == "max_staleness")
+"""The trainer's default ``max_staleness``: the benchmark measures what a user gets."""
 
 ROOM = ("You are in a kitchen. You see a cabinet 1, a cabinet 2, a countertop 1, a drawer 1, a fridge 1, "
         "a microwave 1, a shelf 1, a sinkbasin 1, a stoveburner 1 and a toaster 1. On the countertop 1 you see "
@@ -102,8 +111,8 @@ def main() -> None:
     parser.add_argument("--chars", type=int, default=0, help="room description before each observation")
     parser.add_argument("--tokens", type=int, default=16, help="tokens per turn")
     parser.add_argument("--threads", type=int, default=2, help="async_rollout_threads of the async runs")
-    parser.add_argument("--max-staleness", type=int, default=2,
-                        help="max_staleness of the async runs (2: the table in docs/training.md; the config's default is 1)")
+    parser.add_argument("--max-staleness", type=int, default=DEFAULT_MAX_STALENESS,
+                        help=f"max_staleness of the async runs (default: the trainer's, {DEFAULT_MAX_STALENESS})")
     parser.add_argument("--env-workers", default="1",
                         help="1: envs stepped one after another in the training process; N: N worker processes")
     parser.add_argument("--rounds", type=int, default=2,

@@ -31,7 +31,6 @@ import json
 import logging
 import os
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 from urllib.parse import parse_qsl
@@ -40,6 +39,8 @@ import httpx
 
 from agentgym_suite.llm.base import BackendError, Prompt, Sample, SamplingParams, Tools, check_prompt, normalise_tools
 from agentgym_suite.llm.chat_templates import tool_call_text
+from agentgym_suite.llm.http_retry import RETRY_STATUS as HTTP_RETRY_STATUS
+from agentgym_suite.llm.http_retry import RetryPolicy, post_json_with_retries
 from agentgym_suite.llm.openai_wire import TokenEstimate, context_overflow, request_chars, tools_unseen, wire_messages
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_TIMEOUT = 600.0
 """Seconds one request attempt may take (the ``openai`` client's default)."""
-RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+RETRY_STATUS = HTTP_RETRY_STATUS
 
 SPEC_OPTIONS: dict[str, str] = {
     "timeout": "seconds one request attempt may take (default 600)",
@@ -324,45 +325,29 @@ class OpenAIBackend:
         logger.warning(text)
 
     def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
-        delay = self.backoff
-        last = ""
-        first_answer = ""  # the server's own first error: a server that then died leaves only "cannot reach" in `last`
-        attempts = self.max_retries + 1
-        for attempt in range(attempts):
-            if attempt:
-                time.sleep(min(delay, self.max_backoff))
-                delay *= 2
-            try:
-                response = self._client.post(url, json=body)
-            except httpx.TimeoutException:
-                last = f"request to {url} timed out after {self.timeout:g} s"
-                if attempt + 1 < attempts:
-                    logger.warning(
-                        "%s (attempt %d of %d); sending it again, so the server may compute it twice. If the server "
-                        "is just slow, raise --request-timeout (spec option timeout=SECONDS).", last, attempt + 1, attempts)
-                continue
-            except httpx.TransportError as exc:
-                last = f"cannot reach {url}: {type(exc).__name__}: {exc}"
-                continue
-            if response.status_code in RETRY_STATUS:
-                last = f"{url} answered HTTP {response.status_code}: {response.text[:200]}"
-                first_answer = first_answer or last
-                continue
-            if response.status_code >= 400:
-                raise BackendError(f"{url} answered HTTP {response.status_code}: {response.text[:300]} "
-                                   f"({self._hint(response.status_code, response.text)}).")
-            try:
-                data = response.json()
-            except (json.JSONDecodeError, ValueError):
-                raise BackendError(
-                    f"{url} returned a response that is not valid JSON: {response.text[:200]!r}. "
-                    "Check that base_url points at an OpenAI-compatible API (it usually ends in /v1)."
-                ) from None
-            if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-                raise BackendError(f"{url} returned JSON without a 'choices' list: {str(data)[:200]}.")
-            return data
-        first = f"; the server's first error was: {first_answer}" if first_answer and first_answer != last else ""
-        raise BackendError(f"{last} (gave up after {attempts} attempt{'s' if attempts > 1 else ''}{first}).")
+        policy = RetryPolicy(self.max_retries, backoff=self.backoff, max_backoff=self.max_backoff)
+
+        def warn_timeout(message: str, attempt: int) -> None:
+            logger.warning("%s (attempt %d of %d); sending it again, so the server may compute it twice. If the server "
+                           "is just slow, raise --request-timeout (spec option timeout=SECONDS).", message, attempt,
+                           policy.attempts)
+
+        def refuse(response: httpx.Response) -> BackendError:
+            return BackendError(f"{url} answered HTTP {response.status_code}: {response.text[:300]} "
+                                f"({self._hint(response.status_code, response.text)}).")
+
+        response = post_json_with_retries(self._client, url, body, policy, timeout_s=self.timeout, refuse=refuse,
+                                          on_timeout=warn_timeout)
+        try:
+            data = response.json()
+        except (json.JSONDecodeError, ValueError):
+            raise BackendError(
+                f"{url} returned a response that is not valid JSON: {response.text[:200]!r}. "
+                "Check that base_url points at an OpenAI-compatible API (it usually ends in /v1)."
+            ) from None
+        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+            raise BackendError(f"{url} returned JSON without a 'choices' list: {str(data)[:200]}.")
+        return data
 
     def _hint(self, status: int, text: str) -> str:
         """What to do about a client error, from its status and text."""

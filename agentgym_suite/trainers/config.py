@@ -317,8 +317,9 @@ class AgentGRPOConfig(GRPOConfig):
     max_staleness: int = field(
         default=1,
         metadata={"help": "async_rollouts: policy versions (trainer steps, one per generation batch) a trained group may lag the learner by; "
-                          "older groups are dropped and counted (async/dropped_groups). The queue holds "
-                          "max(1, max_staleness) steps of groups. 1 (the default) is enough to overlap a step's "
+                          "no group is started that would be older when the learner takes it (AReaL's admission "
+                          "rule), and older groups are still dropped and counted (async/dropped_groups). The queue holds "
+                          "max(1, max_staleness, async_rollout_threads) steps of groups. 1 (the default) is enough to overlap a step's "
                           "rollouts with the previous step's learning; on the 6-step rl-gain setting 2 lost 20 "
                           "points of held-out success against the synchronous run (docs/training.md)."},
     )

@@ -10,7 +10,9 @@ async weight-sync tests: the routes the trainer uses, answered as vLLM 0.32 answ
   400, an unknown one to unload HTTP 404, a folder without ``adapter_config.json`` HTTP 404;
 * ``POST /v1/completions`` with token-id prompts: HTTP 404 for a model name that is neither the
   base model nor a loaded adapter; otherwise sampled ids (seeded by the request's seed) with one
-  log-prob per sampled token, ``token_ids`` and ``finish_reason``.
+  log-prob per sampled token, ``token_ids`` and ``finish_reason``, and with ``logprobs: k > 0`` the
+  top k log-probs of each position, after temperature or raw as ``logprobs_mode`` says (reported
+  by ``/server_info`` unless ``report_logprobs_mode`` is off).
 
 Everything is recorded (:class:`LoRAStubState`): each load and unload with the adapters live
 right after it and the adapter folders on disk, each completion with the adapter it named.
@@ -19,6 +21,7 @@ right after it and the adapter folders on disk, each completion with the adapter
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import threading
@@ -70,6 +73,10 @@ class LoRAStubState:
     dev_mode: bool = True
     max_loras: int = 4
     max_lora_rank: int = 8
+    logprobs_mode: str = "processed_logprobs"
+    """vLLM's ``--logprobs-mode``: top log-probs after temperature (processed) or of the raw logits."""
+    report_logprobs_mode: bool = True
+    """``/server_info`` names the mode (vLLM's dev mode does); False: only a probe can tell."""
     loaded: dict[str, str] = field(default_factory=dict)
     events: list[AdapterEvent] = field(default_factory=list)
     completions: list[Completion] = field(default_factory=list)
@@ -82,6 +89,21 @@ class LoRAStubState:
     def unloads(self) -> list[str]:
         """Adapter names unloaded, in order."""
         return [e.name for e in self.events if e.op == "unload"]
+
+
+def _top_logprobs(state: LoRAStubState, body: dict[str, Any], positions: int) -> list[dict[str, float]] | None:
+    """The ``logprobs: k`` top log-probs of every position: a fixed distribution over the stub's ids
+    (logit of the j-th id: -0.5 j), after temperature with ``processed_logprobs``, raw otherwise."""
+    top = int(body.get("logprobs") or 0)
+    if top <= 0:
+        return None
+    temperature = float(body.get("temperature", 1.0)) if state.logprobs_mode == "processed_logprobs" else 1.0
+    scaled = [-0.5 * j / temperature for j in range(len(state.token_ids))]
+    norm = math.log(sum(math.exp(x) for x in scaled))
+    as_ids = bool(body.get("return_tokens_as_token_ids"))
+    entry = {(f"token_id:{token}" if as_ids else f"t{token}"): x - norm
+             for token, x in list(zip(state.token_ids, scaled))[:top]}
+    return [dict(entry) for _ in range(positions)]
 
 
 def _error(message: str, kind: str, code: int) -> dict[str, Any]:
@@ -111,8 +133,11 @@ def _handler(state: LoRAStubState) -> type[BaseHTTPRequestHandler]:
                 return self._send(200, {"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
             if path == "/server_info" and state.dev_mode:
                 lora = {"max_loras": state.max_loras, "max_lora_rank": state.max_lora_rank} if state.enable_lora else None
+                model_config = {"dtype": "torch.float32"}
+                if state.report_logprobs_mode:
+                    model_config["logprobs_mode"] = state.logprobs_mode
                 return self._send(200, {"vllm_config": {"lora_config": lora, "parallel_config": {"data_parallel_size": 1},
-                                                        "model_config": {"dtype": "torch.float32"}}})
+                                                        "model_config": model_config}})
             self._send(404, {"detail": "Not Found"})
 
         def do_POST(self) -> None:
@@ -172,7 +197,7 @@ def _handler(state: LoRAStubState) -> type[BaseHTTPRequestHandler]:
                     break
                 ids.append(rng.choice(state.token_ids))
             logprobs = {"token_logprobs": [-1.5] * len(ids), "tokens": [f"t{i}" for i in ids],
-                        "top_logprobs": None, "text_offset": list(range(len(ids)))}
+                        "top_logprobs": _top_logprobs(state, body, len(ids)), "text_offset": list(range(len(ids)))}
             choice = {"index": 0, "text": "", "token_ids": ids, "logprobs": logprobs if body.get("logprobs") is not None
                       else None, "finish_reason": reason}
             self._send(200, {"id": "cmpl-stub", "object": "text_completion", "model": model, "choices": [choice],

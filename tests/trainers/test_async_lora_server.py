@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from agentgym_suite.trainers import AgentGRPOTrainer
+from agentgym_suite.trainers.async_rollouts.controller import AsyncRollouts
 from agentgym_suite.trainers.async_rollouts.lora_server import ADAPTER_DIR, LoRAServerWeights, adapter_name
 from trainers.fake_env import make_letter_env
 from trainers.lora_server_stub import lora_stub_server
@@ -93,14 +94,21 @@ def test_versions_are_served_as_adapters_with_the_staleness_window_kept(make_con
     assert groups and all(len(versions) == 1 for versions in groups.values())  # a group plays under one version
 
 
-def test_groups_older_than_max_staleness_are_dropped(make_config, tmp_path, tiny_tokenizer):
-    """Two rollout threads both start under version 0; with max_staleness 0 the run the learner
-    reaches after its first step is one version old and is dropped, never trained."""
+@pytest.mark.parametrize("admission", [True, False])
+def test_groups_older_than_max_staleness_are_dropped(make_config, tmp_path, tiny_tokenizer, monkeypatch, admission):
+    """Two rollout threads, max_staleness 0. With the staleness admission the second thread waits for
+    version 1 and nothing is dropped. With the admission switched off (only the queue's room bounds
+    the threads, as before it existed) both start under version 0, and the run the learner reaches
+    after its first step is one version old: the safety net drops it, never trains it."""
+    if not admission:
+        monkeypatch.setattr(AsyncRollouts, "_admits",
+                            lambda self: len(self.queue) + len(self.in_flight) + self.groups_per_run <= self.capacity)
     with _stub(tiny_tokenizer) as (url, server):
         trainer = AgentGRPOTrainer(args=_config(make_config, url, max_steps=2, max_staleness=0,
                                                 async_rollout_threads=2), env_factory=make_letter_env)
         trainer.train()
-    assert sum(_logged(trainer, "async/dropped_groups")) >= 2
+    dropped = sum(_logged(trainer, "async/dropped_groups"))
+    assert dropped == 0 if admission else dropped >= 2
     assert max(_logged(trainer, "async/staleness_max")) == 0
     assert all(len(e.live) <= 1 for e in server.events if e.op == "unload")  # a window of one version
     for step, path in enumerate(sorted((tmp_path / "run" / "trajectories").glob("step_*.jsonl"))):
@@ -121,10 +129,41 @@ def _peft_policy(lora: bool = True):
     return get_peft_model(model, LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", task_type="CAUSAL_LM"))
 
 
-def _weights(url, tmp_path, max_staleness=1):
+def _weights(url, tmp_path, max_staleness=1, temperature=1.0):
     args = SimpleNamespace(async_lora_server=url, max_staleness=max_staleness, output_dir=str(tmp_path),
-                           vllm_server_timeout=5.0, lora_r=8)
+                           vllm_server_timeout=5.0, lora_r=8, temperature=temperature)
     return LoRAServerWeights(args)
+
+
+@pytest.mark.parametrize("mode, reported, temperature, decided", [
+    ("processed_logprobs", True, 0.7, "reported"),
+    ("processed_logprobs", False, 0.7, "probed"),
+    ("raw_logprobs", True, 1.0, "not needed"),  # at temperature 1 raw log-probs are the sampled distribution's
+])
+def test_a_server_with_log_probs_at_the_sampling_temperature_is_accepted(tmp_path, tiny_tokenizer, mode, reported,
+                                                                         temperature, decided):
+    with _stub(tiny_tokenizer, logprobs_mode=mode, report_logprobs_mode=reported) as (url, server):
+        weights = _weights(url, tmp_path, temperature=temperature)
+        weights.start(_peft_policy(), 0, threads=1)
+        assert weights.logprobs_check == decided
+        probes = [c for c in server.completions]
+        assert len(probes) == (2 if decided == "probed" else 0)  # two one-token completions, only when needed
+        weights.close()
+
+
+@pytest.mark.parametrize("reported, message", [(True, "reports --logprobs-mode raw_logprobs"),
+                                               (False, "same log-probs at temperature 0.7 as at 1")])
+def test_a_server_with_raw_log_probs_is_refused_when_the_run_samples_at_another_temperature(
+        tmp_path, tiny_tokenizer, reported, message):
+    """vLLM's default log-probs are the raw logits': at temperature 0.7 every importance ratio would be
+    off 1 even for the current version. Refused with how to restart the server, and nothing of the
+    run is left loaded on it."""
+    with _stub(tiny_tokenizer, logprobs_mode="raw_logprobs", report_logprobs_mode=reported) as (url, server):
+        weights = _weights(url, tmp_path, temperature=0.7)
+        with pytest.raises(RuntimeError, match=message) as error:
+            weights.start(_peft_policy(), 0, threads=1)
+        assert "--logprobs-mode processed_logprobs" in str(error.value)
+        assert server.loaded == {}
 
 
 @pytest.mark.parametrize("settings, error, message", [

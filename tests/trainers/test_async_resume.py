@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import torch
+from transformers import TrainerCallback
 
 from agentgym_suite.trainers import AgentGRPOTrainer
 from agentgym_suite.trainers.async_rollouts import STATE_FILE
@@ -30,8 +31,21 @@ def _trained_groups(output_dir) -> list[int]:
     return indices
 
 
+class _StopAfter(TrainerCallback):
+    """Ends training after ``step`` (its checkpoint is still written): a run of 4 steps killed there,
+    with groups for steps 3 and 4 queued or in flight (a run whose max_steps were 2 would start none)."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= self.step:
+            control.should_training_stop = True
+        return control
+
+
 def test_resume_mid_queue_loses_and_replays_no_task(tmp_path):
-    first = AgentGRPOTrainer(args=_config(tmp_path / "a", max_steps=2), env_factory=make_letter_env)
+    first = AgentGRPOTrainer(args=_config(tmp_path / "a"), env_factory=make_letter_env, callbacks=[_StopAfter(2)])
     first.train()
     checkpoint = tmp_path / "a" / "checkpoint-2"
     saved = torch.load(checkpoint / STATE_FILE, weights_only=False)

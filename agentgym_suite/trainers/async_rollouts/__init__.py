@@ -4,7 +4,8 @@ A rollout thread plays groups of episodes on its own envs with a copy of the pol
 adapter version on a vLLM server, ``async_lora_server``) while the
 learner trains on finished groups from a bounded queue. Each turn records the policy version that
 generated it; groups older than ``max_staleness`` versions are dropped (counted), the others are
-corrected with a token-level truncated importance weight. Modules, one job each:
+corrected with a token-level truncated importance weight; a rollout thread starts no group that
+would be older than that when the learner takes it. Modules, one job each:
 
 * :mod:`.settings` — the config fields' checks;
 * :mod:`.compat` — which plug-ins, envs and launches it serves, and why not the others;
@@ -13,9 +14,10 @@ corrected with a token-level truncated importance weight. Modules, one job each:
 * :mod:`.policy_snapshot` — the generator's weights and the learner's published versions;
 * :mod:`.weight_sync` — how the threads get the weights, by generation backend: in process, or
   :mod:`.lora_server` (LoRA adapter versions loaded by name into a vLLM server, sampled through
-  :mod:`.server_backend`);
+  :mod:`.server_backend`, its log-prob mode checked by :mod:`.logprobs_probe`);
 * :mod:`.worker` — the rollout thread;
-* :mod:`.controller` — the bounded queue and its bookkeeping;
+* :mod:`.controller` — the bounded queue, the staleness admission (no group is started that would
+  be too old when trained) and their bookkeeping;
 * :mod:`.staleness` — staleness, dropping and the truncated importance weight;
 * :mod:`.hooks` — what the trainer calls, and the callback that runs the thread.
 """

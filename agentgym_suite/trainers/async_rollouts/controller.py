@@ -2,15 +2,31 @@
 
 :class:`AsyncRollouts` is shared by the two threads (one condition variable guards it):
 
-* the rollout thread calls :meth:`~AsyncRollouts.dispatch` (waits while the queue and the groups
-  in flight fill its capacity, then hands out the next dispatch indices and their tasks) and
-  :meth:`~AsyncRollouts.finish` (puts the played groups in the queue);
+* the rollout thread calls :meth:`~AsyncRollouts.dispatch` (waits until a run may start, then
+  hands out the next dispatch indices and their tasks) and :meth:`~AsyncRollouts.finish` (puts
+  the played groups in the queue);
 * the learner calls :meth:`~AsyncRollouts.take`, which waits for groups, drops those older than
-  ``max_staleness`` (counted) and returns the rest, oldest first.
+  ``max_staleness`` (counted) and returns the rest, in dispatch order;
+* the trainer calls :meth:`~AsyncRollouts.publish` once the generator can read a new version.
 
-The capacity is ``max(1, max_staleness)`` steps of groups (TRL's ``AsyncGRPOTrainer`` bounds its
-tasks in flight the same way): the generator runs at most that far ahead of the learner. The
-time each side waits is kept for the idle shares the learner logs per step.
+A run may start when both hold:
+
+* **staleness admission** (AReaL's rule, ``max_head_offpolicyness``: a rollout is submitted only
+  while ``submitted < (version + 1 + max_staleness) * batch_size``): a run is not started if its
+  last group would be consumed by a learner step more than ``max_staleness`` versions after the
+  version it starts under. The learner takes groups in dispatch order, one step's worth
+  (``groups_per_run``) per step, so the step that will consume the run's last group is known from
+  the groups started before it (queued or in flight) and the groups the learner still needs for
+  the step it is on (:meth:`~AsyncRollouts.admits`). Counted from the learner's current demand
+  rather than from the run's start, the rule stays right when the learner drops groups, takes
+  extra ones (dynamic sampling) or resumes: those only make groups consumed earlier. Groups the
+  learner is waiting for now are always admitted (no deadlock); the drop-and-count path stays as
+  the safety net for the rest. A run whose groups would all come after the learner's last step
+  (``last_step``) is not started either.
+* **room**: the queue and the groups in flight hold at most ``max(1, max_staleness, threads)``
+  steps of groups (memory; TRL's ``AsyncGRPOTrainer`` bounds its tasks in flight the same way).
+
+The time each side waits is kept for the idle shares the learner logs per step.
 """
 
 from __future__ import annotations
@@ -69,7 +85,20 @@ class AsyncRollouts:
         self.capacity = max(1, self.max_staleness, int(threads)) * self.groups_per_run
         self.cursor = TaskCursor(len(tasks), self.seed)
         self.queue: deque[FinishedGroup] = deque()
+        """Finished groups, in dispatch order (groups restored from a checkpoint first)."""
         self.in_flight: set[int] = set()
+        self.published = int(snapshot.published)
+        """The newest policy version the generator can read (runs dispatched now start under it or a later one)."""
+        self._order: dict[int, int] = {}
+        """Dispatch order of the groups in flight or queued (index -> order); absent: before all others."""
+        self._next_order = 0
+        self._demand_step = self.published
+        """The learner step whose groups the learner takes next (or is taking)."""
+        self._demand_left = self.groups_per_run
+        """Groups the learner still needs for ``_demand_step``."""
+        self._taking = False
+        self.last_step: int | None = None
+        """The learner's last step + 1 (``max_steps``), when known: no run is started for steps after it."""
         self.trained: list[int] = []
         """Dispatch indices handed to training, in order (checkpointed)."""
         self.dropped: list[int] = []
@@ -82,10 +111,10 @@ class AsyncRollouts:
 
     # ------------------------------------------------------------------ rollout thread
     def dispatch(self) -> list[tuple[int, dict[str, Any]]] | None:
-        """The next groups to play (index, task row), once the queue has room; None when stopping."""
+        """The next groups to play (index, task row), once a run may start (:meth:`admits`); None when stopping."""
         began = time.monotonic()
         with self._cond:
-            while not self.stopping and len(self.queue) + len(self.in_flight) + self.groups_per_run > self.capacity:
+            while not self.stopping and not self._admits():
                 self._cond.wait()
             self._generator_idle_s += time.monotonic() - began
             if self.stopping:
@@ -94,17 +123,65 @@ class AsyncRollouts:
             for _ in range(self.groups_per_run):
                 index = self.cursor.take()
                 self.in_flight.add(index)
+                self._order[index] = self._next_order
+                self._next_order += 1
                 batch.append((index, self.tasks[self.cursor.row(index)]))
             return batch
 
+    def admits(self) -> bool:
+        """Whether a run of ``groups_per_run`` groups may start now (room, and the staleness admission)."""
+        with self._cond:
+            return self._admits()
+
+    def _admits(self) -> bool:
+        ahead = len(self.queue) + len(self.in_flight)  # started before this run: consumed before it
+        if ahead + self.groups_per_run > self.capacity:
+            return False
+        if self._taking and ahead < self._demand_left:
+            return True  # the learner waits for these groups now
+        if self.last_step is not None and self._consumed_at(ahead) >= self.last_step:
+            return False  # the run's groups would come after the learner's last step: never trained
+        last = ahead + self.groups_per_run - 1  # the run's last group, counted from the learner's next one
+        return self._consumed_at(last) - self.published <= self.max_staleness
+
+    def _consumed_at(self, position: int) -> int:
+        """The learner step that takes the group ``position`` places after the learner's next group
+        (every group ahead of it taken, one step's worth per step from the current step's remainder on)."""
+        if position < self._demand_left:
+            return self._demand_step
+        return self._demand_step + 1 + (position - self._demand_left) // self.groups_per_run
+
     def finish(self, batch: list[tuple[int, dict[str, Any]]], groups: list[FinishedGroup], *, busy_s: float) -> None:
-        """Put the played groups in the queue."""
+        """Put the played groups in the queue, in dispatch order."""
         with self._cond:
             for index, _ in batch:
                 self.in_flight.discard(index)
-            self.queue.extend(groups)
+            for group in groups:
+                key = self._order.get(group.index, -1)
+                position = len(self.queue)
+                while position > 0 and self._order.get(self.queue[position - 1].index, -1) > key:
+                    position -= 1
+                self.queue.insert(position, group)
             self._generator_busy_s += busy_s
             self._cond.notify_all()
+
+    def publish(self, version: int) -> None:
+        """The generator can read policy ``version`` now (after every thread was offered it)."""
+        with self._cond:
+            self.published = int(version)
+            self._cond.notify_all()
+
+    def takeable(self) -> int:
+        """Groups the learner could take now without waiting (queued before every group in flight)."""
+        with self._cond:
+            return sum(1 for _ in self._ready_prefix())
+
+    def _ready_prefix(self) -> Any:
+        first_in_flight = min((self._order.get(i, -1) for i in self.in_flight), default=None)
+        for group in self.queue:
+            if first_in_flight is not None and self._order.get(group.index, -1) > first_in_flight:
+                return
+            yield group
 
     def fail(self, error: BaseException) -> None:
         """The rollout thread died with ``error``: the learner raises it at its next :meth:`take`."""
@@ -119,36 +196,50 @@ class AsyncRollouts:
     # ------------------------------------------------------------------ learner
     def take(self, count: int, learner_version: int, *, alive: Callable[[], bool] = lambda: True) -> tuple[
             list[FinishedGroup], TakeStats]:
-        """``count`` groups within ``max_staleness`` of ``learner_version``, oldest first; older ones
-        are dropped on the way and counted. Waits while the queue is empty."""
+        """``count`` groups within ``max_staleness`` of ``learner_version``, in dispatch order; older
+        ones are dropped on the way and counted. Waits for the next group in dispatch order (a group
+        that finished before an earlier-dispatched one waits for it, so runs are consumed in the
+        order the staleness admission counted them)."""
         stats = TakeStats()
         began = time.monotonic()
         taken: list[FinishedGroup] = []
         with self._cond:
             stats.queue_depth = len(self.queue)
-            while len(taken) < count:
-                while not self.queue:
-                    if self._error is not None:
-                        raise RuntimeError(f"the asynchronous rollout thread failed: {self._error!r}") from self._error
-                    if not alive():
-                        raise RuntimeError("the asynchronous rollout thread is not running; no group can arrive.")
-                    self._cond.wait(timeout=1.0)
-                group = self.queue.popleft()
-                self._cond.notify_all()  # room in the queue: a rollout thread waiting to dispatch may go on now,
-                # before this take has all its groups (else a take that drops stale groups waits forever for
-                # threads that wait for room)
-                staleness = group_staleness(learner_version, group.version)
-                if staleness > self.max_staleness:
-                    stats.dropped_groups += 1
-                    stats.dropped_episodes += len(group.episodes)
-                    self.dropped.append(group.index)
-                    continue
-                taken.append(group)
-                stats.staleness.append(staleness)
-                self.trained.append(group.index)
+            self._demand_step, self._demand_left, self._taking = int(learner_version), int(count), True
             self._cond.notify_all()
+            try:
+                while len(taken) < count:
+                    taken_group = self._take_one(learner_version, stats, alive)
+                    if taken_group is not None:
+                        taken.append(taken_group)
+                        self._demand_left -= 1
+            finally:
+                self._demand_step, self._demand_left, self._taking = int(learner_version) + 1, self.groups_per_run, False
+                self._cond.notify_all()
         stats.wait_s = time.monotonic() - began
         return taken, stats
+
+    def _take_one(self, learner_version: int, stats: TakeStats, alive: Callable[[], bool]) -> FinishedGroup | None:
+        """The next group in dispatch order (waits for it), or None when it was too stale and dropped."""
+        while next(self._ready_prefix(), None) is None:
+            if self._error is not None:
+                raise RuntimeError(f"the asynchronous rollout thread failed: {self._error!r}") from self._error
+            if not alive():
+                raise RuntimeError("the asynchronous rollout thread is not running; no group can arrive.")
+            self._cond.wait(timeout=1.0)
+        group = self.queue.popleft()
+        self._order.pop(group.index, None)
+        self._cond.notify_all()  # room in the queue: a rollout thread waiting to dispatch may go on now, before
+        # this take has all its groups (else a take that drops stale groups waits forever for threads that wait)
+        staleness = group_staleness(learner_version, group.version)
+        if staleness > self.max_staleness:
+            stats.dropped_groups += 1
+            stats.dropped_episodes += len(group.episodes)
+            self.dropped.append(group.index)
+            return None
+        stats.staleness.append(staleness)
+        self.trained.append(group.index)
+        return group
 
     def generator_idle_share(self) -> float:
         """Share of the rollout thread's time since the last call spent waiting for room in the queue."""
@@ -187,3 +278,4 @@ class AsyncRollouts:
             self.trained = list(state["trained"])
             self.dropped = list(state["dropped"])
             self.in_flight = set()
+            self._order = {}

@@ -103,9 +103,10 @@ class AsyncTrainerHooks:
         """The checkpoint ``train`` resumes from (None: a fresh run)."""
         self._resume_dir = checkpoint if isinstance(checkpoint, str) else None
 
-    def start(self, version: int) -> None:
+    def start(self, version: int, max_steps: int | None = None) -> None:
         """Give the generator the policy at ``version`` (a copy per thread, or an adapter on the server),
-        restore a resumed run's queue, start the threads."""
+        restore a resumed run's queue, start the threads (which start no run for steps at or after
+        ``max_steps``)."""
         args = self.side.args
         policy = self.side.policy()
         threads = int(args.async_rollout_threads)
@@ -114,6 +115,7 @@ class AsyncTrainerHooks:
             self.tasks, group_size=self.group_size, groups_per_run=self.groups_per_step,
             max_staleness=args.max_staleness, continue_episodes=args.async_episode_update == "continue",
             seed=int(args.seed), snapshot=snapshots[0], threads=threads)
+        self.controller.last_step = int(max_steps) if max_steps and max_steps > 0 else None
         if self._resume_dir is not None:
             self._restore(self._resume_dir, version)
         self.workers = [
@@ -141,7 +143,7 @@ class AsyncTrainerHooks:
         """After a trainer step: the learner's weights become ``version`` for the generator."""
         if self.controller is not None:
             self.weights.publish(self.side.policy(), version, [worker.snapshot for worker in self.workers])
-            self.controller.snapshot.published = int(version)
+            self.controller.publish(version)  # after every thread was offered it: runs dispatched now start under it
             for key, value in self.weights.metrics().items():
                 self.side.record(key, value)
 
@@ -277,7 +279,7 @@ class AsyncRolloutsCallback(TrainerCallback):
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Start the rollout thread on the (possibly restored) weights."""
-        self.hooks.start(int(state.global_step))
+        self.hooks.start(int(state.global_step), max_steps=int(state.max_steps or 0))
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Publish the weights of the trainer step just taken (its last optimizer update)."""

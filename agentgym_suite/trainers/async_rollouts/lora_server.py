@@ -125,6 +125,9 @@ class LoRAServerWeights:
         """Versions loaded into the server by this run, oldest first (at most ``max_staleness + 1``
         between publishes)."""
         self._unloaded_folders: list[str] = []
+        self._info: dict[str, Any] | None = None
+        self.logprobs_check = ""
+        """How the server's log-prob mode was judged at start (``logprobs_probe.check_logprobs_mode``)."""
         self.sync_seconds: list[float] = []
         """Wall time of each publish (save + load + unload), for the step metrics."""
 
@@ -135,7 +138,37 @@ class LoRAServerWeights:
         self.check(policy)
         self._unload_leftovers()
         self.publish(policy, version, [])
+        try:
+            self.check_logprobs(policy, version)
+        except RuntimeError:
+            self.close()  # nothing of this run stays on the server
+            raise
         return [ServedAdapter(version) for _ in range(int(threads))]
+
+    def check_logprobs(self, policy: torch.nn.Module, version: int) -> str:
+        """Refuse a server whose log-probs are raw while the run samples at a temperature other than 1
+        (:mod:`~agentgym_suite.trainers.async_rollouts.logprobs_probe`); returns how it was decided."""
+        import httpx
+
+        from agentgym_suite.llm.http_retry import RetryPolicy, post_json_with_retries
+        from agentgym_suite.trainers.async_rollouts.logprobs_probe import check_logprobs_mode
+
+        temperature = getattr(self.args, "temperature", None)
+        temperature = 1.0 if temperature is None or float(temperature) <= 0 else float(temperature)
+        url = f"{self.base_url}/v1/completions"
+
+        def post(body: dict[str, Any]) -> dict[str, Any]:
+            with httpx.Client(timeout=60.0) as client:
+                answer = post_json_with_retries(
+                    client, url, body, RetryPolicy(1), timeout_s=60.0,
+                    refuse=lambda r: RuntimeError(f"{url} answered HTTP {r.status_code}: {r.text[:200]}"))
+            return answer.json()
+
+        vocab = int(getattr(getattr(policy, "config", None), "vocab_size", 0) or 0) or 32
+        prompt = [i % vocab for i in range(1, 9)]
+        self.logprobs_check = check_logprobs_mode(temperature, self._info, post, adapter_name(version), prompt,
+                                                  self.base_url)
+        return self.logprobs_check
 
     def check(self, policy: torch.nn.Module) -> None:
         """Raise ``ValueError``/``RuntimeError`` with what to change when the policy is not a servable
@@ -153,7 +186,7 @@ class LoRAServerWeights:
             self.client.wait_for_server_ready()
         except TimeoutError as exc:
             raise RuntimeError(f"async_lora_server: no vLLM server answers at {self.base_url} ({exc}); {setup}.") from None
-        info = self._server_info()
+        info = self._info = self._server_info()
         if info is None:
             logger.warning("async_lora_server: %s does not report its configuration (/server_info needs "
                            "VLLM_SERVER_DEV_MODE=1), so --enable-lora, --max-loras and --max-lora-rank cannot be "

@@ -20,19 +20,21 @@ each turn records the request (without the prompt ids) with the adapter name it 
 from __future__ import annotations
 
 import logging
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 import httpx
 
 from agentgym_suite.llm.base import BackendError, Sample, SamplingParams
+from agentgym_suite.llm.http_retry import RetryPolicy, post_json_with_retries
 from agentgym_suite.trainers.generation import TRLVLLMBackend
 
 logger = logging.getLogger(__name__)
 
-RETRY_STATUS = {408, 429, 500, 502, 503, 504}
-"""Answers worth sending the request again for (a busy or restarting server)."""
+RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+"""Answers worth sending the request again for (a busy or restarting server); the shared retry loop
+(:mod:`~agentgym_suite.llm.http_retry`) sends them again. The OpenAI backend's list adds 409; this
+one keeps the statuses it had before the loop was shared."""
 
 
 class ServedAdapterBackend(TRLVLLMBackend):
@@ -114,33 +116,20 @@ class ServedAdapterBackend(TRLVLLMBackend):
         return sample
 
     def _post(self, client: httpx.Client, url: str, body: dict[str, Any]) -> dict[str, Any]:
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(min(2.0 ** (attempt - 1), 10.0))
-            try:
-                response = client.post(url, json=body)
-            except httpx.TimeoutException:
-                last = f"{url} did not answer within {self.timeout:g} s"
-                continue
-            except httpx.TransportError as exc:
-                last = f"cannot reach {url}: {type(exc).__name__}: {exc}"
-                continue
-            if response.status_code in RETRY_STATUS:
-                last = f"{url} answered HTTP {response.status_code}: {response.text[:200]}"
-                continue
+        def refuse(response: httpx.Response) -> BackendError:
             if response.status_code == 404:
-                raise BackendError(
+                return BackendError(
                     f"{url} does not serve {body['model']!r} (HTTP 404: {response.text[:200]}): the adapter of this "
                     "policy version was unloaded (it fell out of the max_staleness window, so its group is dropped "
                     "anyway) or the server was restarted.")
-            if response.status_code >= 400:
-                raise BackendError(f"{url} answered HTTP {response.status_code}: {response.text[:300]}")
-            try:
-                data = response.json()
-            except ValueError:
-                raise BackendError(f"{url} returned a response that is not JSON: {response.text[:200]!r}") from None
-            if not isinstance(data, dict):
-                raise BackendError(f"{url} returned JSON that is not an object: {str(data)[:200]}")
-            return data
-        raise BackendError(f"{last} (gave up after {self.max_retries + 1} attempts).")
+            return BackendError(f"{url} answered HTTP {response.status_code}: {response.text[:300]}")
+
+        policy = RetryPolicy(self.max_retries, backoff=1.0, max_backoff=10.0, retry_status=RETRY_STATUS)
+        response = post_json_with_retries(client, url, body, policy, timeout_s=self.timeout, refuse=refuse)
+        try:
+            data = response.json()
+        except ValueError:
+            raise BackendError(f"{url} returned a response that is not JSON: {response.text[:200]!r}") from None
+        if not isinstance(data, dict):
+            raise BackendError(f"{url} returned JSON that is not an object: {str(data)[:200]}")
+        return data

@@ -23,7 +23,7 @@ CORRECTIONS = ("behaviour_clip", "tis")
 """``behaviour_clip`` (the default): TRL ``AsyncGRPOTrainer``'s PPO clip against the generator's
 log-probs, capped by TRL's ``delta``; ``tis``: verl's decoupled truncated importance sampling."""
 
-DEFAULT_MAX_STALENESS = 2
+DEFAULT_MAX_STALENESS = 1
 """Policy versions a trained sample may lag the learner by (the peers use 1-4; TRL's
 ``AsyncGRPOConfig`` 4)."""
 

@@ -1,6 +1,6 @@
 """The rollout thread: plays groups on its own envs with the generator's copy of the policy.
 
-Loop: wait for room in the queue (:meth:`~agentgym_suite.trainers.async_rollouts.controller.AsyncRollouts.dispatch`),
+Loop: wait until a run may start (:meth:`~agentgym_suite.trainers.async_rollouts.controller.AsyncRollouts.dispatch`),
 take the newest published weights (between rollouts), play the dispatched groups in one batched
 :class:`~agentgym_suite.rollout.RolloutEngine` run, tag every turn with the version that produced
 it, hand the groups to the queue. The engine's once-per-turn callback is the turn boundary: it
