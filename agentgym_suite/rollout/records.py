@@ -205,7 +205,7 @@ class Trajectory:
     def broken(self) -> bool:
         """True when the episode has no outcome the env judged, so nothing to learn from: the
         engine caught a failure (reset, agent, generate, step, tokenise) or the env reported an
-        error without terminating (a step timeout, a crashed simulator). An env that *terminates*
+        error without terminating (a step timeout, a crashed backend). An env that *terminates*
         an episode with an error (a malformed tool call under ``end_on_tool_error``) has judged
         the agent's play: failed, but not broken."""
         if self.error is None:
