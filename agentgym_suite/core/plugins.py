@@ -139,10 +139,17 @@ def _method_declarations() -> tuple[tuple[str, dict[str, dict[str, str]]], ...]:
     for info in sorted(pkgutil.iter_modules(spec.submodule_search_locations), key=lambda i: i.name):
         if not info.ispkg:
             continue
-        declared = getattr(importlib.import_module(f"{METHODS_PACKAGE}.{info.name}"), "ENTRY_POINTS", {})
-        if not isinstance(declared, dict):
-            raise TypeError(f"{METHODS_PACKAGE}.{info.name}.ENTRY_POINTS is a {type(declared).__name__}; declare "
-                            "a dict of entry-point group -> {name: 'module:attribute'}.")
+        package = f"{METHODS_PACKAGE}.{info.name}"
+        try:
+            declared = getattr(importlib.import_module(package), "ENTRY_POINTS", {})
+        except Exception as err:  # noqa: BLE001 - one broken method package never hides the others
+            warnings.warn(f"method package {package} cannot be imported and is skipped: {type(err).__name__}: {err}.",
+                          stacklevel=3)
+            continue
+        if not isinstance(declared, dict) or not all(isinstance(v, dict) for v in declared.values()):
+            warnings.warn(f"{package}.ENTRY_POINTS is skipped: declare a dict of entry-point group -> "
+                          "{name: 'module:attribute'}.", stacklevel=3)
+            continue
         found.append((info.name, declared))
     return tuple(found)
 
@@ -150,6 +157,7 @@ def _method_declarations() -> tuple[tuple[str, dict[str, dict[str, str]]], ...]:
 def refresh() -> None:
     """Forget the entry points read so far (after installing a distribution into a running process)."""
     _installed.cache_clear()
+    _method_declarations.cache_clear()
     importlib.invalidate_caches()
 
 
