@@ -11,10 +11,11 @@ higher and could. The rules here, exactly:
   package's name as a whole word (``envace``, not ``envace_checklist``).
 * Allowed: :data:`NAMING_ALLOWED`, each with the reason and checked still needed.
 
-And the concepts EnvACE brought (``rehears``, ``simulator``) are caught below its package in the
-places the concepts test leaves to method homes: the credit plug-ins' folder (``trainers/credit/``,
-a method home for the plug-ins still there, but none of them rehearses) and ``comparisons/``; only
-the concepts test's declared extension points are allowed there.
+And the concepts EnvACE brought (``rehears``, ``simulator``) are caught outside its package where
+the concepts test does not look: the credit plug-ins' folder (``trainers/credit/``, a method home
+for the plug-ins still there, but none of them rehearses), ``comparisons/``, ``agents/``,
+``serving/``, ``llm/``, ``integrations/`` and ``demo/``; only the concepts test's declared extension
+points are allowed there.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ NAMING_ALLOWED: dict[str, str] = {
 """Modules (under the package) that may name the method floor or a method package -> why."""
 
 REHEARSAL_CONCEPT = re.compile(r"rehears|simulator", re.IGNORECASE)
-BELOW_THE_METHOD = ("trainers/credit/", "comparisons/")
-"""Folders where EnvACE's concepts are checked beyond the concepts test's layers."""
+BELOW_THE_METHOD = ("trainers/credit/", "comparisons/", "agents/", "serving/", "llm/", "integrations/", "demo/")
+"""Folders where EnvACE's concepts are checked beyond the concepts test's layers (``envs/`` is left out:
+its benchmarks have simulators of their own, ScienceWorld's engine and τ²'s user simulator)."""
 
 
 def _method_names() -> re.Pattern[str]:
