@@ -32,8 +32,8 @@ import time
 from typing import Any
 
 import agentgym_suite.registration as registration
-from agentgym_suite.envs.rehearsal import RehearsalEnv
-from agentgym_suite.envs.rehearsal.generation import simulator_generations
+from agentgym_suite.methods.envace import RehearsalEnv
+from agentgym_suite.methods.envace.generation import simulator_generations
 from ratios import report_ratio
 
 CASES: list[tuple[str, dict[str, Any]]] = [
@@ -98,8 +98,8 @@ def default_model_calls(episodes: int, sampling: Any = None) -> None:
             elapsed = time.perf_counter() - start
             gens = simulator_generations(info)
             if gens and not seconds:  # where the time went before: the released-style full prompt, for comparison
-                from agentgym_suite.envs.rehearsal.prompts import build_simulator_messages
-                from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest
+                from agentgym_suite.methods.envace.prompts import build_simulator_messages
+                from agentgym_suite.methods.envace.prompts import SimulatorRequest
 
                 g = gens[0]
                 full = build_simulator_messages(SimulatorRequest(list(inner.base.tool_index.values()), inner._examples,

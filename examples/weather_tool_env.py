@@ -14,8 +14,8 @@ import gymnasium as gym
 from gymnasium.utils.env_checker import check_env
 
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
-from agentgym_suite.envs.rehearsal import format_execution_result
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace import format_execution_result
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 from agentgym_suite.registration import EnvEntry, register_entry
 
 CELSIUS = {"cairo": 31.0, "oslo": 4.5, "paris": 18.0}

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import gymnasium as gym
 import pytest
 
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "weather_tool_env.py"

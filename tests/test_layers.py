@@ -22,12 +22,14 @@ FLOORS: dict[str, int] = {
     "envs": 4,
     "agents": 5, "vector": 5,
     "evaluation": 6, "trainers": 6, "integrations": 6,
-    "demo": 7,
+    "demo": 7, "methods": 7,
     "comparisons": 8,
     "commands": 9, "cli": 9,
 }
 """Floor of each subpackage (and top-level module); ``agentgym_suite/__init__.py`` registers the
-envs and is above them all."""
+envs and is above them all. ``methods`` holds packages that are one method whole (a credit plug-in
+with its env, agent and evaluation extension): at or above the trainer floor, found through entry
+points (``core/plugins.py``), never imported by a generic module."""
 
 
 def _subpackage(path: Path) -> str:

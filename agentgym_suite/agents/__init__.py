@@ -5,13 +5,12 @@
 * :class:`RandomAgent`, :class:`OracleAgent` — baselines every env supports.
 * :class:`ModelAgent` — any generation backend (transformers, vLLM, an OpenAI-compatible
   endpoint) on command envs and tool envs alike.
-* :class:`RehearsingAgent` — test-time private rehearsal against a world model before
-  acting once for real (EnvACE); it lives with the rehearsal env it imagines in
-  (``agentgym_suite.envs.rehearsal.rehearsing_agent``) and is re-exported here.
+
+A method's own agent lives in its method package (EnvACE's rehearsing agent:
+``agentgym_suite.methods.envace.rehearsing_agent.RehearsingAgent``), a floor above this one.
 """
 
 from agentgym_suite.agents.base import Agent, BatchedAgent, OracleAgent, RandomAgent
 from agentgym_suite.agents.model_agent import ModelAgent
-from agentgym_suite.envs.rehearsal.rehearsing_agent import RehearsingAgent
 
-__all__ = ["Agent", "BatchedAgent", "ModelAgent", "OracleAgent", "RandomAgent", "RehearsingAgent"]
+__all__ = ["Agent", "BatchedAgent", "ModelAgent", "OracleAgent", "RandomAgent"]

@@ -42,7 +42,7 @@ console = Console()
 
 def teacher_needs(methods: list[str], shared: dict[str, Any]) -> list[str]:
     """One line per method that needs more than rollouts (a teacher prompt with privileged text,
-    skill texts, a rehearsal env), read from the plug-ins' declarations. Raises when what a method
+    skill texts, what its ``run_needs`` says), read from the plug-ins' declarations. Raises when what a method
     needs is missing, before anything is trained."""
     from agentgym_suite.trainers.credit import TeacherSettings, credit_assigner_class
 
@@ -65,9 +65,8 @@ def teacher_needs(methods: list[str], shared: dict[str, Any]) -> list[str]:
                     raise FileNotFoundError(f"{name} needs skill texts: {exc} Set skills_dir in the --config or use "
                                             "--teacher-context oracle.") from exc
                 lines.append(f"{name}: skill texts: {teacher.origin}")
-        if "simulator" in cls.roles:
-            lines.append(f"{name}: trains the world-model (simulator) role too, which needs a rehearsal env whose "
-                         "world model is the policy (env_mode: rehearsal).")
+        if cls.run_needs:
+            lines.append(f"{name}: {cls.run_needs}")
     return lines
 
 

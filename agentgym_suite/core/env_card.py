@@ -4,7 +4,7 @@ published reference scores and measured cost.
 Each benchmark package declares one :class:`EnvCard` beside its env (``envs/<name>/card.py``)
 and its registration entry points to it, so ``agentgym list``, the generated
 ``docs/catalogue.md`` and ``agentgym eval`` read the same facts without a table keyed by
-env id. Importing a card must stay cheap: no simulator, no data.
+env id. Importing a card must stay cheap: no backend process, no data.
 """
 
 from __future__ import annotations

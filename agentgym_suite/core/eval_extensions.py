@@ -1,7 +1,7 @@
 """The extension point of ``agentgym eval``: a method that changes how an agent is evaluated.
 
-A method may bring its own way of evaluating an agent (EnvACE's test-time rehearsal wraps the
-agent in one that rehearses each task against a world model first). Such a method writes an
+A method may bring its own way of evaluating an agent (e.g. it wraps the agent in one that
+tries each task against a world model first). Such a method writes an
 :class:`EvalExtension` in its own home and declares it; the generic layers (the eval runner, the
 ``agentgym eval`` command) ask every declared extension and never name one:
 

@@ -30,7 +30,7 @@ class FixtureProfile:
     with ``-m slow``)."""
     admissible_guaranteed: bool = True
     """Every command in ``info["admissible_actions"]`` is accepted (``action_valid``). False when
-    the list may hold commands the simulator then rejects (ScienceWorld lists 'open drawer' where
+    the list may hold commands the backend then rejects (ScienceWorld lists 'open drawer' where
     it answers 'No known action matches that input.'); the fuzz then checks only the rest."""
     refusals_scored: bool = False
     """A call the env refuses (an unknown tool, or an error result) still counts in the score, so the

@@ -74,7 +74,7 @@ class StepTimeout(gym.Wrapper):
         env: the env to guard (usually the result of ``gymnasium.make``).
         seconds: the limit per ``step`` call, positive.
         reset_seconds: the limit per ``reset`` call (None: no limit; resets may load data or
-            start a simulator, so they often need longer than a step).
+            start a backend process, so they often need longer than a step).
     """
 
     def __init__(self, env: gym.Env, seconds: float, *, reset_seconds: float | None = None) -> None:

@@ -11,7 +11,7 @@
 
 A key of one method or benchmark is declared in its home even when a generic layer reads it:
 a multi-task trial's ``role``, ``position`` and ``position_rewards`` (SkillRise's trial env), a
-sequence's ``sequence_id`` (VitaBench), a world model's own records of its generations (the rehearsal
+sequence's ``sequence_id`` (VitaBench), a world model's own records of its generations (a method's
 env). The generic reader (the rollout engine, the per-sequence metrics) documents what it does with
 the key; the declaring env documents what it means. So this module holds only the generic keys,
 and the registration hook of every other key is the ``info_keys`` declaration of the class that
@@ -78,7 +78,7 @@ def declared_info_keys(*sources: Any) -> dict[str, str]:
     on, such as an agent that wraps another). Each class in a source's MRO may declare
     ``info_keys`` (the keys that class adds). For an instance, the envs it plays on count too:
     a ``gymnasium.Wrapper``'s ``env``, and the envs an env returns from ``inner_envs()`` (envs
-    that pass on the info of the envs they play, such as SkillRise trials and rehearsal).
+    that pass on the info of the envs they play, such as SkillRise trials and envs over a tool env).
     """
     keys = dict(INFO_KEYS)
     for source in sources:

@@ -1,7 +1,7 @@
 """Envs that borrow the policy being trained.
 
-An env can ask a trainer for its policy: the rehearsal env's world model answers tool calls with
-it. The env declares the constructor argument that takes it (``TextEnv.policy_setting``); a
+An env can ask a trainer for its policy (a world model that answers an agent's tool calls with
+it, say). The env declares the constructor argument that takes it (``TextEnv.policy_setting``); a
 trainer sets that argument to :data:`POLICY` unless the caller gave another value, hands the
 policy's current backend to :meth:`~agentgym_suite.core.text_env.TextEnv.lend_policy` before
 every rollout, and keeps such envs in its own process (the backend cannot travel to a worker).

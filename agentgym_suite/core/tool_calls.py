@@ -1,5 +1,5 @@
 """The tool-call protocol shared by every tool env (BFCL, tau2, VitaBench, FinMCP, synthetic,
-rehearsal).
+and the envs that play over them).
 
 An action is an assistant message. Tool calls inside it are Hermes/Qwen blocks::
 

@@ -198,7 +198,7 @@ class ToolEnv(TextEnv):
         """(make-kwargs overrides, task ids) of this benchmark's training split.
 
         A world model is grounded on the real executions of these tasks (oracle runs; see
-        :mod:`agentgym_suite.envs.rehearsal.grounding`). Default: no overrides and a fixed,
+        :mod:`agentgym_suite.methods.envace.grounding`). Default: no overrides and a fixed,
         hashed 20 % holdout of :meth:`task_ids` (for benchmarks that publish no training
         split); an env with a published split overrides this.
         """

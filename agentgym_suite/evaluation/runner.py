@@ -215,13 +215,13 @@ def evaluate(
         progress: show a progress bar.
         agent_options: extra keyword arguments for a model agent (``temperature``…).
         extensions: options of declared evaluation extensions, ``{name: options}``
-            (:mod:`~agentgym_suite.evaluation.extensions`; e.g. EnvACE's test-time rehearsal,
-            ``{"rehearsal": {"budget": 2, "mode": "parallel", "world_model": "same"}}``): each wraps
+            (:mod:`~agentgym_suite.evaluation.extensions`; e.g. ``{NAME: {"budget": 2}}``
+            for a method's agent wrapper): each wraps
             the agent, its options go into ``config.json`` under its name (a resumed run must share
             them) and its summary part into ``summary.json`` under its name.
         batch_size: episodes played at once: in lockstep with one batched generation call per
             turn for agents that support it (model agents: ``reset_batch``/``act_batch``/``keep_slots``),
-            as copies of the agent for the others (random, oracle, rehearsing and your own agents; see
+            as copies of the agent for the others (random, oracle, wrapping and your own agents; see
             :func:`agent_copies`), their ``act`` calls of a turn in threads. Each episode samples from
             its own seed, so the results do not depend on the batch size (see
             :mod:`~agentgym_suite.rollout.policies`).

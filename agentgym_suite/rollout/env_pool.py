@@ -5,7 +5,7 @@ Where the envs live is the pool's executor (:mod:`~agentgym_suite.rollout.worker
 processes or Ray actors; unset, the env's own default for the number of envs live at once.
 
 An env whose episode failed on the env side (``error_stage`` reset, step or env: it raised, hung
-or reported a crash) may hold a broken simulator, so it is closed and a fresh one is made the
+or reported a crash) may hold a broken backend, so it is closed and a fresh one is made the
 next time the pool is asked for envs; so is an env whose step timed out
 (:func:`~agentgym_suite.core.guards.needs_replacement`) and every env of a worker that died (a
 fresh worker is started for them).

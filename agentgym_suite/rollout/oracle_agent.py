@@ -1,8 +1,9 @@
 """``OracleAgent``: the suite's one scripted player.
 
-It sits beside the rollout engine, not with the other agents, because an env that plays
-scripted episodes itself (the rehearsal env records its training split's tool calls by playing
-the oracle: ``envs/rehearsal/grounding.py``) is on a lower floor than ``agents``.
+It sits beside the rollout engine, not with the other agents, because code below ``agents``
+plays scripted episodes with it: an env may (its floor is lower than ``agents``), and so do
+method packages' world-model grounding (EnvACE records a tool env's training split by playing
+the oracle: ``methods/envace/grounding.py``).
 """
 
 from __future__ import annotations

@@ -35,7 +35,9 @@ the env while playing a role of it (:mod:`~agentgym_suite.core.role_generation`)
 A failed episode has ``error`` (what went wrong) and ``error_stage`` (where: one of
 :data:`ERROR_STAGES`). Files written before ``error_stage`` existed, whose ``error`` began with
 the stage (``"step failed: ..."``, ``"env reported: ..."``), and evaluation files of the
-earlier episode-record layout are read by the same :meth:`Trajectory.from_dict`.
+earlier episode-record layout are read by the same :meth:`Trajectory.from_dict`. A package whose
+records once held data under keys of its own declares how to bring them to this layout
+(:mod:`~agentgym_suite.rollout.record_upgrades`); the loader runs those upgrades after its own.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
 from agentgym_suite.core.role_generation import ROLE_GENERATIONS, RoleGeneration
+from agentgym_suite.rollout.record_upgrades import upgraded_record
 
 RECORD_VERSION = 2
 """Layout version written in each JSONL line (1: the earlier evaluation episode record)."""
@@ -202,7 +205,7 @@ class Trajectory:
     def broken(self) -> bool:
         """True when the episode has no outcome the env judged, so nothing to learn from: the
         engine caught a failure (reset, agent, generate, step, tokenise) or the env reported an
-        error without terminating (a step timeout, a crashed simulator). An env that *terminates*
+        error without terminating (a step timeout, a crashed backend). An env that *terminates*
         an episode with an error (a malformed tool call under ``end_on_tool_error``) has judged
         the agent's play: failed, but not broken."""
         if self.error is None:
@@ -225,14 +228,14 @@ class Trajectory:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trajectory:
         """Rebuild a trajectory from :meth:`to_dict` output, or from a line of an older file (see the
-        module docstring); unknown keys are ignored.
+        module docstring; the declared record upgrades run too); unknown keys are ignored.
 
         Raises:
-            ValueError: when ``data`` is not a dict with a ``task_id``.
+            ValueError: when ``data`` is not a dict with a ``task_id``, or a record upgrade fails on it.
         """
         if not isinstance(data, dict) or "task_id" not in data:
             raise ValueError("a trajectory record needs at least a 'task_id'.")
-        data = _upgraded(data)
+        data = upgraded_record(_upgraded(data))
         known = {f.name for f in fields(cls)}
         turn_keys = {f.name for f in fields(Turn)}
         values = {k: v for k, v in data.items() if k in known}

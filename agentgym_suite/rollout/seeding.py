@@ -2,7 +2,7 @@
 
 Every place that plays episodes of a seeded run asks :func:`episode_seed`: training (the seed a
 GRPO group of a task shares), held-out evaluation during training, ``agentgym eval``, the demo
-and fidelity, and the rehearsing agent's imagined attempts. So a task played under the same run
+and fidelity, and the imagined attempts of an agent that tries a task privately first. So a task played under the same run
 seed and attempt index resets to the same state wherever it is played: a held-out evaluation
 inside training and ``agentgym eval --seed S`` on the same tasks play the same episodes.
 

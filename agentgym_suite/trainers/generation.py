@@ -95,8 +95,8 @@ class TRLVLLMBackend:
 
     def generate(self, prompts: Sequence[Any], params: SamplingParams, tools: Sequence[Any] | None = None
                  ) -> list[list[Sample]]:
-        """Render and tokenise each prompt, then generate from the ids (the rehearsal env's world
-        model calls this). vLLM samples with TRL's own settings, so ``params`` only sets ``n``."""
+        """Render and tokenise each prompt, then generate from the ids (an env that borrows the
+        policy calls this inside its steps). vLLM samples with TRL's own settings, so ``params`` only sets ``n``."""
         tool_lists = list(tools) if tools is not None else [None] * len(prompts)
         ids = [self.encode(self.render_prompt(p, t)) for p, t in zip(prompts, tool_lists)]
         return self.generate_from_ids(ids, params)

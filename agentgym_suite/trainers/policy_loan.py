@@ -6,8 +6,8 @@ hook (``TextEnv.policy_setting``, ``wants_policy``; :mod:`~agentgym_suite.core.p
 every rollout the trainer lends it its generation backend (:meth:`PolicyLoan._lend_policy`). The
 generations the policy makes inside such an env are reported as role generations
 (:mod:`~agentgym_suite.core.role_generation`); those of a role the credit plug-in lists in its
-``roles`` are trained as rows of that role (:meth:`PolicyLoan._generation_roles`; e.g. EnvACE's
-``simulator`` rows, the policy playing a rehearsal env's world model).
+``roles`` are trained as rows of that role (:meth:`PolicyLoan._generation_roles`; e.g. the rows of
+a world model, the policy playing the environment of a tool env).
 """
 
 from __future__ import annotations

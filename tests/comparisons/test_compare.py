@@ -106,6 +106,14 @@ def test_methods_that_need_a_teacher_say_so_before_training(tmp_path: Path) -> N
     assert teacher_needs(["grpo", "gigpo"], {}) == []
 
 
+def test_a_method_says_what_its_run_needs_through_its_declaration() -> None:
+    from agentgym_suite.trainers.credit import credit_assigner_class
+
+    envace = credit_assigner_class("envace")
+    assert envace.run_needs and "env_mode: rehearsal" in envace.run_needs  # declared in the method's own package
+    assert teacher_needs(["grpo", "envace"], {}) == [f"envace: {envace.run_needs}"]
+
+
 def test_bad_settings_are_refused_with_a_fix(tmp_path: Path) -> None:
     import yaml
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import torch
 
-from agentgym_suite.envs.rehearsal import RehearsalEnv
-from agentgym_suite.envs.rehearsal.released_calls import read_released
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace import RehearsalEnv
+from agentgym_suite.methods.envace.released_calls import read_released
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 from agentgym_suite.envs.shared.checklists import VERDICT_SCHEMA, ChecklistJudge, read_verdict
 from agentgym_suite.trainers.credit import get_credit_assigner
 from agentgym_suite.trainers.credit.base import CreditBatch

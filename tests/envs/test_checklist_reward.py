@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentgym_suite.core.info import undocumented_keys
-from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
+from agentgym_suite.methods.envace import RehearsalEnv, format_execution_result
 from agentgym_suite.envs.shared.checklists import (
     ChecklistJudge,
     judge_prompt,
@@ -18,7 +18,7 @@ from agentgym_suite.envs.shared.checklists import (
     score_turn,
 )
 from agentgym_suite.envs.shared.canonical_json import canonical
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 from agentgym_suite.envs.synthetic_tools import SyntheticToolsEnv
 
 from .oracle import step_through

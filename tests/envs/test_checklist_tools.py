@@ -11,9 +11,9 @@ import pytest
 from agentgym_suite.envs.checklist_tools import ChecklistToolsEnv, load_checklist_samples
 from agentgym_suite.envs.checklist_tools.dataset import parse_item
 from agentgym_suite.envs.checklist_tools.fixtures import items, snippet_judge
-from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
+from agentgym_suite.methods.envace import RehearsalEnv, format_execution_result
 from agentgym_suite.envs.shared.checklists import ChecklistJudge
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 
 from .oracle import step_through
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 import agentgym_suite.registration as registration
-from agentgym_suite.envs.rehearsal import RehearsalEnv
+from agentgym_suite.methods.envace import RehearsalEnv
 from agentgym_suite.core.task_splits import holdout
-from agentgym_suite.envs.rehearsal.grounding import ExampleBank
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend, call_in_prompt
+from agentgym_suite.methods.envace.grounding import ExampleBank
+from agentgym_suite.methods.envace.scripted import ScriptedBackend, call_in_prompt
 
 registration.register_all()
 
@@ -94,7 +94,7 @@ def test_grounding_plays_the_oracle_agent_through_the_engine(monkeypatch: pytest
     agent, each task seeded by episode_seed, and the bank records the calls the engine's episodes made."""
     import gymnasium
 
-    from agentgym_suite.envs.rehearsal.grounding import collect_examples
+    from agentgym_suite.methods.envace.grounding import collect_examples
     from agentgym_suite.rollout import RolloutEngine
     from agentgym_suite.rollout.oracle_agent import OracleAgent
     from agentgym_suite.rollout.seeding import episode_seed

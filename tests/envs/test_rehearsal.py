@@ -13,9 +13,9 @@ from gymnasium.utils.env_checker import check_env
 
 import agentgym_suite.registration as registration
 from agentgym_suite.core.data import has_benchmark_data
-from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
-from agentgym_suite.envs.rehearsal.generation import simulator_generations
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace import RehearsalEnv, format_execution_result
+from agentgym_suite.methods.envace.generation import simulator_generations
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 
 from .oracle import play_oracle
 
@@ -301,7 +301,7 @@ def test_released_variant_reads_messages_as_the_released_caller_parser() -> None
 
 def test_a_simulator_generation_round_trips_through_its_generic_record_and_json() -> None:
     from agentgym_suite.core.role_generation import RoleGeneration
-    from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
+    from agentgym_suite.methods.envace.generation import SimulatorGeneration
 
     gen = SimulatorGeneration("search", {"q": "x"}, call_id="c1", turn=2, index=1, prompt_messages=[{"role": "user", "content": "p"}],
                               prompt_text="p", prompt_ids=[1], completion_ids=[2, 3], logprobs=[-0.5, -0.25], completion_text="c",

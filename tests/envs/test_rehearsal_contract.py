@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentgym_suite.envs.rehearsal.contract import (
+from agentgym_suite.methods.envace.contract import (
     INVALID_SIMULATOR_OUTPUT,
     ends_episode,
     format_execution_result,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_suite.envs.rehearsal import format_execution_result
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
-from agentgym_suite.envs.rehearsal.fidelity import ALL, METRICS, key_agreement, key_paths, run_fidelity, write_report
+from agentgym_suite.methods.envace import format_execution_result
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
+from agentgym_suite.methods.envace.fidelity import ALL, METRICS, key_agreement, key_paths, run_fidelity, write_report
 
 
 def test_key_paths_and_agreement() -> None:

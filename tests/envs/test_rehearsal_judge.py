@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from agentgym_suite.envs.checklist_tools.fixtures import write_fixtures
-from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace import RehearsalEnv, format_execution_result
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 from agentgym_suite.envs.shared.checklists import VERDICT_SCHEMA
 from agentgym_suite.llm.base import Sample
 

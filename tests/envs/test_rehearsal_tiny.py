@@ -6,7 +6,7 @@ import gymnasium
 import pytest
 
 import agentgym_suite.registration as registration
-from agentgym_suite.envs.rehearsal.generation import simulator_generations
+from agentgym_suite.methods.envace.generation import simulator_generations
 from agentgym_suite.rollout.records import Trajectory, Turn
 from agentgym_suite.trainers.rows import generation_rows_of
 
@@ -67,7 +67,7 @@ def test_tiny_simulator_answers_an_unknown_tool_and_is_scored_on_it() -> None:
 
 
 def test_fidelity_of_the_tiny_model_reports_teacher_forced_columns() -> None:
-    from agentgym_suite.envs.rehearsal.fidelity import ALL, run_fidelity
+    from agentgym_suite.methods.envace.fidelity import ALL, run_fidelity
 
     report = run_fidelity("SyntheticTools-v0", "tiny", episodes=1,
                           base_env_kwargs={"seed": 0, "num_tools": 5, "distractors": 0, "task_length": 1},

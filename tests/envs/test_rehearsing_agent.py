@@ -10,11 +10,11 @@ import pytest
 
 import agentgym_suite.registration as registration
 from agentgym_suite.core.info import undocumented_keys
-from agentgym_suite.envs.rehearsal import RehearsalEnv
+from agentgym_suite.methods.envace import RehearsalEnv
 from agentgym_suite.agents.base import OracleAgent
-from agentgym_suite.envs.rehearsal.rehearsing_agent import Attempt, RehearsingAgent, render_memory, with_memory
-from agentgym_suite.envs.rehearsal import format_execution_result
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace.rehearsing_agent import Attempt, RehearsingAgent, render_memory, with_memory
+from agentgym_suite.methods.envace import format_execution_result
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 from agentgym_suite.evaluation.runner import evaluate
 
 registration.register_all()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentgym_suite.core.data import has_benchmark_data
-from agentgym_suite.envs.rehearsal import RehearsalEnv
+from agentgym_suite.methods.envace import RehearsalEnv
 from agentgym_suite.envs.searchqa.datasets import Question, question_family
 from agentgym_suite.envs.webshop.families import product_family
 from agentgym_suite.envs.alfworld.env import ALFWorldEnv

@@ -19,8 +19,8 @@ import agentgym_suite
 import agentgym_suite.registration as registration
 from agentgym_suite.core.data import has_benchmark_data
 from agentgym_suite.core.tool_calls import ToolCall
-from agentgym_suite.envs.rehearsal import RehearsalEnv, format_execution_result
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace import RehearsalEnv, format_execution_result
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 
 from envs.echo_env import ECHO, EchoEnv
 
@@ -93,7 +93,7 @@ def _private_reach_ins(path: Path) -> list[str]:
             if isinstance(name, ast.Constant) and str(name.value).startswith("_"):
                 found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agentgym_suite.envs."):
-            if not node.module.startswith(("agentgym_suite.envs.rehearsal", "agentgym_suite.envs.shared")):  # type: ignore[union-attr]
+            if not node.module.startswith(("agentgym_suite.methods.envace", "agentgym_suite.envs.shared")):  # type: ignore[union-attr]
                 found.append(f"{path.name}:{node.lineno} imports {node.module}")
     return found
 

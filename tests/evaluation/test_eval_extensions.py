@@ -152,7 +152,7 @@ def test_an_extension_brings_its_own_subcommand_with_the_command_lines_services(
 
 def test_a_broken_or_wrong_entry_point_is_skipped_with_a_warning(site: Path) -> None:
     _install(site, {"missing": f"{MODULE}:NO_SUCH_NAME", "wrong": f"{MODULE}:NOT_ONE",
-                    "twice": "agentgym_suite.envs.rehearsal.eval_extension:RehearsalEvalExtension"})
+                    "twice": "agentgym_suite.methods.envace.eval_extension:RehearsalEvalExtension"})
     with pytest.warns(UserWarning) as caught:
         names = extension_names()
     messages = " ".join(str(w.message) for w in caught)

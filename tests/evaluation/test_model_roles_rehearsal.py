@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentgym_suite.envs.rehearsal.scripted import stand_in_result
+from agentgym_suite.methods.envace.scripted import stand_in_result
 from agentgym_suite.evaluation.rescore import rescore
 from agentgym_suite.evaluation.runner import evaluate
 from agentgym_suite.evaluation.store import TrajectoryStore

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from agentgym_suite.envs.rehearsal.contract import parse_execution_result
-from agentgym_suite.envs.rehearsal.world_model import WorldModel, sampling_params
+from agentgym_suite.methods.envace.contract import parse_execution_result
+from agentgym_suite.methods.envace.world_model import WorldModel, sampling_params
 from agentgym_suite.llm.base import SamplingParams
 from agentgym_suite.llm.structured import JsonPrefix, minimum_tokens
 

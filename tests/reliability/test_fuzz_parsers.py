@@ -118,7 +118,7 @@ def test_webshop_admissible_search_is_valid(webshop: object) -> None:
 
 
 # ---------------------------------------------------------------------------- rehearsal contract
-contract = pytest.importorskip("agentgym_suite.envs.rehearsal.contract")
+contract = pytest.importorskip("agentgym_suite.methods.envace.contract")
 JSON_BODY = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
     lambda inner: st.lists(inner, min_size=1, max_size=3) | st.dictionaries(st.text(max_size=6), inner, min_size=1,

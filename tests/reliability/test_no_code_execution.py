@@ -39,6 +39,10 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the 'module:attr' eval_extension an EnvEntry declares in code (registered, or a plug-in distribution's "
         "entry point the user installed); never model text",
     ("integrations/mcp/__init__.py", "importlib.import_module(<non-literal>)"): "lazy attributes from the fixed _EXPORTS table",
+    ("methods/envace/__init__.py", "importlib.import_module(<non-literal>)"): "lazy attributes from the fixed _EXPORTS table",
+    ("core/plugins.py", "importlib.import_module(<non-literal>)"):
+        "the suite's own method packages (found by walking agentgym_suite/methods/) and the 'module:attribute' entry "
+        "points their ENTRY_POINTS declare in code; never model text",
     ("integrations/verifiers/__init__.py", "importlib.import_module(<non-literal>)"):
         "lazy attributes from the fixed _EXPORTS table",
     ("integrations/mcp/tasks.py", "importlib.import_module(<non-literal>)"):

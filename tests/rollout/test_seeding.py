@@ -60,7 +60,7 @@ def test_a_training_group_shares_the_seed_of_the_tasks_first_attempt():
 
 
 # where episodes are seeded; env packages keep their own generator seeds (games, catalogues)
-SEEDED_LAYERS = ("rollout", "agents", "evaluation", "trainers", "demo", "commands", "comparisons", "integrations")
+SEEDED_LAYERS = ("rollout", "agents", "evaluation", "trainers", "demo", "methods", "commands", "comparisons", "integrations")
 SEED_ARITHMETIC = re.compile(r"seed\)?\s*[*+]\s*[A-Za-z0-9_(]")
 SAMPLING_SEEDS = {"trainers/held_out_eval.py"}  # the held-out evaluation's sampling seed per step
 

@@ -10,9 +10,9 @@ import gymnasium as gym
 import pytest
 
 import agentgym_suite.registration as registration
-from agentgym_suite.envs.rehearsal import format_execution_result
-from agentgym_suite.envs.rehearsal.generation import simulator_generations
-from agentgym_suite.envs.rehearsal.scripted import ScriptedBackend
+from agentgym_suite.methods.envace import format_execution_result
+from agentgym_suite.methods.envace.generation import simulator_generations
+from agentgym_suite.methods.envace.scripted import ScriptedBackend
 from agentgym_suite.serving.environment import ServedEnv, ServeSpec
 from agentgym_suite.serving.fields import info_from_observation
 from agentgym_suite.serving.models import SuiteAction

@@ -69,7 +69,7 @@ def test_simulator_rows_share_the_trajectory_score():
     from agentgym_suite.rollout.records import Trajectory, Turn
     from agentgym_suite.trainers.rows import build_rows
 
-    from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
+    from agentgym_suite.methods.envace.generation import SimulatorGeneration
 
     gen = SimulatorGeneration("search", turn=1, prompt_ids=[1, 2], completion_ids=[3, 4], logprobs=[-0.1, -0.2],
                               has_token_ids=True, contract_valid=True, finish_reason="length", completion_text="x")

@@ -41,7 +41,7 @@ def test_trajectory_row_masks_env_tokens_and_stops_at_the_last_generation():
 
 
 def test_simulator_rows_carry_the_return_and_skip_untrainable_generations():
-    from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
+    from agentgym_suite.methods.envace.generation import SimulatorGeneration
 
     trained = SimulatorGeneration("t", turn=2, prompt_ids=[1, 2], completion_ids=[3, 4, 5], logprobs=[-0.1, -0.2, -0.3],
                                   has_token_ids=True, contract_valid=True, completion_text="<execution_result>")
@@ -60,7 +60,7 @@ def test_simulator_rows_carry_the_return_and_skip_untrainable_generations():
 
 
 def test_role_generations_survive_a_trajectory_file_round_trip():
-    from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
+    from agentgym_suite.methods.envace.generation import SimulatorGeneration
 
     gen = SimulatorGeneration("search", {"q": "x"}, call_id="c1", turn=1, prompt_ids=[1], completion_ids=[2],
                               logprobs=[-0.5], has_token_ids=True, contract_valid=True, result={"ok": True})
@@ -88,7 +88,7 @@ def test_only_generations_of_the_given_roles_become_rows():
 
 
 def test_a_simulator_row_is_invalid_only_when_its_text_is_empty():
-    from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
+    from agentgym_suite.methods.envace.generation import SimulatorGeneration
 
     broken = SimulatorGeneration("t", turn=1, prompt_ids=[1], completion_ids=[2], has_token_ids=True,
                                  contract_valid=False, completion_text="no tags at all")
@@ -101,7 +101,7 @@ def test_a_simulator_row_is_invalid_only_when_its_text_is_empty():
 
 
 def test_a_simulator_row_for_an_invalid_call_is_scored_on_its_validation():
-    from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
+    from agentgym_suite.methods.envace.generation import SimulatorGeneration
 
     rejected = SimulatorGeneration("nope", turn=1, prompt_ids=[1], completion_ids=[2], has_token_ids=True,
                                    expected_error="TOOL_NOT_AVAILABLE", validation_reward=1.0)

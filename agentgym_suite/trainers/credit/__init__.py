@@ -33,7 +33,8 @@ exactly 0 wherever the mask is 0.
 
 Plug-ins (``available_credit_assigners()``): ``grpo`` (verl-agent: statistics over all step
 rows of a group), ``dr_grpo``, ``gigpo``, ``agentopsd`` (``granularity='turn'|'token'``),
-``sdar`` (``beta=0``: GRPO+OPSD), ``opsd``, ``rlsd``, ``skill_sd``, ``skillrise``, ``envace``,
+``sdar`` (``beta=0``: GRPO+OPSD), ``opsd``, ``rlsd``, ``skill_sd``, ``skillrise``, ``envace`` (from its method
+package, ``agentgym_suite.methods.envace``),
 ``vad``. Each has a config dataclass (``<Plugin>.config_cls``) with the papers' defaults;
 invalid values and unknown names raise ``ValueError`` saying what to use instead. A plug-in of
 your own (a ``CreditAssigner`` subclass) is named by its import path, ``"my_pkg.my_credit:MyCredit"``,

@@ -295,6 +295,9 @@ class CreditAssigner(ABC):
     roles: ClassVar[tuple[str, ...]] = ("agent",)
     """Row roles this plug-in trains; the first (``primary_role``) is the role of the rows of a
     plain single-role episode. ``check_batch`` rejects rows of any other role."""
+    run_needs: ClassVar[str] = ""
+    """What a run of this plug-in needs beyond rollouts of the chosen env, in one sentence a user
+    reads before training (``agentgym compare`` prints it); empty for nothing more."""
     own_invalid_penalty: ClassVar[bool] = False
     """The plug-in's paper fixes its invalid-action penalty (its config's default): a trainer
     does not pass its own ``invalid_action_penalty`` to it."""

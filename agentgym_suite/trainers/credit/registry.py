@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import fields
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from agentgym_suite.core import plugins
 from agentgym_suite.trainers.credit.agentopsd import AgentOPSDCredit
 from agentgym_suite.trainers.credit.base import CreditAssigner, CreditConfig
-from agentgym_suite.trainers.credit.envace import EnvACECredit
 from agentgym_suite.trainers.credit.gigpo import GiGPOCredit
 from agentgym_suite.trainers.credit.grpo import DrGRPOCredit, GRPOCredit
 from agentgym_suite.trainers.credit.rlsd import RLSDCredit
@@ -30,7 +29,7 @@ from agentgym_suite.trainers.credit.skill_sd import SkillSDCredit
 from agentgym_suite.trainers.credit.skillrise import SkillRiseCredit
 from agentgym_suite.trainers.credit.vad import VADCredit
 
-CREDIT_ASSIGNERS: dict[str, type[CreditAssigner]] = {
+OWN_CREDIT_ASSIGNERS: dict[str, type[CreditAssigner]] = {
     cls.name: cls
     for cls in (
         GRPOCredit,
@@ -42,10 +41,55 @@ CREDIT_ASSIGNERS: dict[str, type[CreditAssigner]] = {
         RLSDCredit,
         SkillSDCredit,
         SkillRiseCredit,
-        EnvACECredit,
         VADCredit,
     )
 }
+"""The plug-ins of this package (``trainers/credit/``), by name."""
+
+
+class SuiteCreditAssigners(Mapping[str, type[CreditAssigner]]):
+    """Every plug-in the suite ships, by name: this package's (:data:`OWN_CREDIT_ASSIGNERS`), then
+    those the suite's method packages declare in the ``agentgym_suite.credit`` group
+    (:func:`~agentgym_suite.core.plugins.suite_methods`; e.g. a method package that holds an env
+    and a plug-in sits above this floor, so it is found, never imported by name).
+
+    Read on first use, not at import: a method package's plug-in module imports this package's
+    base classes, so it can only be loaded once they are. A declared value that is not a
+    ``CreditAssigner`` subclass, or whose ``name`` differs from its entry point's, raises ``TypeError``:
+    the suite's own declarations must be right."""
+
+    def __init__(self, own: Mapping[str, type[CreditAssigner]]) -> None:
+        self._own = dict(own)
+        self._all: dict[str, type[CreditAssigner]] | None = None
+
+    def _resolved(self) -> dict[str, type[CreditAssigner]]:
+        if self._all is None:
+            found = dict(self._own)
+            for plugin in plugins.suite_methods(plugins.CREDIT_GROUP):
+                cls = plugin.obj
+                if not (isinstance(cls, type) and issubclass(cls, CreditAssigner)) or cls.name != plugin.name \
+                        or plugin.name in found:
+                    raise TypeError(f"{plugin.distribution} declares credit plug-in {plugin.name!r} = {plugin.value!r}: "
+                                    "it must be a CreditAssigner subclass whose name is the entry point's and "
+                                    "taken by no other plug-in.")
+                found[plugin.name] = cls
+            self._all = found
+        return self._all
+
+    def __getitem__(self, name: str) -> type[CreditAssigner]:
+        return self._resolved()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resolved())
+
+    def __len__(self) -> int:
+        return len(self._resolved())
+
+    def __repr__(self) -> str:
+        return f"SuiteCreditAssigners({self._resolved()!r})"
+
+
+CREDIT_ASSIGNERS: Mapping[str, type[CreditAssigner]] = SuiteCreditAssigners(OWN_CREDIT_ASSIGNERS)
 """Every plug-in class the suite ships, by name (installed plug-ins: :func:`credit_assigners`)."""
 
 DEFAULT_CREDIT = GRPOCredit.name

@@ -217,15 +217,18 @@ class TestCreditContract:
 
 def suite_plugin_classes() -> list[type[CreditAssigner]]:
     """Every concrete ``CreditAssigner`` subclass defined in a module of the suite's credit package
-    (found by walking the package, so a new plug-in module needs no edit here)."""
+    or of its method packages (``agentgym_suite/methods/``; found by walking the packages, so a new
+    plug-in module needs no edit here)."""
     import importlib
     import inspect
     import pkgutil
 
+    import agentgym_suite.methods as methods
     import agentgym_suite.trainers.credit as package
 
     found: list[type[CreditAssigner]] = []
-    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+    for info in [*pkgutil.walk_packages(package.__path__, f"{package.__name__}."),
+                 *pkgutil.walk_packages(methods.__path__, f"{methods.__name__}.")]:
         module = importlib.import_module(info.name)
         found += [cls for _, cls in inspect.getmembers(module, inspect.isclass)
                   if issubclass(cls, CreditAssigner) and cls.__module__ == module.__name__ and not inspect.isabstract(cls)]
@@ -236,7 +239,8 @@ def test_the_registry_holds_every_plugin_of_the_package_by_its_own_name() -> Non
     classes = suite_plugin_classes()
     assert len(classes) >= 2, "the walk found the package's plug-ins"
     unregistered = sorted(f"{cls.__module__}:{cls.__name__}" for cls in classes if CREDIT_ASSIGNERS.get(cls.name) is not cls)
-    assert not unregistered, f"add {unregistered} to the tuple in trainers/credit/registry.py"
+    assert not unregistered, (f"add {unregistered} to the tuple in trainers/credit/registry.py, or to the "
+                              "ENTRY_POINTS of its method package")
     assert all(name == cls.name for name, cls in CREDIT_ASSIGNERS.items())
     assert len({cls.name for cls in classes}) == len(classes), "two plug-ins share a name"
     from agentgym_suite.trainers.credit.registry import DEFAULT_CREDIT

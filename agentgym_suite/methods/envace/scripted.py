@@ -3,7 +3,7 @@
 Useful for unit tests and demos of the rehearsal env without a model: ``ScriptedBackend(fn)``
 calls ``fn(name, arguments)`` for each simulator prompt it receives and returns the text
 ``fn`` gives (wrap a result with
-:func:`~agentgym_suite.envs.rehearsal.contract.format_execution_result` to meet the contract).
+:func:`~agentgym_suite.methods.envace.contract.format_execution_result` to meet the contract).
 Its samples carry no token ids.
 """
 
@@ -34,7 +34,7 @@ def stand_in_result(messages: Sequence[Any]) -> str:
     """A stand-in world model's answer to a simulator request's chat messages: a success result for the
     call it asks about, in the output contract (the rehearsal env's ``fixture_profile.role_replies``, so
     a test that serves every role with a stand-in plays a rehearsed episode to its end)."""
-    from agentgym_suite.envs.rehearsal.contract import format_execution_result
+    from agentgym_suite.methods.envace.contract import format_execution_result
 
     name, arguments = call_in_prompt(list(messages))
     return format_execution_result({"status": "ok", "tool": name, "arguments": arguments})

@@ -14,8 +14,8 @@ In JSON a generation is the dict of :meth:`RoleGeneration.to_dict`;
 :meth:`SimulatorGeneration.from_role_generation` reads it back. :meth:`SimulatorGeneration.to_dict`
 and :meth:`SimulatorGeneration.from_dict` keep the flat layout of the record itself: trajectory
 files written before the generic key existed held such dicts under a turn's
-``simulator_generations`` (the rollout records no longer load that key; read those by hand with
-:meth:`SimulatorGeneration.from_dict`).
+``simulator_generations``; the rollout records load those through this package's record upgrade
+(:mod:`~agentgym_suite.methods.envace.record_upgrade`), as role generations like a new file's.
 """
 
 from __future__ import annotations

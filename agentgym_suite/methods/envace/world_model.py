@@ -4,7 +4,7 @@
 loaded on first use) and simulates a batch of tool calls with **one** backend call: one
 generation per call, each parsed with the strict output contract. Every generation is
 returned as a :class:`Simulation` whose ``record`` is the
-:class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration` whose generic record
+:class:`~agentgym_suite.methods.envace.generation.SimulatorGeneration` whose generic record
 (role ``simulator``) goes into ``info["role_generations"]``.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
 
 from agentgym_suite.core.policy_loan import POLICY  # the placeholder a trainer replaces with its policy backend
-from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
-from agentgym_suite.envs.rehearsal.contract import SIMULATOR_FAILED, contract_error, is_error_result, parse_execution_result
-from agentgym_suite.envs.rehearsal.prompts import STYLES, SimulatorRequest, build_simulator_messages
+from agentgym_suite.methods.envace.generation import SimulatorGeneration
+from agentgym_suite.methods.envace.contract import SIMULATOR_FAILED, contract_error, is_error_result, parse_execution_result
+from agentgym_suite.methods.envace.prompts import STYLES, SimulatorRequest, build_simulator_messages
 from agentgym_suite.llm.base import SamplingParams
 
 REAL = "real"
@@ -115,7 +115,7 @@ class WorldModel:
             or SamplingParams; default ``training`` for ``"policy"``, else ``evaluation``.
         max_prompt_chars: longest simulator user prompt (older conversation is dropped first).
         prompt_style: ``full`` (the released prompt's sections), ``compact`` (see
-            :mod:`agentgym_suite.envs.rehearsal.prompts`) or ``auto``: compact for the embedded
+            :mod:`agentgym_suite.methods.envace.prompts`) or ``auto``: compact for the embedded
             small models (``default``, ``tiny``), full otherwise.
         cpu_threads: torch CPU threads while simulating (restored after each batch); ``auto``:
             1 for the embedded models, which on a shared 2-core machine ran a call about ten
@@ -183,7 +183,7 @@ class WorldModel:
         """Simulate every request with one batched backend call; never raises on backend failure.
 
         ``meta`` gives, per request, where the call came from (``call_id``, ``turn``, ``index``:
-        fields of :class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration`).
+        fields of :class:`~agentgym_suite.methods.envace.generation.SimulatorGeneration`).
         """
         if not requests:
             return []

@@ -51,7 +51,7 @@ import gymnasium as gym
 from agentgym_suite.core.actions import ParsedAction
 from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.info import REQUIRED_INFO_KEYS
-from agentgym_suite.envs.rehearsal.generation import SimulatorGeneration
+from agentgym_suite.methods.envace.generation import SimulatorGeneration
 from agentgym_suite.core.text_env import StepOutcome, TaskStart
 from agentgym_suite.core.tool_calls import (
     INVALID_PARAMETERS,
@@ -75,11 +75,11 @@ from agentgym_suite.envs.shared.checklists import (
     score_turn,
     validate_checklists,
 )
-from agentgym_suite.envs.rehearsal.contract import ends_episode, is_error_result
-from agentgym_suite.envs.rehearsal.grounding import ExampleBank, cached_bank, collect_examples
-from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest, conversation_lines
-from agentgym_suite.envs.rehearsal.released_calls import normalised_command, read_released
-from agentgym_suite.envs.rehearsal.rewards import (
+from agentgym_suite.methods.envace.contract import ends_episode, is_error_result
+from agentgym_suite.methods.envace.grounding import ExampleBank, cached_bank, collect_examples
+from agentgym_suite.methods.envace.prompts import SimulatorRequest, conversation_lines
+from agentgym_suite.methods.envace.released_calls import normalised_command, read_released
+from agentgym_suite.methods.envace.rewards import (
     REWARD_MODES,
     Call,
     canonical,
@@ -88,8 +88,8 @@ from agentgym_suite.envs.rehearsal.rewards import (
     judge_score,
     task_criteria,
 )
-from agentgym_suite.envs.rehearsal.scripted import stand_in_result
-from agentgym_suite.envs.rehearsal.world_model import POLICY, REAL, Simulation, WorldModel
+from agentgym_suite.methods.envace.scripted import stand_in_result
+from agentgym_suite.methods.envace.world_model import POLICY, REAL, Simulation, WorldModel
 
 DEFAULT_BASE_ENV = "SyntheticTools-v0"
 GROUNDINGS = ("auto", "task", "training", "none")
@@ -143,7 +143,7 @@ class RehearsalEnv(ToolEnv):
             needs no execution, else ``checklist`` when the base env has checklists, else
             ``gold_calls``), ``base``, ``checklist`` (EnvACE's per-turn checklist reward),
             ``gold_calls`` (imitation of the oracle's calls), ``judge`` or ``none``; see
-            :mod:`agentgym_suite.envs.rehearsal.rewards`.
+            :mod:`agentgym_suite.methods.envace.rewards`.
         judge: a fixed judge model, never the policy being trained: a backend spec or object,
             or a callable. For ``checklist`` it grades the standards without a machine
             check (callable: ``(prompt) -> verdict``); for ``judge`` it grades the whole
@@ -151,11 +151,11 @@ class RehearsalEnv(ToolEnv):
         end_on_tool_error: a malformed call or an error result ends the episode (EnvACE's rule;
             default True): reward 0 for the open user turn, the closed turns keep theirs.
         grounding: where the simulator's recorded examples come from (see
-            :mod:`agentgym_suite.envs.rehearsal.grounding`): ``auto`` (default: ``task`` for
+            :mod:`agentgym_suite.methods.envace.grounding`): ``auto`` (default: ``task`` for
             training worlds, ``training`` for benchmarks), ``task`` (the task's own
             ``recorded_examples``), ``training`` (oracle runs on the base env's training split,
             ``ToolEnv.training_tasks``; never the task being played), ``none``, or an
-            :class:`~agentgym_suite.envs.rehearsal.grounding.ExampleBank`.
+            :class:`~agentgym_suite.methods.envace.grounding.ExampleBank`.
         use_recorded_examples: False is ``grounding="none"`` (older name).
         sampling: simulator sampling: ``evaluation`` (default, except for ``"policy"``:
             temperature 0.6, top-p 0.8, at most 128 tokens, decoded under the output contract),
@@ -164,7 +164,7 @@ class RehearsalEnv(ToolEnv):
             (``{"profile": "training", "max_new_tokens": 256}``), or SamplingParams.
         max_prompt_chars: longest simulator user prompt.
         prompt_style: the simulator prompt: ``full``, ``compact`` or ``auto`` (compact for the
-            embedded models ``default`` and ``tiny``); see :mod:`agentgym_suite.envs.rehearsal.prompts`.
+            embedded models ``default`` and ``tiny``); see :mod:`agentgym_suite.methods.envace.prompts`.
         judge_temperature, judge_top_p, judge_max_new_tokens, judge_attempts: the checklist judge's
             sampling and its requests per standard while a reply is not JSON (the released 0.6,
             0.8, 6000 and 5; the verdict's JSON schema goes with every request, see
@@ -188,8 +188,8 @@ class RehearsalEnv(ToolEnv):
 
     The world model's generations of a step go, in call order, to the shared ``role_generations``
     key as records of role ``simulator`` (empty after reset); EnvACE's fields ride in each record's
-    ``details``, and :func:`~agentgym_suite.envs.rehearsal.generation.simulator_generations` reads
-    them back as :class:`~agentgym_suite.envs.rehearsal.generation.SimulatorGeneration` records.
+    ``details``, and :func:`~agentgym_suite.methods.envace.generation.simulator_generations` reads
+    them back as :class:`~agentgym_suite.methods.envace.generation.SimulatorGeneration` records.
     """
 
     benchmark: ClassVar[str] = "rehearsal"
@@ -277,7 +277,7 @@ class RehearsalEnv(ToolEnv):
             raise ValueError("reward_mode='judge' needs judge=<backend spec, backend or callable>: a fixed model, "
                              "never the policy being trained.")
         self._judge_spec = judge
-        self._judge_sampling = {"temperature": judge_temperature, "top_p": judge_top_p,
+        self._judge_sampling: dict[str, Any] = {"temperature": judge_temperature, "top_p": judge_top_p,
                                 "max_new_tokens": judge_max_new_tokens, "attempts": judge_attempts}
         self._judge: Any = None
         self.use_recorded_examples = use_recorded_examples

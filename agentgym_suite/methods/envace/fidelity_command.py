@@ -1,7 +1,7 @@
 """``agentgym fidelity``: how closely a world model reproduces a real tool env (EnvACE's report).
 
 The rehearsal package's evaluation extension adds this subcommand
-(:meth:`~agentgym_suite.envs.rehearsal.eval_extension.RehearsalEvalExtension.add_commands`); the
+(:meth:`~agentgym_suite.methods.envace.eval_extension.RehearsalEvalExtension.add_commands`); the
 command line lends it the model-call flags, their routing and accounting, and agents made from
 specs (:class:`~agentgym_suite.core.eval_extensions.CommandKit`).
 """
@@ -56,7 +56,7 @@ def print_table(per_tool: dict[str, dict[str, float]], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from agentgym_suite.envs.rehearsal.fidelity import METRICS
+    from agentgym_suite.methods.envace.fidelity import METRICS
 
     table = Table(title=title)
     for column in ("tool", "calls", "episodes", *METRICS):
@@ -69,7 +69,7 @@ def print_table(per_tool: dict[str, dict[str, float]], title: str) -> None:
 
 def run(args: argparse.Namespace, kit: CommandKit) -> int:
     """Run the comparison, write the files and print the table."""
-    from agentgym_suite.envs.rehearsal.fidelity import run_fidelity, write_report
+    from agentgym_suite.methods.envace.fidelity import run_fidelity, write_report
 
     try:
         kwargs = json.loads(args.env_kwargs)

@@ -1,7 +1,7 @@
 """``RehearsingAgent``: test-time private rehearsal (EnvACE).
 
 Before its first action in a task, the agent plays the task ``budget`` times against a world
-model - a :class:`~agentgym_suite.envs.rehearsal.RehearsalEnv` over a *separate* copy of the
+model - a :class:`~agentgym_suite.methods.envace.RehearsalEnv` over a *separate* copy of the
 real env's tool env, so nothing imagined touches the real env - then acts for real once, with
 a summary of the imagined attempts (the rehearsal memory) in its context.
 
@@ -35,7 +35,7 @@ from typing import Any, Callable, ClassVar
 
 import gymnasium as gym
 
-from agentgym_suite.envs.rehearsal.env import RehearsalEnv
+from agentgym_suite.methods.envace.env import RehearsalEnv
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine
 from agentgym_suite.rollout.seeding import episode_seed
 
@@ -246,7 +246,7 @@ class RehearsingAgent:
         if last is not None and (last.terminated or (last.truncated and played.num_turns < self.max_turns)):
             error = last.info.get("error")
             attempt.ended = "reply" if not error else f"ended early: {error}"
-        inner = env.unwrapped
+        inner: Any = env.unwrapped  # the RehearsalEnv (its tool log and messages)
         attempt.calls = [(r.name, dict(r.arguments), r.result, bool(r.ok)) for r in inner.tool_log]
         replies = [m for m in inner.messages if m.get("role") == "assistant" and not m.get("tool_calls")]
         attempt.reply = str(replies[-1].get("content") or "") if replies else ""

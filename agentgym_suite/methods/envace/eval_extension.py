@@ -2,7 +2,7 @@
 
 ``agentgym eval ... --rehearsal-budget N [--rehearsal-mode parallel|sequential]
 [--rehearsal-world-model SPEC]`` wraps the agent in a
-:class:`~agentgym_suite.envs.rehearsal.rehearsing_agent.RehearsingAgent`: N imagined attempts per
+:class:`~agentgym_suite.methods.envace.rehearsing_agent.RehearsingAgent`: N imagined attempts per
 task against a world model before the real one. ``config.json`` records the options under
 ``rehearsal`` (a resumed run must share them) and ``summary.json`` gets the ``rehearsal`` counts
 (real env steps and tool calls vs imagined ones), summed over the agent's parallel copies.
@@ -13,7 +13,7 @@ ask the declared extensions. From Python: ``evaluate(..., extensions={"rehearsal
 "mode": "parallel", "world_model": "same"}})``.
 
 It also brings EnvACE's own subcommand, ``agentgym fidelity`` (the world-model fidelity report,
-:mod:`~agentgym_suite.envs.rehearsal.fidelity_command`).
+:mod:`~agentgym_suite.methods.envace.fidelity_command`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import argparse
 from typing import Any, Mapping, Sequence
 
 from agentgym_suite.core.eval_extensions import CommandKit
-from agentgym_suite.envs.rehearsal.rehearsing_agent import MODES, RehearsingAgent
+from agentgym_suite.methods.envace.rehearsing_agent import MODES, RehearsingAgent
 
 
 class RehearsalEvalExtension:
@@ -55,7 +55,7 @@ class RehearsalEvalExtension:
         return {"budget": budget, "mode": args.rehearsal_mode, "world_model": args.rehearsal_world_model}
 
     def wrap_agent(self, agent: Any, options: Mapping[str, Any]) -> Any:
-        """``agent`` in a :class:`~agentgym_suite.envs.rehearsal.rehearsing_agent.RehearsingAgent`
+        """``agent`` in a :class:`~agentgym_suite.methods.envace.rehearsing_agent.RehearsingAgent`
         (a budget of 0 leaves it as it is)."""
         settings = dict(options)
         if not settings.get("budget"):
@@ -63,8 +63,8 @@ class RehearsalEvalExtension:
         return RehearsingAgent(agent, settings.pop("world_model", "same") or "same", **settings)
 
     def add_commands(self, subparsers: Any, kit: CommandKit) -> None:
-        """Add ``agentgym fidelity`` (:mod:`~agentgym_suite.envs.rehearsal.fidelity_command`)."""
-        from agentgym_suite.envs.rehearsal.fidelity_command import register
+        """Add ``agentgym fidelity`` (:mod:`~agentgym_suite.methods.envace.fidelity_command`)."""
+        from agentgym_suite.methods.envace.fidelity_command import register
 
         register(subparsers, kit)
 

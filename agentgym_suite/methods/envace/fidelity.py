@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from agentgym_suite.envs.rehearsal.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
-from agentgym_suite.envs.rehearsal.grounding import DONE_REPLY
+from agentgym_suite.methods.envace.contract import INVALID_SIMULATOR_OUTPUT, SIMULATOR_FAILED
+from agentgym_suite.methods.envace.grounding import DONE_REPLY
 from agentgym_suite.envs.shared.canonical_json import canonical
 from agentgym_suite.rollout import EpisodeSpec, RolloutEngine, Trajectory
 from agentgym_suite.rollout.oracle_agent import OracleAgent
@@ -190,7 +190,7 @@ def teacher_forced(rehearsed: Any, messages: Sequence[dict[str, Any]], records: 
     ``records`` are the real run's tool-log records, one per call of the assistant messages,
     in order. Returns one simulated result per record (``None`` where a record has no call).
     """
-    from agentgym_suite.envs.rehearsal.prompts import SimulatorRequest
+    from agentgym_suite.methods.envace.prompts import SimulatorRequest
 
     requests, positions = [], []
     tools = list(rehearsed.env.tool_index.values())
@@ -268,7 +268,7 @@ def run_fidelity(
     Raises:
         ValueError: a caller given as a spec without ``make_caller``.
     """
-    from agentgym_suite.envs.rehearsal import RehearsalEnv
+    from agentgym_suite.methods.envace import RehearsalEnv
 
     specs = [c for c in callers if isinstance(c, str) and c != "oracle"]
     if specs and make_caller is None:

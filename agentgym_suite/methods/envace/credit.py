@@ -64,6 +64,8 @@ class EnvACECredit(CreditAssigner):
     config_cls: ClassVar[type[CreditConfig]] = EnvACECreditConfig
     roles: ClassVar[tuple[str, ...]] = ("caller", "simulator")
     own_invalid_penalty: ClassVar[bool] = True
+    run_needs: ClassVar[str] = ("trains the world-model (simulator) role too, which needs a rehearsal env whose world "
+                                "model is the policy (env_mode: rehearsal).")
     row_inputs: ClassVar[tuple[RowInput, ...]] = (TASK_IDS,)
     config: EnvACECreditConfig
 
