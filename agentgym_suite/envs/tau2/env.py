@@ -76,6 +76,7 @@ from agentgym_suite.envs.tau2.prompts import agent_system_prompt, tool_error_tex
 from agentgym_suite.envs.tau2.nl_judge import ModelNLJudge
 from agentgym_suite.envs.tau2.scripted_user import ScriptedUser, device_instruction
 from agentgym_suite.envs.tau2.users import AGENT_GREETING, END_TOKENS, LLMUser, UserContext, UserSimulator, end_token
+from agentgym_suite.envs.tau2.user_view import opening_view
 from agentgym_suite.envs.tau2.world import World, build_world, gold_actions, replay_gold
 
 USER_SETTINGS = ("scripted", "llm:<backend spec>")
@@ -201,13 +202,15 @@ class Tau2Env(ToolEnv):
         self._gold_hashes: dict[str, GoldHashes] = {}
         self._counter = StepCounter(self.max_steps, self.max_errors)
         self._call_errors = 0
+        self.customer_view: list[dict[str, Any]] = []
+        """The customer's own side of the conversation as upstream's user simulator keeps it (see ``user_view``)."""
         self.tool_messages: list[dict[str, Any]] = []
         """Every tool result of the conversation as the caller read it: ``content`` (text), ``error``, ``requestor``."""
 
     def _make_user(self, user: Any, user_generate: Any, sampling: dict[str, Any], max_user_turns: int) -> UserSimulator:
         """The customer for the ``user``/``user_generate`` settings (see the class docstring)."""
         if user_generate is not None:
-            return LLMUser(user_generate, self.data.guidelines)
+            return LLMUser(user_generate, self.data.guidelines, guidelines_tools=self.data.guidelines_tools)
         if user is None or user == "scripted":
             return ScriptedUser(max_turns=max_user_turns)
         if isinstance(user, str):
@@ -215,7 +218,7 @@ class Tau2Env(ToolEnv):
                 raise ValueError(f"user={user!r}; use one of {', '.join(USER_SETTINGS)} "
                                  "(e.g. 'llm:hf:Qwen/Qwen3-8B', 'llm:tiny'), or pass a UserSimulator.")
             chat = BackendChat(spec=user, **{"role": "user", **sampling})
-            return LLMUser(chat, self.data.guidelines, label=f"llm:{chat.label}")
+            return LLMUser(chat, self.data.guidelines, label=f"llm:{chat.label}", guidelines_tools=self.data.guidelines_tools)
         if isinstance(user, UserSimulator):
             return user
         raise TypeError(f"user must be 'scripted', 'llm:<backend spec>' or a UserSimulator, got {type(user).__name__}")
@@ -263,10 +266,14 @@ class Tau2Env(ToolEnv):
         self._counter = StepCounter(self.max_steps, self.max_errors)
         self.tool_messages = []
         history = self._history_messages()
+        raw_history = (self._task.get("initial_state") or {}).get("message_history") or []
+        self.customer_view = opening_view(raw_history) if raw_history else [{"role": "assistant", "content": AGENT_GREETING}]
         first = ""
         if not (history and history[-1]["role"] == "user"):
-            first = self._ask_user(lambda: self.user.first_message(self._task)) or ""
+            first = self._ask_user(self._opening_message) or ""
             self._counter.step()
+            if first:
+                self.customer_view.append({"role": "user", "content": first, "tool_calls": None})
         policy = self.data.policy
         if self._variant is not None:
             policy = self._banking_setup()
@@ -377,23 +384,38 @@ class Tau2Env(ToolEnv):
             self._end = reason
             return None
         self._user_turns += 1
-        context = UserContext(
-            task=self._task,
-            messages=list(self.messages),
-            transferred=any(r.name == "transfer_to_human_agents" and r.ok for r in self.tool_log),
-            user_turns=self._user_turns - 1,
-            run_user_tool=self._run_user_tool,
-            user_tools=self._user_tool_schemas(),
-        )
+        self.customer_view.append({"role": "assistant", "content": assistant_text})
+        context = self._user_context()
         reply = self._ask_user(lambda: self.user.reply(context))
         if reply is None:
             return None
+        self.customer_view.append({"role": "user", "content": reply, "tool_calls": None})
         self._counter.step()
         self._end = self._counter.reached() or self._end
         if self._end is not None:
             self.messages.append({"role": "user", "content": reply})
             return None
         return reply
+
+    def _user_context(self) -> UserContext:
+        """What the customer simulator gets for its next message."""
+        return UserContext(
+            task=self._task,
+            messages=list(self.messages),
+            transferred=any(r.name == "transfer_to_human_agents" and r.ok for r in self.tool_log),
+            user_turns=max(0, self._user_turns - 1),
+            run_user_tool=self._run_user_tool,
+            user_tools=self._user_tool_schemas(),
+            customer_view=self.customer_view,
+            call_user_tool=self._user_tool_message,
+        )
+
+    def _opening_message(self) -> str:
+        """The customer's first message: an LLM customer answers its view (the greeting, or the task's pre-filled
+        history) and may use its tools first, as upstream's; other simulators give their ``first_message``."""
+        if isinstance(self.user, LLMUser):
+            return self.user.opening(self._user_context())
+        return self.user.first_message(self._task)
 
     def _evaluate(self) -> tuple[float, bool]:
         assert self.world is not None
@@ -579,6 +601,18 @@ class Tau2Env(ToolEnv):
         if error is not None:
             raise ValueError(error)
         return result
+
+    def _user_tool_message(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """Run a customer tool call (:meth:`_run_user_tool`) and return the customer's tool message: the result or
+        ``Error: ...`` text as upstream's environment renders it, and whether it is an error."""
+        before = len(self.tool_messages)
+        try:
+            self._run_user_tool(name, arguments)
+        except ValueError as exc:
+            if len(self.tool_messages) == before:  # refused before any tool ran (no customer tools here)
+                return tool_error_text(str(exc)), True
+        last = self.tool_messages[-1]
+        return str(last["content"]), bool(last["error"])
 
     def _calls_so_far(self) -> list[tuple[str, dict[str, Any]]]:
         """Every call in the order made: the pre-filled history's, then the agent's and the customer's interleaved."""
