@@ -32,8 +32,10 @@ steps (messages of any role) or 10 tool errors (``info["termination_reason"]``, 
 
 Departures, each reported by :meth:`Tau2Env.leaderboard_departures` when the settings bring it:
 the scripted customer (not an LLM user), tasks whose NL assertions have no judge (reported
-unscored), other limits. Always: ``calculate`` refuses an integer power over a million bits (upstream's
-``eval`` would compute it however long it takes; see :func:`~agentgym_suite.envs.tau2.toolkit.safe_calculate`); an env
+unscored), other limits; an episode in which ``calculate`` refused an integer power over a million bits (a guard
+against hanging the machine: upstream's ``eval`` would compute it however long it takes; see
+:func:`~agentgym_suite.envs.tau2.toolkit.safe_calculate`) names that in its ``info["leaderboard_departures"]`` and ``info["departure_in_play"]``,
+and the run's ``summary.json`` lists it. Always: an env
 assertion whose function refuses is not met (upstream's evaluator stops there); upstream sends the
 agent's requests with no token cap, ``eval_sampling_defaults`` allow 4096.
 
@@ -76,6 +78,7 @@ from agentgym_suite.envs.tau2.prompts import agent_system_prompt, tool_error_tex
 from agentgym_suite.envs.tau2.nl_judge import ModelNLJudge
 from agentgym_suite.envs.tau2.scripted_user import ScriptedUser, device_instruction
 from agentgym_suite.envs.tau2.users import AGENT_GREETING, END_TOKENS, LLMUser, UserContext, UserSimulator, end_token
+from agentgym_suite.envs.tau2.toolkit import CALCULATE_GUARD_DEPARTURE, PowerTooLarge
 from agentgym_suite.envs.tau2.user_view import opening_view
 from agentgym_suite.envs.tau2.world import World, build_world, gold_actions, replay_gold
 
@@ -196,6 +199,8 @@ class Tau2Env(ToolEnv):
         self._history_calls: list[tuple[str, dict[str, Any]]] = []
         self._user_calls: list[tuple[int, str, dict[str, Any]]] = []  # (agent calls made before it, name, arguments)
         self._user_turns = 0
+        self._guard_fired = False
+        """Whether ``calculate``'s guard refused a power this episode (a departure the episode then names)."""
         self._end: str | None = None
         self._user_error: str | None = None
         self._breakdown: RewardBreakdown | None = None
@@ -261,6 +266,7 @@ class Tau2Env(ToolEnv):
         self._history_calls = []
         self._user_calls = []
         self._user_turns = 0
+        self._guard_fired = False
         self._end = self._user_error = None
         self._breakdown = None
         self._counter = StepCounter(self.max_steps, self.max_errors)
@@ -353,6 +359,7 @@ class Tau2Env(ToolEnv):
                 value = self._handlers[call.name](**call.arguments)
                 text, ok, status = tool_result_text(value, SHAPES.get(self.data.domain, ())), True, "ok"
             except Exception as exc:  # a refusal is data for the agent, not a crash
+                self._guard_fired = self._guard_fired or isinstance(exc, PowerTooLarge)
                 value = error_payload(ToolCallError(TOOL_EXECUTION_ERROR, f"{call.name} failed: {exc}", name=call.name))
                 text, ok, status = tool_error_text(str(exc)), False, "error"
         self.tool_log.append(ToolRecord(call.name, call.arguments, value, ok, self.turn))
@@ -429,9 +436,11 @@ class Tau2Env(ToolEnv):
         return self._breakdown.reward, self._breakdown.scorable and self._breakdown.reward == 1.0
 
     def _extra_info(self) -> dict[str, Any]:
+        departures = self._settings_departures() + ([CALCULATE_GUARD_DEPARTURE] if self._guard_fired else [])
         extra: dict[str, Any] = {"user_simulator": self.user_label, "nl_judge": self.judge_label,
-                                 "comparable_to_leaderboard": not self._settings_departures(),
-                                 "leaderboard_departures": self._settings_departures()}
+                                 "comparable_to_leaderboard": not departures, "leaderboard_departures": departures}
+        if self._guard_fired:
+            extra["departure_in_play"] = CALCULATE_GUARD_DEPARTURE
         if self._breakdown is not None:
             extra["reward_breakdown"] = self._breakdown.as_info()
             extra["scorable"] = self._breakdown.scorable
