@@ -414,7 +414,7 @@ class Tau2Env(ToolEnv):
             run_user_tool=self._run_user_tool,
             user_tools=self._user_tool_schemas(),
             customer_view=self.customer_view,
-            call_user_tool=self._user_tool_message,
+            call_user_tools=self._user_tool_messages,
         )
 
     def _opening_message(self) -> str:
@@ -585,10 +585,39 @@ class Tau2Env(ToolEnv):
         return fixes
 
     def _run_user_tool(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Run a user-side tool for the simulated customer and record the call; raises ValueError on refusal."""
+        """Run a user-side tool for the simulated customer as one message of one call, and record it; raises
+        ValueError on refusal (what scripted customers use)."""
         if self.world is None or self.world.user is None:
             raise ValueError("this domain gives the customer no tools")
         self._counter.step()  # the customer's tool-call message
+        _, error, result = self._customer_call(name, arguments)
+        self._counter.step(int(error is not None))  # the environment's answer
+        self._check_limits()
+        if error is not None:
+            raise ValueError(error)
+        return result
+
+    def _user_tool_messages(self, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, bool]]:
+        """Run the tool calls of one customer message, as upstream's orchestrator does (one step for the message,
+        one for the environment's answer to all its calls, each failed call an error), and return each result as
+        the customer reads it (upstream's text, or ``Error: ...``) with whether it failed."""
+        self._counter.step()  # the customer's tool-call message
+        answers = [self._customer_call(name, arguments)[:2] for name, arguments in calls]
+        self._counter.step(sum(int(error is not None) for _, error in answers))  # the environment's answer
+        self._check_limits()
+        return [(text, error is not None) for text, error in answers]
+
+    def _check_limits(self) -> None:
+        """End the conversation inside the customer's turn when a limit is reached."""
+        reason = self._counter.reached()
+        if reason is not None:
+            self._end = reason
+            raise ConversationOver(reason)
+
+    def _customer_call(self, name: str, arguments: dict[str, Any]) -> tuple[str, str | None, Any]:
+        """Run one customer tool call unchecked, as upstream does, and record it (no step counted): the text the
+        customer reads, the error message when it failed, and the tool's value."""
+        assert self.world is not None and self.world.user is not None
         self._user_calls.append((len(self.tool_log), name, dict(arguments)))
         error: str | None = None
         result: Any = None
@@ -602,26 +631,7 @@ class Tau2Env(ToolEnv):
                 error = str(exc)
         text = tool_error_text(error) if error is not None else tool_result_text(result, SHAPES.get(self.data.domain, ()))
         self.tool_messages.append({"content": text, "error": error is not None, "requestor": "user"})
-        self._counter.step(int(error is not None))  # the environment's answer
-        reason = self._counter.reached()
-        if reason is not None:
-            self._end = reason
-            raise ConversationOver(reason)
-        if error is not None:
-            raise ValueError(error)
-        return result
-
-    def _user_tool_message(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        """Run a customer tool call (:meth:`_run_user_tool`) and return the customer's tool message: the result or
-        ``Error: ...`` text as upstream's environment renders it, and whether it is an error."""
-        before = len(self.tool_messages)
-        try:
-            self._run_user_tool(name, arguments)
-        except ValueError as exc:
-            if len(self.tool_messages) == before:  # refused before any tool ran (no customer tools here)
-                return tool_error_text(str(exc)), True
-        last = self.tool_messages[-1]
-        return str(last["content"]), bool(last["error"])
+        return text, error, result
 
     def _calls_so_far(self) -> list[tuple[str, dict[str, Any]]]:
         """Every call in the order made: the pre-filled history's, then the agent's and the customer's interleaved."""

@@ -44,8 +44,9 @@ class UserContext:
     customer_view: list[dict[str, Any]] = field(default_factory=list)
     """The customer's own history as upstream's user state holds it (:mod:`~agentgym_suite.envs.tau2.user_view`): the
     env adds the agent's text messages and the customer's replies, an LLM customer its tool calls and their results."""
-    call_user_tool: Callable[[str, dict[str, Any]], tuple[str, bool]] | None = None
-    """Runs a customer tool call and returns its result as upstream's environment renders it, and whether it failed."""
+    call_user_tools: Callable[[list[tuple[str, dict[str, Any]]]], list[tuple[str, bool]]] | None = None
+    """Runs the tool calls of one customer message (name, arguments) and returns each result as upstream's
+    environment renders it, with whether it failed."""
 
 
 @runtime_checkable
@@ -144,7 +145,7 @@ class LLMUser:
     they are; a plain ``(messages) -> str`` gets them in the Hermes text convention (tools in the
     system message, calls as ``<tool_call>`` blocks, results as ``<tool_response>`` blocks), the way
     a Qwen chat template renders them. The model calls tools by writing ``<tool_call>`` blocks;
-    they run on the customer's side (``context.call_user_tool``) and the model is asked again,
+    they run on the customer's side (``context.call_user_tools``) and the model is asked again,
     until it answers without a tool call; only that answer reaches the agent. A backend failure or
     an empty reply raises :class:`UserSimulatorError` (kept in ``last_error``).
 
@@ -200,7 +201,7 @@ class LLMUser:
 
     def reply(self, context: UserContext) -> str:
         view = context.customer_view if context.customer_view else view_from_messages(context.messages)
-        tools = context.user_tools if context.call_user_tool is not None else []
+        tools = context.user_tools if context.call_user_tools is not None else []
         system = self.system_prompt(context.task, with_tools=bool(tools))
         text = ""
         for _ in range(max(1, self.max_tool_rounds)):
@@ -221,12 +222,11 @@ class LLMUser:
         ids = [customer_call_id(first + i) for i in range(len(calls))]
         view.append({"role": "user", "content": parsed.content or None,
                      "tool_calls": [{"id": i, "name": name, "arguments": arguments} for i, (name, arguments, _) in zip(ids, calls)]})
-        for call_id, (name, arguments, problem) in zip(ids, calls):
-            if problem is not None:
-                content = tool_error_text(problem)
-            else:
-                assert context.call_user_tool is not None
-                content, _ = context.call_user_tool(name, arguments)
+        runnable = [(name, arguments) for name, arguments, problem in calls if problem is None]
+        assert context.call_user_tools is not None
+        answers = iter(context.call_user_tools(runnable) if runnable else [])
+        for call_id, (_, _, problem) in zip(ids, calls):
+            content = tool_error_text(problem) if problem is not None else next(answers)[0]
             view.append({"role": "tool", "id": call_id, "content": content, "requestor": "user"})
 
 
