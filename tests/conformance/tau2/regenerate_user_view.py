@@ -9,7 +9,8 @@ customer's tool calls are answered by upstream's ``Environment.get_response`` (r
 ``user``), one ``ToolMessage`` or a ``MultiToolMessage`` as its orchestrator wraps them; the
 environment is initialised from the task's ``initial_state`` and tools are synced after each
 step, as its orchestrator does. The tool-call ids in the scripts are the ones the suite gives the
-customer's calls (``user_call_<n>``), since upstream takes them from the model's answer.
+customer's calls (``user_call_<n>``), since upstream takes them from the model's answer. The tools, the same
+in every call of a conversation, are stored once per conversation.
 
 ``tests/conformance/test_tau2_user_view.py`` plays the same scripts through ``Tau2Env`` with an
 LLM customer whose model is the same script, and demands the same messages.
@@ -164,7 +165,9 @@ def run(src: Path) -> list[dict[str, Any]]:
                 env.sync_tools()
                 message = results[0] if len(results) == 1 else MultiToolMessage(role="tool", tool_messages=results)
         assert len(calls) == len(answers), f"{script['name']}: {len(calls)} model calls for {len(answers)} answers"
-        out.append({**script, "model_calls": calls})
+        tools = calls[0]["tools"]
+        assert all(call["tools"] == tools for call in calls), "the customer's tools changed within a conversation"
+        out.append({**script, "tools": tools, "model_calls": [{"messages": call["messages"]} for call in calls]})
     return out
 
 
