@@ -38,6 +38,9 @@ INFO_KEYS: dict[str, str] = {
     "tools": "list[dict] | None: OpenAI-format tool schemas (tool envs).",
     "task_family": "str, in the reset info: the task's family (e.g. the ALFWorld task type), '' for none; "
                    "see TextEnv.task_family.",
+    "departure_in_play": "str, optional: a departure from the benchmark's official harness that happened in this "
+                         "episode's play rather than in the settings (e.g. a guard that refused a call upstream would "
+                         "run); evaluation adds it to summary.json's leaderboard_departures.",
     "scorable": "bool, optional, at the end: False when the env could not score the episode (e.g. a judge it needs is "
                 "missing); evaluation leaves such episodes out of its rates and counts them.",
     "user_simulator": "str, optional: who played the simulated user (``scripted``, ``llm:<backend spec>``…).",

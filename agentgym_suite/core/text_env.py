@@ -97,7 +97,8 @@ class TextEnv(gym.Env[str, str]):
     policy_tokenizer_setting: ClassVar[str | None] = None
     """The constructor argument that takes the policy's tokenizer (a model id or folder), for an env
     that counts the policy's tokens as its benchmark does; ``agentgym eval`` fills it with the
-    agent's model (``hf:PATH``, ``vllm:PATH``, ``tiny``) unless the user sets it."""
+    agent's model (``hf:PATH``, ``vllm:PATH``, ``tiny``) and the trainer's env factory with the model
+    being trained, unless the user sets it."""
     score_scale: ClassVar[float] = 1.0
     """The scale the benchmark's papers report scores on (``info["score"]`` is in [0, 1]);
     ``agentgym eval`` reports the mean score times this too when it is not 1 (ScienceWorld: 100)."""

@@ -482,6 +482,14 @@ def leaderboard_departures(env: Any) -> list[str]:
     return [str(reason) for reason in method()] if callable(method) else []
 
 
+def run_departures(records: list[Trajectory], config: dict[str, Any]) -> list[str]:
+    """The run's departures: the env's for its settings, then each an episode reported in play
+    (its last ``info["departure_in_play"]``, e.g. a guard that refused a call)."""
+    found = [str(d) for d in config.get("leaderboard_departures") or []]
+    found += [str(final_info(r)["departure_in_play"]) for r in records if final_info(r).get("departure_in_play")]
+    return list(dict.fromkeys(found))
+
+
 def benchmark_metrics(env_id: str, records: list[Trajectory], k: int | None = None) -> dict[str, Any]:
     """The env class's ``benchmark_metrics`` over the final infos of the run's scorable episodes (read
     from the class, not a live env: the env that answered first may have died with its worker);
@@ -529,8 +537,8 @@ def _summary(
             **({"agent_settings": config["agent_settings"]} if "agent_settings" in config else {}),
             "split": config.get("split", ""),
             **({"agent_settings_sources": config["agent_settings_sources"]} if "agent_settings_sources" in config else {}),
-            "comparable_to_leaderboard": not config.get("leaderboard_departures"),
-            "leaderboard_departures": list(config.get("leaderboard_departures") or []),
+            "comparable_to_leaderboard": not run_departures(records, config),
+            "leaderboard_departures": run_departures(records, config),
             "max_action_chars": config.get("max_action_chars"),
             "episodes_planned": planned,
             "episodes_missing": missing,

@@ -31,11 +31,14 @@ def resolve_model_path(name: str) -> str:
 
 
 def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = None, *,
-                        held_out: bool = False) -> Callable[[], gym.Env]:
+                        held_out: bool = False, policy_tokenizer: str | None = None) -> Callable[[], gym.Env]:
     """A factory for the env ``args`` trains on (after ``env_mode``), failing early and clearly;
     ``held_out`` makes the evaluation env (``eval_env_kwargs`` merged over ``env_kwargs``).
 
-    ``credit``'s ``env_defaults`` for that env fill in what the kwargs leave unset."""
+    ``credit``'s ``env_defaults`` for that env fill in what the kwargs leave unset. An env that counts the
+    policy's tokens (its ``policy_tokenizer_setting``) gets the policy's tokenizer there unless the kwargs set
+    it: ``policy_tokenizer`` (a model id or folder), else the model being trained (``model_name_or_path``),
+    as ``agentgym eval`` gives it the agent's."""
     import agentgym_suite  # noqa: F401  (registers every implemented env id)
 
     env_id = args.train_env_id
@@ -54,6 +57,9 @@ def default_env_factory(args: AgentGRPOConfig, credit: CreditAssigner | None = N
         kwargs.setdefault(wraps, args.env_id)
     if borrows:  # the env asks for the policy being trained unless the config gives it a model
         kwargs.setdefault(borrows, POLICY)
+    tokenizer_setting = getattr(cls, "policy_tokenizer_setting", None)
+    if tokenizer_setting:  # the env measures text in the policy's tokens: the tokenizer of the model being trained
+        kwargs.setdefault(tokenizer_setting, policy_tokenizer or resolve_model_path(args.model_name_or_path))
     if args.action_format and "action_format" not in kwargs and _accepts(env_id, "action_format"):
         kwargs["action_format"] = args.action_format
     user_is_set = getattr(cls, "user_is_set", None)

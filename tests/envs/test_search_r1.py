@@ -166,3 +166,29 @@ def test_eval_names_the_agents_tokenizer_for_the_observation_cut(kwargs: dict) -
     assert with_policy_tokenizer("SearchQA-v0", {}, "hf:Qwen/Qwen2.5-3B-Instruct") == {}
     reasons = " | ".join(SearchR1Env(**kwargs).leaderboard_departures())
     assert "max_obs_length" in reasons
+
+
+def test_training_gives_the_env_the_policys_tokenizer(kwargs: dict) -> None:
+    """The trainer's env factory fills the declared ``policy_tokenizer_setting`` with the model being trained, as eval
+    does with the agent's: the env then cuts observations in the policy's tokens and names no departure for it."""
+    from agentgym_suite.llm.tiny import tiny_model_dir
+    from agentgym_suite.trainers import AgentGRPOConfig
+    from agentgym_suite.trainers.training_tasks import default_env_factory
+
+    def config(env_id: str, env_kwargs: dict) -> AgentGRPOConfig:
+        return AgentGRPOConfig(output_dir="/tmp/agentgym-search-r1-tokenizer", bf16=False, use_cpu=True, report_to="none",
+                               model_name_or_path="tiny", env_id=env_id, env_kwargs=env_kwargs, per_device_train_batch_size=8)
+
+    factory = default_env_factory(config("SearchR1-v0", dict(kwargs)))
+    assert factory.keywords["obs_tokenizer"] == str(tiny_model_dir())
+    held_out = default_env_factory(config("SearchR1-v0", dict(kwargs)), held_out=True, policy_tokenizer="/models/mine")
+    assert held_out.keywords["obs_tokenizer"] == "/models/mine"
+    kept = default_env_factory(config("SearchR1-v0", {**kwargs, "obs_tokenizer": "chosen"}))
+    assert kept.keywords["obs_tokenizer"] == "chosen"  # the config's own choice wins
+    assert "obs_tokenizer" not in default_env_factory(config("SearchQA-v0", {})).keywords  # no setting declared
+    env = factory()
+    try:
+        assert env.unwrapped.obs_tokenizer == str(tiny_model_dir())
+        assert not any("max_obs_length" in reason for reason in env.unwrapped.leaderboard_departures())
+    finally:
+        env.close()

@@ -319,6 +319,40 @@ def test_calculate_never_evaluates_code() -> None:
             safe_calculate(bad)
 
 
+class _PowerAgent:
+    """Asks ``calculate`` for a power the guard refuses, then says goodbye."""
+
+    name = "power"
+
+    def reset(self, env: object, *, seed: int | None = None) -> None:
+        self.turns = 0
+
+    def act(self, observation: str, info: dict) -> str:
+        self.turns += 1
+        if self.turns == 1:
+            return '<tool_call>{"name": "calculate", "arguments": {"expression": "9 ** 9 ** 9"}}</tool_call>'
+        return "Thank you, goodbye. ###STOP###"
+
+
+def test_the_calculate_guard_is_a_departure_the_episode_and_the_summary_name(tmp_path) -> None:
+    from agentgym_suite.evaluation.runner import evaluate
+    from agentgym_suite.envs.tau2.toolkit import CALCULATE_GUARD_DEPARTURE
+
+    env = Tau2Env(domain="retail", user="scripted")
+    env.reset(options={"task_id": "0"})
+    _, _, _, _, info = env.step('<tool_call>{"name": "calculate", "arguments": {"expression": "2 ** 10"}}</tool_call>')
+    assert CALCULATE_GUARD_DEPARTURE not in info["leaderboard_departures"]
+    obs, _, _, _, info = env.step('<tool_call>{"name": "calculate", "arguments": {"expression": "9 ** 9 ** 9"}}</tool_call>')
+    assert "Exponent too large" in obs and CALCULATE_GUARD_DEPARTURE in info["leaderboard_departures"]
+    assert info["comparable_to_leaderboard"] is False
+    env.reset(options={"task_id": "0"})  # a new episode starts without it
+    _, _, _, _, info = env.step("How can I help?")
+    assert CALCULATE_GUARD_DEPARTURE not in info["leaderboard_departures"]
+    summary = evaluate("Tau2-v0", _PowerAgent(), out_dir=tmp_path / "run", episodes=1, progress=False,
+                       env_kwargs={"domain": "retail", "user": "scripted"}).summary
+    assert CALCULATE_GUARD_DEPARTURE in summary["leaderboard_departures"] and not summary["comparable_to_leaderboard"]
+
+
 def test_unknown_task_id() -> None:
     with pytest.raises(UnknownTaskError, match="Unknown task id"):
         Tau2Env(domain="mock").reset(options={"task_id": "no_such_task"})

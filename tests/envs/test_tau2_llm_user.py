@@ -40,19 +40,21 @@ class Suffixed:
 
 
 def test_tiny_model_plays_the_customer_with_the_tau2_prompt() -> None:
-    env = Tau2Env(domain="mock", user="llm:tiny", user_sampling=SAMPLING)
+    # seed 8: a seed whose random-model reply is not blank (the reply itself is noise)
+    env = Tau2Env(domain="mock", user="llm:tiny", user_sampling={**SAMPLING, "seed": 8})
     env.user.generate.keep_prompts = True
     obs, info = env.reset(options={"task_id": "update_task_1"})
     assert info["user_simulator"] == "llm:tiny" and obs.strip()
     first = env.user.generate.prompts[0]
-    guidelines = load_domain("mock").guidelines
+    guidelines = load_domain("mock").guidelines_tools  # the mock customer has tools, so upstream picks these
     assert first[0]["role"] == "system" and first[0]["content"].startswith(guidelines.strip()[:200])
     assert "<scenario>" in first[0]["content"] and "Instructions:" in first[0]["content"]
     assert all(token in first[0]["content"] for token in END_TOKENS)
     assert first[1] == {"role": "user", "content": AGENT_GREETING}
     obs2, _, done, _, info = env.step("How can I help with your task?")
     flipped = env.user.generate.prompts[1]
-    assert flipped[-2] == {"role": "assistant", "content": obs} and flipped[-1] == {"role": "user", "content": "How can I help with your task?"}
+    assert flipped[-2] == {"role": "assistant", "content": obs, "tool_calls": None}
+    assert flipped[-1] == {"role": "user", "content": "How can I help with your task?"}
     assert info["user_simulator"] == "llm:tiny" and (done or obs2.strip())
 
 

@@ -266,3 +266,22 @@ def test_any_phone_request_is_answered_never_raised(env: Tau2Env, name: str, arg
     env.reset(options={"task_id": DATA_TASK})
     obs, _, done, _, info = env.step(device_instruction(name, arguments))
     assert info["action_valid"] and not done and name in obs
+
+
+def test_a_customer_message_with_several_calls_is_two_steps() -> None:
+    """As upstream's orchestrator counts them: the customer's tool-call message is one step and the environment's
+    answer to all its calls another; each failed call is one error."""
+    script = iter([
+        "My mobile data does not work.",
+        '<tool_call>{"name": "toggle_data", "arguments": {}}</tool_call>\n'
+        '<tool_call>{"name": "check_status_bar", "arguments": {}}</tool_call>\n'
+        '<tool_call>{"name": "launch_rocket", "arguments": {}}</tool_call>',
+        "Done.",
+    ])
+    env = Tau2Env(domain="telecom", user_generate=lambda messages: next(script))
+    env.reset(options={"task_id": DATA_TASK})
+    assert (env._counter.steps, env._counter.errors) == (1, 0)  # the customer's opening (the greeting is no step)
+    env.step("Please turn your mobile data on.")
+    # the agent's message, the customer's calls, the environment's answer, the customer's reply
+    assert (env._counter.steps, env._counter.errors) == (5, 1)
+    assert [m["role"] for m in env.customer_view] == ["assistant", "user", "assistant", "user", "tool", "tool", "tool", "user"]

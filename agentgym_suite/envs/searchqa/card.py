@@ -28,7 +28,9 @@ SEARCH_R1_CARD = EnvCard(
         "(prompt, cut responses, observations; last of two or more answer tags) on fixed rollouts: several answers "
         "in a response, an answer inside a query, tags inside retrieved passages, no answer",
         "observations cut to their first max_obs_length (500) tokens of the named tokenizer (obs_tokenizer) equal to "
-        "Search-R1's _process_next_obs on fixed batches of short and long observations",
+        "Search-R1's _process_next_obs on fixed batches of short and long observations; with a tokenizer that "
+        "pads on the left, equal to its cut of each observation alone (in a batch its cut depends on the other rows: "
+        "a named departure)",
     ),
     conformance_tests=("tests/conformance/test_searchqa.py", "tests/conformance/test_search_r1_obs_cut.py"),
     references=(
@@ -42,7 +44,8 @@ SEARCH_R1_CARD = EnvCard(
     cost=EpisodeCost(849.2, "benchmarks/search_r1_speed.py, BM25 over a 994-passage corpus file (2026-12-02, load 7.9)"),
     notes="The published numbers use e5 over Wikipedia-2018; the offline default retriever is BM25 (a departure "
           "that summary.json states). Search-R1 cuts each observation to 500 tokens of the policy's tokenizer: "
-          "name it with obs_tokenizer (a model id or folder), else the cut is skipped and summary.json says so.",
+          "agentgym eval and the trainer name the agent's / trained model's, or set obs_tokenizer (a model id or "
+          "folder); without one the cut is skipped and summary.json says so, as it does for a left-padding tokenizer.",
 )
 """SearchR1-v0's card (see :class:`~agentgym_suite.core.env_card.EnvCard`)."""
 

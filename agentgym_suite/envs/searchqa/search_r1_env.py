@@ -55,6 +55,14 @@ def _tokenizer(name: str) -> Any:
         return _TOKENIZERS[name]
 
 
+LEFT_PADDING_DEPARTURE = (
+    "the policy's tokenizer pads on the left: Search-R1 pads a turn's observations to the batch's longest before "
+    "cutting at max_obs_length, so with left padding what an over-long batch keeps of each observation depends on "
+    "the other episodes (a short one can lose everything); an episode here keeps its first max_obs_length tokens, "
+    "as upstream does for a batch of one")
+"""The labelled departure for a left-padding tokenizer (upstream's cut cannot be reproduced one episode at a time)."""
+
+
 class SearchR1Env(SearchQAEnv):
     """Search-R1's evaluation (or training) questions with its prompt, action parsing, passage format,
     top-3 retrieval, 4 search turns and a last answer turn, scored by Search-R1's reward.
@@ -89,9 +97,11 @@ class SearchR1Env(SearchQAEnv):
         obs_tokenizer: the policy's tokenizer (a Hugging Face model id or folder, read with
             ``AutoTokenizer``): every observation is cut to its first ``max_obs_length`` tokens of it, as
             Search-R1 cuts them (:func:`~.search_r1.cut_observation`). ``agentgym eval`` sets it to the
-            agent's model (``hf:PATH``, ``vllm:PATH``, ``tiny``; ``policy_tokenizer_setting``); a trainer
-            config sets it in ``env_kwargs``. None: observations are not cut, a departure the run names
-            (``leaderboard_departures``).
+            agent's model (``hf:PATH``, ``vllm:PATH``, ``tiny``; ``policy_tokenizer_setting``), the
+            trainer's env factory to the model being trained; a config may set it in ``env_kwargs``. None:
+            observations are not cut, a departure the run names (``leaderboard_departures``). A tokenizer that pads
+            on the left is a named departure too: upstream's cut then depends on the batch, and an episode here
+            keeps its first ``max_obs_length`` tokens (upstream's batch of one).
         max_obs_length: tokens an observation keeps (Search-R1's scripts: 500).
         success_reward, privileged, invalid_action, render_mode: as :class:`SearchQAEnv`.
 
@@ -229,6 +239,8 @@ class SearchR1Env(SearchQAEnv):
         elif self.max_obs_length != MAX_OBS_LENGTH:
             departures.append(f"observations are cut to {self.max_obs_length} tokens; Search-R1 cuts them to "
                               f"{MAX_OBS_LENGTH}")
+        if self._tokenizer is not None and getattr(self._tokenizer, "padding_side", "right") == "left":
+            departures.append(LEFT_PADDING_DEPARTURE)
         return departures
 
     def _labels(self) -> dict[str, str]:

@@ -67,7 +67,8 @@ class BackendChat:
             return strip_llm_prefix(self.spec)
         return str(getattr(self.backend, "name", type(self.backend).__name__))
 
-    def __call__(self, messages: list[dict[str, Any]]) -> str:
+    def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+        """The model's reply to ``messages``; ``tools`` (OpenAI-format schemas) go to the backend with the prompt."""
         from agentgym_suite.llm.base import SamplingParams
 
         from agentgym_suite.llm.role_client import role_backend
@@ -79,7 +80,7 @@ class BackendChat:
         if self.keep_prompts:
             self.prompts.append([dict(m) for m in messages])
         params = SamplingParams(temperature=self.temperature, max_new_tokens=self.max_new_tokens, seed=self.seed)
-        rows = self.backend.generate([messages], params)
+        rows = self.backend.generate([messages], params, [tools]) if tools else self.backend.generate([messages], params)
         sample = rows[0][0]
         if getattr(sample, "error", None):
             raise RuntimeError(f"the model behind {self.label} failed: {sample.error}")

@@ -21,6 +21,11 @@ CARD = EnvCard(
         "passed to the tool unchecked as upstream passes them, in retail, airline, telecom and banking_knowledge, and the "
         "customer's own phone and notification tools called the same way) answer with upstream's "
         "get_response strings and error flags and change the database as upstream's do",
+        "the LLM customer's model gets exactly the messages upstream's UserSimulator sends (roles flipped, the "
+        "customer's own tool calls as tool_calls and their results as tool messages in upstream's text, kept for the "
+        "episode; the tools guidelines whenever the customer has tools; a pre-filled history as upstream seeds it) on "
+        "scripted telecom, airline and mock conversations, and the same tools by name and parameters (their "
+        "descriptions are the suite's wording)",
         "per-domain average reward, Pass^1..Pass^k, DB-match and termination counts equal to upstream's "
         "compute_metrics on the same trial outcomes",
         "banking_knowledge (retrieval bm25_grep; tasks read from tasks/task_*.json as upstream's get_tasks): 427 "
@@ -31,7 +36,8 @@ CARD = EnvCard(
         "queries and its policies per retrieval configuration equal upstream's, as does telecom-workflow's policy",
     ),
     conformance_tests=("tests/conformance/test_tau2.py", "tests/conformance/test_tau2_metrics.py",
-                       "tests/conformance/test_tau2_banking_retrieval.py", "tests/conformance/test_tau2_tool_results.py"),
+                       "tests/conformance/test_tau2_banking_retrieval.py", "tests/conformance/test_tau2_tool_results.py",
+                       "tests/conformance/test_tau2_user_view.py"),
     cost=EpisodeCost(225.3, "benchmarks/env_step_cost.py Tau2-v0 --steps 2000, oracle on the retail domain with the "
                             "scripted user (2026-12-02, load 3.9; a rerun at load 5.3 gave 138.0)"),
     notes="Leaderboard numbers need an LLM user simulator (--user llm:...) and, for tasks with NL assertions, a judge "

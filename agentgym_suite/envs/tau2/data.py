@@ -25,6 +25,14 @@ NOT_IMPLEMENTED: dict[str, str] = {}
 SPLITS = ("base", "train", "test")
 
 
+def user_guidelines(root: Path) -> tuple[str, str]:
+    """The customer simulator's guidelines without and with tools (``user_simulator/*.md``; '' when missing)."""
+    folder = root / "user_simulator"
+    texts = [(folder / name).read_text(encoding="utf-8") if (folder / name).exists() else ""
+             for name in ("simulation_guidelines.md", "simulation_guidelines_tools.md")]
+    return texts[0], texts[1]
+
+
 @dataclass(frozen=True)
 class DomainData:
     """Everything read from one domain's folder."""
@@ -34,10 +42,14 @@ class DomainData:
     splits: dict[str, list[str]]
     policy: str
     guidelines: str
+    """The customer simulator's guidelines (``simulation_guidelines.md``)."""
     db_blob: bytes
     user_db_blob: bytes
     folder: Path | None = None
     """The domain's data folder (the banking domain reads its knowledge base and prompt templates from it)."""
+    guidelines_tools: str = ""
+    """The guidelines for a customer who has tools (``simulation_guidelines_tools.md``): upstream picks them whenever
+    the task gives the customer any tool, in any domain."""
 
     @cached_property
     def pristine_db(self) -> dict[str, Any]:
@@ -111,15 +123,14 @@ def _load(root_text: str, domain: str) -> DomainData:
         user_db_path = folder / "user_db.json"
         user_db = json.loads(user_db_path.read_text(encoding="utf-8")) if user_db_path.exists() else {}
         policy = (folder / "policy.md").read_text(encoding="utf-8")
-    guide = "simulation_guidelines_tools.md" if data_folder == "telecom" else "simulation_guidelines.md"
-    guidelines_path = root / "user_simulator" / guide
-    guidelines = guidelines_path.read_text(encoding="utf-8") if guidelines_path.exists() else ""
+    guidelines, guidelines_tools = user_guidelines(root)
     return DomainData(
         domain=data_folder,  # the tools' domain: a policy variant plays its base domain's tools
         tasks=tasks,
         splits=splits,
         policy=policy,
         guidelines=guidelines,
+        guidelines_tools=guidelines_tools,
         db_blob=pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL),
         user_db_blob=pickle.dumps(user_db, protocol=pickle.HIGHEST_PROTOCOL),
     )

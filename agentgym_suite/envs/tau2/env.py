@@ -32,8 +32,10 @@ steps (messages of any role) or 10 tool errors (``info["termination_reason"]``, 
 
 Departures, each reported by :meth:`Tau2Env.leaderboard_departures` when the settings bring it:
 the scripted customer (not an LLM user), tasks whose NL assertions have no judge (reported
-unscored), other limits. Always: ``calculate`` refuses an integer power over a million bits (upstream's
-``eval`` would compute it however long it takes; see :func:`~agentgym_suite.envs.tau2.toolkit.safe_calculate`); an env
+unscored), other limits; an episode in which ``calculate`` refused an integer power over a million bits (a guard
+against hanging the machine: upstream's ``eval`` would compute it however long it takes; see
+:func:`~agentgym_suite.envs.tau2.toolkit.safe_calculate`) names that in its ``info["leaderboard_departures"]`` and ``info["departure_in_play"]``,
+and the run's ``summary.json`` lists it. Always: an env
 assertion whose function refuses is not met (upstream's evaluator stops there); upstream sends the
 agent's requests with no token cap, ``eval_sampling_defaults`` allow 4096.
 
@@ -76,6 +78,8 @@ from agentgym_suite.envs.tau2.prompts import agent_system_prompt, tool_error_tex
 from agentgym_suite.envs.tau2.nl_judge import ModelNLJudge
 from agentgym_suite.envs.tau2.scripted_user import ScriptedUser, device_instruction
 from agentgym_suite.envs.tau2.users import AGENT_GREETING, END_TOKENS, LLMUser, UserContext, UserSimulator, end_token
+from agentgym_suite.envs.tau2.toolkit import CALCULATE_GUARD_DEPARTURE, PowerTooLarge
+from agentgym_suite.envs.tau2.user_view import opening_view
 from agentgym_suite.envs.tau2.world import World, build_world, gold_actions, replay_gold
 
 USER_SETTINGS = ("scripted", "llm:<backend spec>")
@@ -195,19 +199,23 @@ class Tau2Env(ToolEnv):
         self._history_calls: list[tuple[str, dict[str, Any]]] = []
         self._user_calls: list[tuple[int, str, dict[str, Any]]] = []  # (agent calls made before it, name, arguments)
         self._user_turns = 0
+        self._guard_fired = False
+        """Whether ``calculate``'s guard refused a power this episode (a departure the episode then names)."""
         self._end: str | None = None
         self._user_error: str | None = None
         self._breakdown: RewardBreakdown | None = None
         self._gold_hashes: dict[str, GoldHashes] = {}
         self._counter = StepCounter(self.max_steps, self.max_errors)
         self._call_errors = 0
+        self.customer_view: list[dict[str, Any]] = []
+        """The customer's own side of the conversation as upstream's user simulator keeps it (see ``user_view``)."""
         self.tool_messages: list[dict[str, Any]] = []
         """Every tool result of the conversation as the caller read it: ``content`` (text), ``error``, ``requestor``."""
 
     def _make_user(self, user: Any, user_generate: Any, sampling: dict[str, Any], max_user_turns: int) -> UserSimulator:
         """The customer for the ``user``/``user_generate`` settings (see the class docstring)."""
         if user_generate is not None:
-            return LLMUser(user_generate, self.data.guidelines)
+            return LLMUser(user_generate, self.data.guidelines, guidelines_tools=self.data.guidelines_tools)
         if user is None or user == "scripted":
             return ScriptedUser(max_turns=max_user_turns)
         if isinstance(user, str):
@@ -215,7 +223,7 @@ class Tau2Env(ToolEnv):
                 raise ValueError(f"user={user!r}; use one of {', '.join(USER_SETTINGS)} "
                                  "(e.g. 'llm:hf:Qwen/Qwen3-8B', 'llm:tiny'), or pass a UserSimulator.")
             chat = BackendChat(spec=user, **{"role": "user", **sampling})
-            return LLMUser(chat, self.data.guidelines, label=f"llm:{chat.label}")
+            return LLMUser(chat, self.data.guidelines, label=f"llm:{chat.label}", guidelines_tools=self.data.guidelines_tools)
         if isinstance(user, UserSimulator):
             return user
         raise TypeError(f"user must be 'scripted', 'llm:<backend spec>' or a UserSimulator, got {type(user).__name__}")
@@ -258,15 +266,20 @@ class Tau2Env(ToolEnv):
         self._history_calls = []
         self._user_calls = []
         self._user_turns = 0
+        self._guard_fired = False
         self._end = self._user_error = None
         self._breakdown = None
         self._counter = StepCounter(self.max_steps, self.max_errors)
         self.tool_messages = []
         history = self._history_messages()
+        raw_history = (self._task.get("initial_state") or {}).get("message_history") or []
+        self.customer_view = opening_view(raw_history) if raw_history else [{"role": "assistant", "content": AGENT_GREETING}]
         first = ""
         if not (history and history[-1]["role"] == "user"):
-            first = self._ask_user(lambda: self.user.first_message(self._task)) or ""
+            first = self._ask_user(self._opening_message) or ""
             self._counter.step()
+            if first:
+                self.customer_view.append({"role": "user", "content": first, "tool_calls": None})
         policy = self.data.policy
         if self._variant is not None:
             policy = self._banking_setup()
@@ -346,6 +359,7 @@ class Tau2Env(ToolEnv):
                 value = self._handlers[call.name](**call.arguments)
                 text, ok, status = tool_result_text(value, SHAPES.get(self.data.domain, ())), True, "ok"
             except Exception as exc:  # a refusal is data for the agent, not a crash
+                self._guard_fired = self._guard_fired or isinstance(exc, PowerTooLarge)
                 value = error_payload(ToolCallError(TOOL_EXECUTION_ERROR, f"{call.name} failed: {exc}", name=call.name))
                 text, ok, status = tool_error_text(str(exc)), False, "error"
         self.tool_log.append(ToolRecord(call.name, call.arguments, value, ok, self.turn))
@@ -377,23 +391,38 @@ class Tau2Env(ToolEnv):
             self._end = reason
             return None
         self._user_turns += 1
-        context = UserContext(
-            task=self._task,
-            messages=list(self.messages),
-            transferred=any(r.name == "transfer_to_human_agents" and r.ok for r in self.tool_log),
-            user_turns=self._user_turns - 1,
-            run_user_tool=self._run_user_tool,
-            user_tools=self._user_tool_schemas(),
-        )
+        self.customer_view.append({"role": "assistant", "content": assistant_text})
+        context = self._user_context()
         reply = self._ask_user(lambda: self.user.reply(context))
         if reply is None:
             return None
+        self.customer_view.append({"role": "user", "content": reply, "tool_calls": None})
         self._counter.step()
         self._end = self._counter.reached() or self._end
         if self._end is not None:
             self.messages.append({"role": "user", "content": reply})
             return None
         return reply
+
+    def _user_context(self) -> UserContext:
+        """What the customer simulator gets for its next message."""
+        return UserContext(
+            task=self._task,
+            messages=list(self.messages),
+            transferred=any(r.name == "transfer_to_human_agents" and r.ok for r in self.tool_log),
+            user_turns=max(0, self._user_turns - 1),
+            run_user_tool=self._run_user_tool,
+            user_tools=self._user_tool_schemas(),
+            customer_view=self.customer_view,
+            call_user_tools=self._user_tool_messages,
+        )
+
+    def _opening_message(self) -> str:
+        """The customer's first message: an LLM customer answers its view (the greeting, or the task's pre-filled
+        history) and may use its tools first, as upstream's; other simulators give their ``first_message``."""
+        if isinstance(self.user, LLMUser):
+            return self.user.opening(self._user_context())
+        return self.user.first_message(self._task)
 
     def _evaluate(self) -> tuple[float, bool]:
         assert self.world is not None
@@ -407,9 +436,11 @@ class Tau2Env(ToolEnv):
         return self._breakdown.reward, self._breakdown.scorable and self._breakdown.reward == 1.0
 
     def _extra_info(self) -> dict[str, Any]:
+        departures = self._settings_departures() + ([CALCULATE_GUARD_DEPARTURE] if self._guard_fired else [])
         extra: dict[str, Any] = {"user_simulator": self.user_label, "nl_judge": self.judge_label,
-                                 "comparable_to_leaderboard": not self._settings_departures(),
-                                 "leaderboard_departures": self._settings_departures()}
+                                 "comparable_to_leaderboard": not departures, "leaderboard_departures": departures}
+        if self._guard_fired:
+            extra["departure_in_play"] = CALCULATE_GUARD_DEPARTURE
         if self._breakdown is not None:
             extra["reward_breakdown"] = self._breakdown.as_info()
             extra["scorable"] = self._breakdown.scorable
@@ -554,10 +585,39 @@ class Tau2Env(ToolEnv):
         return fixes
 
     def _run_user_tool(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Run a user-side tool for the simulated customer and record the call; raises ValueError on refusal."""
+        """Run a user-side tool for the simulated customer as one message of one call, and record it; raises
+        ValueError on refusal (what scripted customers use)."""
         if self.world is None or self.world.user is None:
             raise ValueError("this domain gives the customer no tools")
         self._counter.step()  # the customer's tool-call message
+        _, error, result = self._customer_call(name, arguments)
+        self._counter.step(int(error is not None))  # the environment's answer
+        self._check_limits()
+        if error is not None:
+            raise ValueError(error)
+        return result
+
+    def _user_tool_messages(self, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, bool]]:
+        """Run the tool calls of one customer message, as upstream's orchestrator does (one step for the message,
+        one for the environment's answer to all its calls, each failed call an error), and return each result as
+        the customer reads it (upstream's text, or ``Error: ...``) with whether it failed."""
+        self._counter.step()  # the customer's tool-call message
+        answers = [self._customer_call(name, arguments)[:2] for name, arguments in calls]
+        self._counter.step(sum(int(error is not None) for _, error in answers))  # the environment's answer
+        self._check_limits()
+        return [(text, error is not None) for text, error in answers]
+
+    def _check_limits(self) -> None:
+        """End the conversation inside the customer's turn when a limit is reached."""
+        reason = self._counter.reached()
+        if reason is not None:
+            self._end = reason
+            raise ConversationOver(reason)
+
+    def _customer_call(self, name: str, arguments: dict[str, Any]) -> tuple[str, str | None, Any]:
+        """Run one customer tool call unchecked, as upstream does, and record it (no step counted): the text the
+        customer reads, the error message when it failed, and the tool's value."""
+        assert self.world is not None and self.world.user is not None
         self._user_calls.append((len(self.tool_log), name, dict(arguments)))
         error: str | None = None
         result: Any = None
@@ -571,14 +631,7 @@ class Tau2Env(ToolEnv):
                 error = str(exc)
         text = tool_error_text(error) if error is not None else tool_result_text(result, SHAPES.get(self.data.domain, ()))
         self.tool_messages.append({"content": text, "error": error is not None, "requestor": "user"})
-        self._counter.step(int(error is not None))  # the environment's answer
-        reason = self._counter.reached()
-        if reason is not None:
-            self._end = reason
-            raise ConversationOver(reason)
-        if error is not None:
-            raise ValueError(error)
-        return result
+        return text, error, result
 
     def _calls_so_far(self) -> list[tuple[str, dict[str, Any]]]:
         """Every call in the order made: the pre-filled history's, then the agent's and the customer's interleaved."""

@@ -11,9 +11,10 @@ toolkits here convert and refuse exactly as upstream's do; the database stays pl
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 
 class UserAddress(BaseModel):
@@ -86,4 +87,24 @@ class Reservation(BaseModel):
     status: Literal["cancelled"] | None = None
 
 
-__all__ = ["Certificate", "FlightInfo", "Passenger", "Payment", "Reservation", "ReservationFlight", "UserAddress"]
+class APNNames(str, Enum):
+    """The APN names telecom's phone knows (upstream's enum: its pydantic error lists these values)."""
+
+    INTERNET = "internet"
+    BROKEN = "broken"
+
+
+class APNSettings(BaseModel):
+    """The phone's APN configuration as the customer's ``set_apn_settings`` builds it from a dict (no extra keys)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    apn_name: APNNames = APNNames.INTERNET
+    reset_at_reboot: bool = False
+    mms_apn: str | None = "mms"
+    mmsc_url: str | None = "http://mms.carrier.com/mms/wapenc"
+    mms_proxy: str | None = None
+    mms_port: int | None = None
+
+
+__all__ = ["APNNames", "APNSettings", "Certificate", "FlightInfo", "Passenger", "Payment", "Reservation", "ReservationFlight", "UserAddress"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentgym_suite.envs.tau2.record_models import APNSettings
 from agentgym_suite.envs.tau2.telecom_sync import SyncedTools
 from agentgym_suite.envs.tau2.toolkit import STRING, WRITE, described, tool
 
@@ -114,7 +115,7 @@ class TelecomUserTools(SyncedTools):
             return False
         if dev["wifi_calling_enabled"] and dev["wifi_calling_mms_over_wifi"]:
             return False  # the carrier does not carry MMS over Wi-Fi calling
-        if not dev["active_apn_settings"].get("mmsc_url"):
+        if self._apn("mmsc_url") is None:
             return False
         perms = (dev["app_statuses"].get("messaging") or {}).get("permissions") or {}
         return bool(perms.get("sms")) and bool(perms.get("storage"))
@@ -160,9 +161,28 @@ class TelecomUserTools(SyncedTools):
                        network_signal_strength=signal.get(tech, "none"))
         else:
             self._no_service()
-        if dev["airplane_mode"] or dev["active_apn_settings"]["apn_name"] == "broken" or not around["line_active"]:
+        if dev["airplane_mode"]:  # each condition read on its own, as upstream's (an unreadable APN fails here)
+            self._no_service()
+        if self._apn("apn_name") == "broken":
+            self._no_service()
+        if not around["line_active"]:
             self._no_service()
         return f"Network search done: {dev['network_connection_status']}"
+
+    def _apn(self, name: str) -> Any:
+        """A field of the active APN settings. After ``set_apn_settings`` was given something that is not an object,
+        upstream keeps that value as the settings, and every later read of a field fails with Python's
+        ``AttributeError`` (``'str' object has no attribute 'apn_name'``); this reads the same way."""
+        apn = self.device["active_apn_settings"]
+        return apn.get(name) if isinstance(apn, dict) else getattr(apn, name)
+
+    def _set_apn(self, name: str, value: Any) -> None:
+        """Change a field of the active APN settings (``AttributeError`` on an unreadable APN, as :meth:`_apn`)."""
+        apn = self.device["active_apn_settings"]
+        if isinstance(apn, dict):
+            apn[name] = value
+        else:
+            setattr(apn, name, value)
 
     def _no_service(self) -> None:
         self.device.update(network_connection_status=NO_SERVICE, network_technology_connected="none", network_signal_strength="none")
@@ -217,9 +237,10 @@ class TelecomUserTools(SyncedTools):
 
     @tool("Show the APN name and the MMSC address (used for picture messages) the phone uses.")
     def check_apn_settings(self) -> str:
-        apn = self.device["active_apn_settings"]
-        return (f"Current APN Name: {apn.get('apn_name') or 'Not Set'}\nMMSC URL (for picture messages): "
-                f"{apn.get('mmsc_url') or 'Not Set'}\n(These are technical settings, usually best left unchanged.)")
+        if not isinstance(self.device["active_apn_settings"], dict):
+            self._apn("model_copy")  # upstream copies the settings first, and an unreadable APN fails on that
+        return (f"Current APN Name: {self._apn('apn_name') or 'Not Set'}\nMMSC URL (for picture messages): "
+                f"{self._apn('mmsc_url') or 'Not Set'}\n(These are technical settings, usually best left unchanged.)")
 
     @tool("Show whether Wi-Fi is on, which network it is connected to and the signal.")
     def check_wifi_status(self) -> str:
@@ -342,18 +363,14 @@ class TelecomUserTools(SyncedTools):
         if not isinstance(apn_settings, dict):  # upstream stores it as given, then reads its apn_name (which it lacks)
             self.device["active_apn_settings"] = apn_settings
             return str(apn_settings.apn_name)  # type: ignore[attr-defined] # raises AttributeError, as upstream's
-        unknown = sorted(set(apn_settings) - set(DEFAULT_APN))
-        if unknown:
-            raise ValueError(f"Unknown APN fields {unknown}; use {sorted(DEFAULT_APN)}")
-        if apn_settings.get("apn_name", "internet") not in ("internet", "broken"):
-            raise ValueError("apn_name must be 'internet'")
-        self.device["active_apn_settings"] = {**DEFAULT_APN, **apn_settings}
+        # built as upstream builds its record: pydantic refuses unknown fields and values it cannot convert, in its words
+        self.device["active_apn_settings"] = APNSettings(**apn_settings).model_dump(mode="json")
         self.simulate_network_search()
         return self._with_bar(f"APN settings set to: {self.device['active_apn_settings']['apn_name']}")
 
     @tool("Restore the default APN settings; they take effect at the next reboot.", tool_kind=WRITE)
     def reset_apn_settings(self) -> str:
-        self.device["active_apn_settings"]["reset_at_reboot"] = True
+        self._set_apn("reset_at_reboot", True)
         self.simulate_network_search()
         return self._with_bar("APN settings will reset at reboot.")
 
@@ -409,7 +426,7 @@ class TelecomUserTools(SyncedTools):
     @tool("Restart the phone; pending APN resets apply and the phone searches for a network again.", tool_kind=WRITE)
     def reboot_device(self) -> str:
         lines = []
-        if self.device["active_apn_settings"].get("reset_at_reboot"):
+        if self._apn("reset_at_reboot"):
             lines.append("Resetting APN settings...")
             self.device["active_apn_settings"] = dict(DEFAULT_APN)
         lines.append("Restarting network services...")
@@ -505,13 +522,13 @@ class TelecomUserTools(SyncedTools):
 
     def break_apn_settings(self) -> str:
         """Corrupt the APN so there is no service (fixed by ``reset_apn_settings`` and a reboot)."""
-        self.device["active_apn_settings"]["apn_name"] = "broken"
+        self._set_apn("apn_name", "broken")
         self.simulate_network_search()
         return "APN settings broken."
 
     def break_apn_mms_setting(self) -> str:
         """Clear the MMSC address so MMS fails (fixed by ``reset_apn_settings`` and a reboot)."""
-        self.device["active_apn_settings"]["mmsc_url"] = None
+        self._set_apn("mmsc_url", None)
         return "APN MMS setting broken."
 
     def set_wifi_calling(self, enabled: bool, mms_over_wifi: bool | None = None) -> str:

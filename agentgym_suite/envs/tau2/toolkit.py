@@ -131,6 +131,16 @@ MAX_POWER_BITS = 1_000_000
 """The largest integer power computed (in bits): upstream's ``eval`` would compute any (and hang on ``9**9**9**9``)."""
 
 
+CALCULATE_GUARD_DEPARTURE = (
+    f"calculate refused an integer power over {MAX_POWER_BITS} bits (a guard against hanging the machine: upstream's "
+    "eval computes it however long it takes), so that call's answer is the suite's refusal, not upstream's result")
+"""The labelled departure an episode names (``info["leaderboard_departures"]``, then ``summary.json``) once the guard fired."""
+
+
+class PowerTooLarge(ValueError):
+    """An integer power :func:`safe_calculate` does not compute (see :data:`MAX_POWER_BITS`)."""
+
+
 def safe_calculate(expression: str) -> str:
     """Evaluate arithmetic as τ²-bench's ``calculate`` does, by walking the syntax tree (never ``eval``).
 
@@ -172,4 +182,4 @@ def _check_power(base: Any, exponent: Any) -> None:
     """Refuse an integer power too large to compute quickly (upstream would compute it, however long it takes)."""
     if (isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1
             and exponent * abs(base).bit_length() > MAX_POWER_BITS):
-        raise ValueError(f"Exponent too large: results over {MAX_POWER_BITS} bits are not computed here")
+        raise PowerTooLarge(f"Exponent too large: results over {MAX_POWER_BITS} bits are not computed here")

@@ -10,18 +10,19 @@ empty reply) raises :class:`UserSimulatorError`; the env then ends the episode u
 
 from __future__ import annotations
 
-import json
+import inspect
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from agentgym_suite.core.errors import AgentGymError
-from agentgym_suite.core.tool_calls import parse_tool_calls, render_tool_results
+from agentgym_suite.core.tool_calls import parse_tool_calls
+from agentgym_suite.envs.tau2.prompts import tool_error_text
+from agentgym_suite.envs.tau2.user_view import AGENT_GREETING, calls_made, customer_call_id, customer_messages, view_from_messages
+from agentgym_suite.llm.chat_templates import hermes_messages
 
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 END_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
-AGENT_GREETING = "Hi! How can I help you today?"
-"""τ²-bench's fixed first agent turn; the simulated customer answers it with their opening message."""
 
 
 class UserSimulatorError(AgentGymError, RuntimeError):
@@ -37,8 +38,15 @@ class UserContext:
     transferred: bool
     user_turns: int
     run_user_tool: Callable[[str, dict[str, Any]], Any] | None = None
+    """Runs a customer tool and returns its value (raises ValueError on a refusal); what scripted customers use."""
     user_tools: list[dict[str, Any]] = field(default_factory=list)
     """OpenAI-format schemas of the tools the customer has (telecom's phone); empty in most domains."""
+    customer_view: list[dict[str, Any]] = field(default_factory=list)
+    """The customer's own history as upstream's user state holds it (:mod:`~agentgym_suite.envs.tau2.user_view`): the
+    env adds the agent's text messages and the customer's replies, an LLM customer its tool calls and their results."""
+    call_user_tools: Callable[[list[tuple[str, dict[str, Any]]]], list[tuple[str, bool]]] | None = None
+    """Runs the tool calls of one customer message (name, arguments) and returns each result as upstream's
+    environment renders it, with whether it failed."""
 
 
 @runtime_checkable
@@ -111,50 +119,68 @@ def tool_names(schemas: list[dict[str, Any]]) -> list[str]:
     return [str((s.get("function") or {}).get("name") or s.get("name") or "") for s in schemas if isinstance(s, dict)]
 
 
-def tools_prompt(schemas: list[dict[str, Any]]) -> str:
-    """The system-prompt section that shows a simulated customer their tools and how to call them."""
-    listing = "\n".join(json.dumps(schema, ensure_ascii=False) for schema in schemas)
-    return ("# Your tools\nYou can use these tools on your own device:\n" + listing + "\nTo use one, write "
-            "<tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>; you will see the result before you answer. "
-            "Answer the agent in plain text once you are done with your tools.")
+def _accepts_tools(generate: Callable[..., str]) -> bool:
+    """True when a chat callable takes the tool schemas as a ``tools`` keyword (as :class:`BackendChat` does)."""
+    try:
+        parameters = inspect.signature(generate).parameters
+    except (TypeError, ValueError):
+        return False
+    return "tools" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
 class LLMUser:
-    """The τ²-bench customer: a chat model (any callable ``(messages) -> str``) playing the scenario.
+    """The τ²-bench customer: a chat model playing the scenario, shown the conversation as upstream shows it.
 
     Its system prompt is the domain's simulation guidelines followed by the scenario inside
     ``<scenario>`` tags (see :func:`scenario_text`); the guidelines tell it when to write
-    ``###STOP###``, ``###TRANSFER###`` and ``###OUT-OF-SCOPE###``. It sees the conversation with
-    roles flipped (the agent speaks as ``user``), opening with τ²-bench's fixed agent greeting.
-    A backend failure or an empty reply raises :class:`UserSimulatorError` (kept in ``last_error``).
+    ``###STOP###``, ``###TRANSFER###`` and ``###OUT-OF-SCOPE###``. When the customer has tools
+    (``context.user_tools``, e.g. telecom's phone) the guidelines are the tools variant, as upstream
+    picks them. Each model call gets exactly the messages upstream's user simulator sends
+    (:mod:`~agentgym_suite.envs.tau2.user_view`: roles flipped, the customer's own tool calls as
+    ``tool_calls`` and their results as ``tool`` messages in upstream's text, kept for the whole
+    episode), with the customer's tool schemas as the request's tools.
 
-    When the customer has tools (``context.user_tools``, e.g. telecom's phone), their schemas
-    are listed in the system prompt; a reply holding ``<tool_call>`` blocks runs them, the
-    results come back as the next (flipped) user message, and the model is asked again, up to
-    ``max_tool_rounds`` times per reply. Only the final text reaches the agent.
+    ``generate`` is a chat model: a callable ``(messages, tools=None) -> str`` (such as
+    :class:`~agentgym_suite.envs.shared.chat_models.BackendChat`) gets that list and the schemas as
+    they are; a plain ``(messages) -> str`` gets them in the Hermes text convention (tools in the
+    system message, calls as ``<tool_call>`` blocks, results as ``<tool_response>`` blocks), the way
+    a Qwen chat template renders them. The model calls tools by writing ``<tool_call>`` blocks;
+    they run on the customer's side (``context.call_user_tools``) and the model is asked again,
+    until it answers without a tool call; only that answer reaches the agent. A backend failure or
+    an empty reply raises :class:`UserSimulatorError` (kept in ``last_error``).
 
     Args:
         generate: the chat model.
-        guidelines: the simulation guidelines text (``user_simulator/simulation_guidelines*.md``).
-        max_tool_rounds: most tool rounds per reply.
+        guidelines: the simulation guidelines text (``user_simulator/simulation_guidelines.md``).
+        max_tool_rounds: most tool rounds per reply (upstream has no such bound; the env's step limit ends
+            the episode long before the default).
         label: how results name this user (e.g. ``llm:hf:Qwen/Qwen3-8B``).
+        guidelines_tools: the guidelines for a customer with tools (``simulation_guidelines_tools.md``);
+            ``guidelines`` when not given.
     """
 
-    def __init__(self, generate: Callable[[list[dict[str, Any]]], str], guidelines: str = "", max_tool_rounds: int = 6,
-                 label: str | None = None) -> None:
+    def __init__(self, generate: Callable[..., str], guidelines: str = "", max_tool_rounds: int = 100,
+                 label: str | None = None, guidelines_tools: str | None = None) -> None:
         self.generate = generate
-        self.guidelines = guidelines.replace("<PERSONA_GUIDELINES>", "")
+        self.guidelines = guidelines
+        self.guidelines_tools = guidelines if guidelines_tools is None else guidelines_tools
         self.max_tool_rounds = max_tool_rounds
         self.label = label or f"llm:{getattr(generate, 'label', None) or getattr(generate, '__name__', 'callable')}"
         self.last_error: str | None = None
+        self._takes_tools = _accepts_tools(generate)
 
-    def system_prompt(self, task: dict[str, Any]) -> str:
-        """The simulator's system prompt for ``task``."""
-        return f"{self.guidelines.strip()}\n\n<scenario>\n{scenario_text(task)}\n</scenario>".strip()
+    def system_prompt(self, task: dict[str, Any], with_tools: bool = False) -> str:
+        """The simulator's system prompt for ``task`` (upstream's ``SYSTEM_PROMPT`` with the default persona)."""
+        guidelines = (self.guidelines_tools if with_tools else self.guidelines).replace("<PERSONA_GUIDELINES>", "")
+        return f"{guidelines}\n\n<scenario>\n{scenario_text(task)}\n</scenario>".strip()
 
-    def _ask(self, messages: list[dict[str, Any]]) -> str:
+    def _ask(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
         try:
-            text = str(self.generate(messages) or "").strip()
+            if self._takes_tools:
+                reply = self.generate(messages, tools=tools or None)
+            else:
+                reply = self.generate(hermes_messages(messages, tools or None))
+            text = str(reply or "").strip()
         except Exception as exc:  # a backend failure ends the episode as a user error, not a crash
             self.last_error = f"{type(exc).__name__}: {exc}"
             raise UserSimulatorError(f"the user model failed: {self.last_error}") from exc
@@ -164,41 +190,45 @@ class LLMUser:
         return text
 
     def first_message(self, task: dict[str, Any]) -> str:
+        """The customer's answer to the agent greeting (no tools: use :meth:`opening` for a customer with tools)."""
+        return self.opening(UserContext(task=task, messages=[], transferred=False, user_turns=0,
+                                        customer_view=[{"role": "assistant", "content": AGENT_GREETING}]))
+
+    def opening(self, context: UserContext) -> str:
+        """The customer's first message of an episode, answering the last agent message of ``context.customer_view``."""
         self.last_error = None
-        return self._ask([{"role": "system", "content": self.system_prompt(task)}, {"role": "user", "content": AGENT_GREETING}])
+        return self.reply(context)
 
     def reply(self, context: UserContext) -> str:
-        flipped: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt(context.task)}]
-        for message in context.messages:
-            role, content = message.get("role"), str(message.get("content") or "")
-            if role == "assistant" and content.strip():
-                flipped.append({"role": "user", "content": content})
-            elif role == "user":
-                flipped.append({"role": "assistant", "content": content})
-        if len(flipped) == 1 or flipped[1]["role"] != "user":
-            flipped.insert(1, {"role": "user", "content": AGENT_GREETING})
-        if context.user_tools and context.run_user_tool is not None:
-            flipped[0]["content"] += "\n\n" + tools_prompt(context.user_tools)
-            return self._with_tools(flipped, context)
-        return self._ask(flipped)
-
-    def _with_tools(self, flipped: list[dict[str, Any]], context: UserContext) -> str:
-        """Ask the model, running its tool calls on the customer's side, until it answers in plain text."""
+        view = context.customer_view if context.customer_view else view_from_messages(context.messages)
+        tools = context.user_tools if context.call_user_tools is not None else []
+        system = self.system_prompt(context.task, with_tools=bool(tools))
         text = ""
         for _ in range(max(1, self.max_tool_rounds)):
-            text = self._ask(flipped)
-            parsed = parse_tool_calls(text)
-            if not parsed.has_tool_calls or is_end(text):
+            text = self._ask(customer_messages(system, view), tools)
+            parsed = parse_tool_calls(text) if tools else None
+            if parsed is None or not parsed.has_tool_calls:
                 return text
-            results: list[tuple[str, Any]] = [(e.name or "invalid_tool_call", {"error": e.message}) for e in parsed.errors]
-            for call in parsed.calls:  # run as upstream runs the customer's calls: unchecked, the tool answers
-                try:
-                    results.append((call.name, context.run_user_tool(call.name, call.arguments)))  # type: ignore[misc]
-                except ValueError as exc:
-                    results.append((call.name, {"error": str(exc)}))
-            flipped = flipped + [{"role": "assistant", "content": text}, {"role": "user", "content": render_tool_results(results)}]
+            self._run_calls(parsed, view, context)
         return parse_tool_calls(text).content.strip() or "Sorry, I need a moment; I could not finish checking my phone."
+
+    @staticmethod
+    def _run_calls(parsed: Any, view: list[dict[str, Any]], context: UserContext) -> None:
+        """Record the customer's tool-call message in ``view``, run its calls on the customer's side (as upstream:
+        unchecked, the tool answers) and record each answer; a block that does not parse is answered with its error."""
+        first = calls_made(view)
+        calls = [(c.name, dict(c.arguments), None) for c in parsed.calls]
+        calls += [(e.name or "invalid_tool_call", {}, e.message) for e in parsed.errors]
+        ids = [customer_call_id(first + i) for i in range(len(calls))]
+        view.append({"role": "user", "content": parsed.content or None,
+                     "tool_calls": [{"id": i, "name": name, "arguments": arguments} for i, (name, arguments, _) in zip(ids, calls)]})
+        runnable = [(name, arguments) for name, arguments, problem in calls if problem is None]
+        assert context.call_user_tools is not None
+        answers = iter(context.call_user_tools(runnable) if runnable else [])
+        for call_id, (_, _, problem) in zip(ids, calls):
+            content = tool_error_text(problem) if problem is not None else next(answers)[0]
+            view.append({"role": "tool", "id": call_id, "content": content, "requestor": "user"})
 
 
 __all__ = ["AGENT_GREETING", "END_TOKENS", "LLMUser", "OUT_OF_SCOPE", "STOP", "TRANSFER", "UserContext", "UserSimulator",
-           "UserSimulatorError", "end_token", "is_end", "scenario_parts", "scenario_text", "tool_names", "tools_prompt"]
+           "UserSimulatorError", "end_token", "is_end", "scenario_parts", "scenario_text", "tool_names"]

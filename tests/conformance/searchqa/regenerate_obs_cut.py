@@ -7,6 +7,8 @@ batch are tokenized together (``padding='longest'``, no special tokens) and ever
 tokenizer (right padding, as the paper's Qwen2.5 and Llama 3.2 tokenizers); verl, requests and the
 tensor helper, which the method does not touch, are stubbed. Each row, its padding removed, is
 recorded decoded, with the tokenizer's SHA-256 so the test knows it reads the same tokenizer.
+``left_padding_cases`` run the same batches with the tokenizer set to pad on the left, each batch as a
+whole and each observation alone (a batch of one).
 
     mkdir -p /work/scratch/searchr1 && cd /work/scratch/searchr1
     git --git-dir=<Search-R1 git dir> archive a14dc3a search_r1/__init__.py search_r1/llm_agent/__init__.py \\
@@ -69,11 +71,22 @@ def main(src: Path) -> None:
         rows = [[t for t in row.tolist() if t != tokenizer.pad_token_id] for row in ids]
         cases.append({"observations": batch, "kept_tokens": [len(r) for r in rows],
                       "decoded": [tokenizer.decode(r) for r in rows]})
+    # A tokenizer that pads on the left: the batch is padded to its longest row before the cut, so how much of an
+    # over-long observation survives depends on the other rows. Recorded per batch and per observation alone.
+    tokenizer.padding_side = "left"
+    left = []
+    for batch in BATCHES:
+        together = [[t for t in row.tolist() if t != tokenizer.pad_token_id] for row in manager._process_next_obs(batch)]
+        alone = [[t for t in manager._process_next_obs([o])[0].tolist() if t != tokenizer.pad_token_id] for o in batch]
+        left.append({"observations": batch, "kept_in_batch": [len(r) for r in together],
+                     "decoded_in_batch": [tokenizer.decode(r) for r in together],
+                     "kept_alone": [len(r) for r in alone], "decoded_alone": [tokenizer.decode(r) for r in alone]})
+    tokenizer.padding_side = "right"
     outputs = {"upstream": "github.com/PeterGriffinJin/Search-R1", "commit": COMMIT,
                "code": "search_r1/llm_agent/generation.py:LLMGenerationManager._process_next_obs",
                "max_obs_length": MAX_OBS_LENGTH, "padding_side": tokenizer.padding_side,
                "tokenizer_sha256": hashlib.sha256((folder / "tokenizer.json").read_bytes()).hexdigest(),
-               "cases": cases}
+               "cases": cases, "left_padding_cases": left}
     (HERE / "obs_cut_outputs.json").write_text(json.dumps(outputs, indent=1, ensure_ascii=False) + "\n",
                                                encoding="utf-8")
 

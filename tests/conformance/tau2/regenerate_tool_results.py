@@ -161,6 +161,30 @@ def probes() -> list[dict[str, Any]]:
             call("grant_app_permission", app_name="messaging", permission="camera"),
             call("grant_app_permission", app_name="messaging", permission="STORAGE"),
             call("check_app_status", app_name="messaging")]},
+        # a set_apn_settings the phone cannot use: upstream keeps a non-object as the settings, so every later read
+        # of the APN fails with an AttributeError naming the field read first; objects are validated by pydantic
+        {"domain": "telecom", "requestor": "user", "calls": [
+            call("set_apn_settings", apn_settings="internet"), call("check_apn_settings"), call("reset_apn_settings"),
+            call("reboot_device"), call("can_send_mms"), call("check_network_status"), call("toggle_airplane_mode"),
+            call("toggle_airplane_mode"), call("toggle_data"), call("run_speed_test"), call("check_status_bar"),
+            call("set_apn_settings", apn_settings={"apn_name": "internet"}), call("check_apn_settings"),
+            call("check_network_status")]},
+        {"domain": "telecom", "requestor": "user", "calls": [
+            call("set_apn_settings", apn_settings=5), call("reseat_sim_card"),
+            call("set_network_mode_preference", mode="4g_only"), call("toggle_roaming"), call("check_apn_settings")]},
+        {"domain": "telecom", "requestor": "user", "calls": [
+            call("set_apn_settings", apn_settings=None), call("check_apn_settings"),
+            call("set_apn_settings", apn_settings=["internet"]), call("reboot_device"), call("can_send_mms")]},
+        {"domain": "telecom", "requestor": "user", "calls": [
+            call("set_apn_settings", apn_settings={"apn_name": "broken"}), call("check_network_status"),
+            call("check_apn_settings"), call("set_apn_settings", apn_settings={"apn_name": "x"}),
+            call("set_apn_settings", apn_settings={"mms_port": "80", "mms_proxy": "proxy"}), call("check_apn_settings"),
+            call("set_apn_settings", apn_settings={"reset_at_reboot": "yes"}),
+            call("set_apn_settings", apn_settings={"reset_at_reboot": "maybe"}),
+            call("set_apn_settings", apn_settings={"apn_name": "internet", "mmsc_url": ""}), call("can_send_mms"),
+            call("set_apn_settings", apn_settings={"apn_name": "internet", "mmsc_url": None}), call("can_send_mms"),
+            call("set_apn_settings", apn_settings={"name": "internet", "mms_port": "x"}), call("reset_apn_settings"),
+            call("reboot_device"), call("check_apn_settings")]},
         {"domain": "mock", "requestor": "user", "calls": [call("dismiss_notification", notification_id=5),
                                                           call("dismiss_notification")]},
         {"domain": "airline", "calls": [call("calculate", expression=e) for e in

@@ -57,13 +57,13 @@ def load_banking(root: Path) -> DomainData:
     The tasks are read from ``tasks/task_*.json`` in file-name order, as upstream's ``get_tasks``
     reads them; the combined ``tasks.json`` beside them is not what upstream runs (13 of its 97
     tasks differ: required documents, scenarios, grading criteria, user tools)."""
-    from agentgym_suite.envs.tau2.data import DomainData
+    from agentgym_suite.envs.tau2.data import DomainData, user_guidelines
 
     folder = root / FOLDER
     tasks = load_task_files(folder / "tasks")
     db = R.complete(json.loads((folder / "db.json").read_text(encoding="utf-8")))
-    guide = root / "user_simulator" / "simulation_guidelines_tools.md"
+    guidelines, guidelines_tools = user_guidelines(root)
     return DomainData(domain="banking_knowledge", tasks=tasks, splits={"base": list(tasks)}, policy="",
-                      guidelines=guide.read_text(encoding="utf-8") if guide.exists() else "",
+                      guidelines=guidelines, guidelines_tools=guidelines_tools,
                       db_blob=pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL),
                       user_db_blob=pickle.dumps({}, protocol=pickle.HIGHEST_PROTOCOL), folder=folder)
