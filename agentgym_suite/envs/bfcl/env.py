@@ -25,7 +25,10 @@ language (:mod:`.upstream_decode`; its tree-sitter parsers for Java and JavaScri
 single-turn checker receives its output unchanged. In multi-turn entries the decoded calls run as
 bfcl-eval's executor runs the execution strings it writes from them (tuples kept, a nested call with
 keyword arguments run first through the backend, method names inside strings rewritten with the
-instance name; :func:`~.upstream_decode.executed_value`), never through ``eval``. Function names are sent and compared as the
+instance name; :func:`~.upstream_decode.executed_value`), never through ``eval``; so do the calls of the
+web-search and memory conversations, which bfcl-eval plays with the same multi-turn inference (every
+call goes straight to the backend method whatever its arguments, and the model reads bfcl-eval's
+result texts). Function names are sent and compared as the
 emulated model config's ``underscore_to_dot`` says (``.`` replaced by ``_`` by default with
 ``fc``, as its FC handlers for OpenAI-compatible servers; as they are with ``prompting``).
 
@@ -54,7 +57,7 @@ from agentgym_suite.core.tool_env import MAX_TOOL_RESULT_CHARS, Conversation, To
 from agentgym_suite.envs.bfcl import data, format_sensitivity, prompts, upstream, web_search
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
-from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
+from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all, result_text
 from agentgym_suite.envs.bfcl.call_strings import parse_call_string
 from agentgym_suite.envs.bfcl.upstream_decode import (
     NestedCall,
@@ -146,13 +149,14 @@ PYTHON_DECODE_DEPARTURE = (
 output never reaches ``eval`` here)."""
 
 MULTI_TURN_EXECUTION_DEPARTURE = (
-    "multi-turn prompting calls run as bfcl-eval's executor runs its execution strings (tuples kept, nested calls "
-    "run first, method names inside strings rewritten with the instance name, model name 'agentgym'), except a call "
-    "to a name that is no backend method: bfcl-eval's eval calls a Python builtin of that name or fails with "
-    "NameError, the suite answers with its own refusal; the state and the verdict are the same, the text the model "
-    "reads differs")
-"""What of bfcl-eval's multi-turn execution of prompting replies is not reproduced (``tests/conformance/
-test_bfcl_multi_turn_prompting.py`` shows the rest equal)."""
+    "multi-turn, web-search and memory prompting calls run as bfcl-eval's executor runs its execution strings "
+    "(tuples kept, nested calls run first, method names inside strings rewritten with the instance name, model name "
+    "'agentgym'), except a call to a name that is no backend method: bfcl-eval's eval calls a Python builtin of "
+    "that name or fails with NameError, the suite answers with its own refusal; the state and the verdict are the "
+    "same, the text the model reads differs")
+"""What of bfcl-eval's execution of multi-turn and agentic prompting replies is not reproduced
+(``tests/conformance/test_bfcl_multi_turn_prompting.py`` and ``test_bfcl_agentic_prompting.py`` show the
+rest equal)."""
 
 
 class BFCLEnv(ToolEnv):
@@ -249,6 +253,7 @@ class BFCLEnv(ToolEnv):
         self._turn_index = 0
         self._turn_checks: list[dict[str, Any]] = []
         self._all_results: list[str] = []
+        """Every executed call's result text as bfcl-eval's executor writes it (multi-turn and agentic)."""
         self._turn_call_count = 0
         self._steps_in_turn = 0
         """Messages with calls in the current user turn (bfcl-eval's step count)."""
@@ -270,7 +275,7 @@ class BFCLEnv(ToolEnv):
             reasons += [reason] if reason else []
         if self.category == data.FORMAT_SENSITIVITY or self.system_prompt == "prompting":
             reasons.append(PYTHON_DECODE_DEPARTURE)
-        if self.multi_turn and self.system_prompt == "prompting":
+        if (self.multi_turn or self.agentic) and self.system_prompt == "prompting":
             reasons.append(MULTI_TURN_EXECUTION_DEPARTURE)
         return reasons
 
@@ -322,7 +327,7 @@ class BFCLEnv(ToolEnv):
         self._entry = data.load_questions(self.category)[task_id]
         self._answer = data.load_answers(self.category).get(task_id)
         self._calls, self._check, self._agentic, self._raw_actions = [], None, None, {}
-        self._decoded_output, self._execution_values = None, {}
+        self._decoded_output, self._execution_values, self._all_results = None, {}, []
         if self.multi_turn:
             return self._start_multi_turn()
         if self.agentic:
@@ -447,7 +452,7 @@ class BFCLEnv(ToolEnv):
                 if not self.multi_turn and not self.agentic:  # the one response a single-turn entry gets
                     self._decoded_output = decoded.output
                 items = decoded.calls
-                if self.multi_turn:  # executed as bfcl-eval's executor runs its execution strings
+                if self.multi_turn or self.agentic:  # executed as bfcl-eval's executor runs its execution strings
                     executed = execution_calls(decoded)
                     if executed is None:  # its conversion fails: the reply is the model's words
                         return parse_tool_calls(command)
@@ -491,17 +496,46 @@ class BFCLEnv(ToolEnv):
         values = self._execution_values.pop(call.id, None)
         if values is None:
             return call.arguments
-        assert self._model is not None
-        instances = {method: instance_name(str(self._entry.get("id", self.task_id)), owner) for method, owner in self._model.owner.items()}
+        session, entry_id = self._executing_session()
+        instances = {method: instance_name(entry_id, owner) for method, owner in session.owner.items()}
         return {key: executed_value(value, instances, self._run_nested) for key, value in values.items()}
+
+    def _executing_session(self) -> tuple[BackendSession, str]:
+        """The backends the model's calls run on and the entry id bfcl-eval's executor names their instances
+        after: the multi-turn model session and its entry, or the agentic conversation's backend and that
+        conversation's id (a memory prerequisite conversation has an id of its own)."""
+        if self._agentic is not None and self._agentic.session is not None and self._agentic.current is not None:
+            return self._agentic.session, self._agentic.current.test_id
+        assert self._model is not None, "no backend session: the episode has not started or has no backends"
+        return self._model, str(self._entry.get("id", self.task_id))
 
     def _run_nested(self, call: NestedCall) -> Any:
         """A nested call run on the model's backend (its arguments already done); a name that is no backend
         method raises Python's NameError, as upstream's ``eval`` does."""
-        assert self._model is not None
-        if call.name not in self._model.owner:
+        session, _ = self._executing_session()
+        if call.name not in session.owner:
             raise NameError(f"name {call.name.split('.')[0]!r} is not defined")
-        return self._model.method(call.name)(**call.arguments)
+        return session.method(call.name)(**call.arguments)
+
+    def _run_agentic_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """One call of a web-search or memory conversation, run as bfcl-eval's executor runs it: straight on
+        the backend's method whatever the arguments (no schema check; the backend's or Python's error is the
+        result), with the execution-string arguments of a prompting reply (:meth:`execution_arguments`). The
+        model reads bfcl-eval's result text (strings as they are, dicts as JSON, anything else ``str``)."""
+        session, _ = self._executing_session()
+        try:
+            result = session.method(call.name)(**self.execution_arguments(call))
+        except Exception as exc:  # noqa: BLE001 - upstream's eval turns any error into this result text
+            result = {"error": f"Error during execution: {exc}"}
+            text = result["error"]
+        else:
+            text = result_text(result)
+        self._all_results.append(text)
+        ok = not (isinstance(result, dict) and set(result) == {"error"})
+        shown = text if len(text) <= MAX_TOOL_RESULT_CHARS else \
+            text[:MAX_TOOL_RESULT_CHARS] + f"... [truncated {len(text) - MAX_TOOL_RESULT_CHARS} characters]"
+        self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
+        return call.name, shown, "ok" if ok else "error"
 
     def _run_on_backend(self, call: ToolCall) -> tuple[str, Any, str]:
         try:
@@ -544,15 +578,21 @@ class BFCLEnv(ToolEnv):
         a call to any public method of the involved backends runs whatever its arguments and
         whether or not it is offered this turn (the backend's error is the result when the
         arguments are wrong), and a call to an unknown name is refused but still counts as a
-        call of the turn, with its error as result."""
+        call of the turn, with its error as result. In web-search and memory conversations the
+        same: every backend method runs whatever its arguments (:meth:`_run_agentic_call`)."""
         if self.multi_turn and self._model is not None and call.name in self._model.owner and \
                 call.name not in _UPSTREAM_REFUSED:
             return self._run_on_backend(call)
+        session = self._agentic.session if self._agentic is not None else None
+        if session is not None and call.name in session.owner and call.name not in _UPSTREAM_REFUSED:
+            return self._run_agentic_call(call)
         counted = self._turn_call_count
         name, result, status = super().execute_call(call)
         if self.multi_turn and self._turn_call_count == counted:  # the backend never saw it
             self._turn_call_count += 1
             self._turn_calls.append(_call_key(call.name, call.arguments))
+            self._all_results.append(f"Error during execution: {result}")
+        elif session is not None:  # a name that is no backend method: refused, still one result
             self._all_results.append(f"Error during execution: {result}")
         return name, result, status
 
