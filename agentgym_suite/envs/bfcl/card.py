@@ -30,9 +30,16 @@ CARD = EnvCard(
         "execute_multi_turn_func_call run them, without eval: result strings and backend state equal on 25 fixed "
         "replies (tuples, nested calls, dicts read as calls, method names inside strings, replies its conversion "
         "fails on); a call to a name that is no backend method answered in the suite's words (a labelled departure)",
+        "web-search and memory prompting replies run as bfcl-eval's multi-turn inference runs them (the same decode "
+        "and executor, no schema check, bfcl-eval's result texts): result strings and backend state equal on 50 fixed "
+        "replies (gold calls, code fences, tuples, positional arguments, nested calls, names inside strings, Python "
+        "keywords as names, words) on bfcl-eval's memory_kv, memory_rec_sum and memory_vector backends; web search "
+        "on a recording stand-in for its SerpAPI backend in both runs (decoding and execution strings only: live "
+        "search cannot run offline)",
     ),
     conformance_tests=("tests/conformance/test_bfcl.py", "tests/conformance/test_bfcl_prompting.py",
-                       "tests/conformance/test_bfcl_java_js.py", "tests/conformance/test_bfcl_multi_turn_prompting.py"),
+                       "tests/conformance/test_bfcl_java_js.py", "tests/conformance/test_bfcl_multi_turn_prompting.py",
+                       "tests/conformance/test_bfcl_agentic_prompting.py"),
     cost=EpisodeCost(174.3, "benchmarks/env_step_cost.py BFCL-v0 --kwargs '{\"category\": \"simple\"}' (one step "
                             "= one checked episode; multi-turn 'base': 2930 steps/s) (2026-12-02, load 10.1)"),
     notes="Web search and memory replies are judged by bfcl-eval's agentic_checker; web search answers from an "
