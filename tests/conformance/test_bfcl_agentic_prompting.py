@@ -93,3 +93,27 @@ def test_agentic_departures_are_labelled() -> None:
     assert any("web_search_stand_in" in r for r in stand_in.leaderboard_departures())
     assert any("no backend method" in r for r in BFCLEnv(category="memory_rec_sum", system_prompt="prompting")
                .leaderboard_departures())
+
+
+def _argument_errors() -> list[dict[str, Any]]:
+    """Web cases whose every result is an error raised on the arguments before any page is read (not
+    naming the backend class, whose name differs): these hold for the offline backend too."""
+    return [c for c in CASES if c["category"].startswith("web_search") and c.get("results")
+            and not c["what"].startswith("DEPARTURE") and "WebSearchAPI." not in "".join(c["results"])
+            and all(r.startswith("Error during execution: ") for r in c["results"])]
+
+
+@pytest.mark.parametrize("case", _argument_errors(), ids=lambda c: c["what"][:60])
+def test_the_offline_web_search_handles_arguments_as_upstream(case: dict[str, Any]) -> None:
+    """The default local corpus answers other pages than the live web (a labelled departure), but it
+    reads its arguments as bfcl-eval's backend does: results cut with ``[:max_results]``, the URL
+    checked with ``str.startswith``."""
+    env = BFCLEnv(category=case["category"], system_prompt="prompting")
+    env.reset(options={"task_id": case["entry"]})
+    env.step(case["reply"])
+    assert env._all_results == case["results"]
+
+
+def test_some_argument_errors_are_checked_offline() -> None:
+    texts = " ".join(r for c in _argument_errors() for r in c["results"])
+    assert "slice indices" in texts and "has no attribute 'startswith'" in texts and "Invalid URL" in texts
