@@ -20,7 +20,9 @@ CARD = EnvCard(
         "overall leaderboard columns equal to bfcl-eval's generate_leaderboard_csv on the same per-category accuracies",
         "prompting-style replies decoded by bfcl-eval's own default_decode_ast_prompting: its recorded decodes of "
         "438 fixed and random python call lists reproduced exactly (arithmetic, which it evaluates with eval, read by "
-        "the suite's bounded evaluator instead)",
+        "the suite's bounded evaluator instead); irrelevance, live_irrelevance and live_relevance verdicts on prompting "
+        "replies equal to its relevance rule as a prompting model (every decoded call counts, also one the suite "
+        "cannot carry as JSON)",
         "Java and JavaScript verdicts in the prompting style (as Qwen/Qwen3-8B) and the text <tool_call> style (as "
         "Qwen/Qwen3-8B-FC, underscore_to_dot off, and gpt-4o-2024-11-20-FC, on) equal to bfcl-eval's decode and "
         "ast_checker on the oracle's answers written bare and quoted and on perturbations (a wrong value, escaped "

@@ -656,10 +656,11 @@ class BFCLEnv(ToolEnv):
 
     def _single_turn_result(self) -> tuple[bool, str]:
         calls = [(c.name, c.arguments) for c in self._calls]
-        if self.category in data.NO_CALL_EXPECTED:
-            return (not calls, "no call made" if not calls else "a function was called for an irrelevant request")
-        if self.category in data.CALL_EXPECTED_ANY:
-            return (bool(calls), "a call was made" if calls else "no function was called")
+        if self.category in data.NO_CALL_EXPECTED or self.category in data.CALL_EXPECTED_ANY:
+            made = bool(calls) if self._decoded_output is None else self._decoded_has_call()
+            if self.category in data.NO_CALL_EXPECTED:
+                return (not made, "no call made" if not made else "a function was called for an irrelevant request")
+            return (made, "a call was made" if made else "no function was called")
         category = data.UPSTREAM_NAMES[self.category]
         if self.category == data.FORMAT_SENSITIVITY:  # bfcl-eval tells the checker the original id
             category = format_sensitivity.original_id(str(self.task_id))
@@ -674,6 +675,14 @@ class BFCLEnv(ToolEnv):
         if verdict.get("valid"):
             return True, "all calls match"
         return False, f"{verdict.get('error_type', '')}: {verdict.get('error')}"
+
+    def _decoded_has_call(self) -> bool:
+        """Whether bfcl-eval's decoded output of a prompting reply holds a call, as its relevance rule reads it
+        (``is_empty_output``): every decoded call counts, also one the suite cannot carry as JSON and shows the
+        agent as an error (``f(**{...})``, ``f(x=1j)``, ``f()()``)."""
+        from bfcl_eval.utils import is_empty_output
+
+        return not is_empty_output(self._decoded_output)
 
     @classmethod
     def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]], *, k: int | None = None) -> dict[str, Any]:
