@@ -16,7 +16,8 @@ CARD = EnvCard(
         "multi-turn verdicts (base, miss_func, miss_param, long_context) equal to bfcl-eval's multi_turn_checker on "
         "gold plays and perturbations (a step dropped, a wrong id, an extra write, a call after a failure, a turn "
         "past the step limit)",
-        "format_sensitivity verdicts and report equal to bfcl-eval's format_sensitivity_runner",
+        "format_sensitivity verdicts and report equal to bfcl-eval's format_sensitivity_runner (python replies "
+        "judged on its decoder's values, a tuple for a list included)",
         "overall leaderboard columns equal to bfcl-eval's generate_leaderboard_csv on the same per-category accuracies",
         "prompting-style replies decoded by bfcl-eval's own default_decode_ast_prompting: its recorded decodes of "
         "438 fixed and random python call lists reproduced exactly (arithmetic, which it evaluates with eval, read by "

@@ -435,7 +435,8 @@ class BFCLEnv(ToolEnv):
         self._raw_actions[len(self.messages)] = command
         if self.category == data.FORMAT_SENSITIVITY:
             decoded = format_sensitivity.decode(str(self.task_id), command)
-            if decoded:
+            if decoded:  # the checker gets the decoder's values (tuples kept); the transcript gets JSON calls
+                self._decoded_output = [{name: arguments} for name, arguments in decoded]
                 command = "\n".join(_tool_call_block(upstream.model_function_name(n), a) for n, a in decoded)
             elif "<tool_call>" in command:  # not the format the prompt asked for: read as a plain reply
                 command = command.replace("<tool_call>", "<tool-call>")
@@ -665,6 +666,8 @@ class BFCLEnv(ToolEnv):
         if self.category == data.FORMAT_SENSITIVITY:  # bfcl-eval tells the checker the original id
             category = format_sensitivity.original_id(str(self.task_id))
         if self.category == data.FORMAT_SENSITIVITY:  # its decoder hands over names with dots replaced
+            if self._decoded_output is not None:
+                calls = [next(iter(item.items())) for item in self._decoded_output]
             verdict = upstream.check_calls(category, self._entry["function"],
                                            [(upstream.model_function_name(n), a) for n, a in calls], self._answer or [])
         else:  # a prompting reply: bfcl-eval's decoded output itself (tuples, source texts); else the calls as sent
