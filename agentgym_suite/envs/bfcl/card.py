@@ -30,7 +30,8 @@ CARD = EnvCard(
         "quotes, 5L, Enum.VALUE, a bare number or list for a string, the other name form, a code fence, a missing "
         "argument); their prompting system prompts equal bfcl-eval's",
         "multi-turn prompting replies run as bfcl-eval's default_decode_execute_prompting and "
-        "execute_multi_turn_func_call run them, without eval: result strings and backend state equal on 25 fixed "
+        "execute_multi_turn_func_call run them, without eval: result strings (the texts the model reads) and backend "
+        "state equal on 25 fixed "
         "replies (tuples, nested calls, dicts read as calls, method names inside strings, replies its conversion "
         "fails on); a call to a name that is no backend method answered in the suite's words (a labelled departure)",
         "web-search and memory prompting replies run as bfcl-eval's multi-turn inference runs them (the same decode "

@@ -86,6 +86,13 @@ def _tool_call_block(name: str, arguments: dict[str, Any]) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>"
 
 
+def _shown(text: str) -> str:
+    """A result text as the model reads it: bfcl-eval's text, cut at the suite's tool-result limit."""
+    if len(text) <= MAX_TOOL_RESULT_CHARS:
+        return text
+    return text[:MAX_TOOL_RESULT_CHARS] + f"... [truncated {len(text) - MAX_TOOL_RESULT_CHARS} characters]"
+
+
 def _call_key(name: str, arguments: dict[str, Any]) -> str:
     """A call as canonical JSON, so a call from a message and a ground-truth call compare equal."""
     return json.dumps([name, arguments], sort_keys=True, ensure_ascii=False, default=str)
@@ -406,14 +413,18 @@ class BFCLEnv(ToolEnv):
 
     def _dispatcher(self, name: str) -> Any:
         def handler(**arguments: Any) -> Any:
-            assert self._model is not None
-            result, text = self._model.call(name, arguments)
-            self._all_results.append(text)
-            self._turn_call_count += 1
-            self._turn_calls.append(_call_key(name, arguments))
-            return result
+            return self._call_model_backend(name, arguments)[0]
         handler.__name__ = name
         return handler
+
+    def _call_model_backend(self, name: str, arguments: dict[str, Any]) -> tuple[Any, str]:
+        """Run one multi-turn call on the model's backends and count it: (raw result, bfcl-eval's result text)."""
+        assert self._model is not None
+        result, text = self._model.call(name, arguments)
+        self._all_results.append(text)
+        self._turn_call_count += 1
+        self._turn_calls.append(_call_key(name, arguments))
+        return result, text
 
     def _record(self, **arguments: Any) -> dict[str, Any]:
         return dict(_RECORDED)
@@ -533,10 +544,8 @@ class BFCLEnv(ToolEnv):
             text = result_text(result)
         self._all_results.append(text)
         ok = not (isinstance(result, dict) and set(result) == {"error"})
-        shown = text if len(text) <= MAX_TOOL_RESULT_CHARS else \
-            text[:MAX_TOOL_RESULT_CHARS] + f"... [truncated {len(text) - MAX_TOOL_RESULT_CHARS} characters]"
         self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
-        return call.name, shown, "ok" if ok else "error"
+        return call.name, _shown(text), "ok" if ok else "error"
 
     def _run_on_backend(self, call: ToolCall) -> tuple[str, Any, str]:
         try:
@@ -547,14 +556,11 @@ class BFCLEnv(ToolEnv):
             self._turn_call_count += 1
             self._turn_calls.append(_call_key(call.name, call.arguments))
             self.tool_log.append(ToolRecord(call.name, call.arguments, {"error": text}, False, self.turn))
-            return call.name, {"error": text}, "error"
-        result = (self._handlers.get(call.name) or self._dispatcher(call.name))(**arguments)
+            return call.name, text, "error"
+        result, text = self._call_model_backend(call.name, arguments)
         ok = not (isinstance(result, dict) and set(result) == {"error"})
-        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-        if len(text) > MAX_TOOL_RESULT_CHARS:
-            result = text[:MAX_TOOL_RESULT_CHARS] + f"... [truncated {len(text) - MAX_TOOL_RESULT_CHARS} characters]"
         self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
-        return call.name, result, "ok" if ok else "error"
+        return call.name, _shown(text), "ok" if ok else "error"
 
     def _count_step(self) -> bool:
         """Count a message of calls against bfcl-eval's limit of steps in one user turn.
