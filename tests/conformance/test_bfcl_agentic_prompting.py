@@ -9,7 +9,9 @@ model's words. The env must give the same without ``eval``: every call straight 
 method whatever its arguments (no schema check), tuples kept, positional arguments dropped as the
 decoder drops them, nested calls with keyword arguments run first, dicts of dicts read as calls,
 method names inside strings rewritten with the instance name of the conversation, and bfcl-eval's
-result texts.
+result texts. A few function-calling replies (``style: fc``, ``<tool_call>`` blocks) are recorded the way
+bfcl-eval's FC handlers hand them to the same executor (``convert_to_function_call``): there too the
+method names inside strings are rewritten.
 
 Memory runs on bfcl-eval's own backends in both runs. Web search cannot run upstream offline (SerpAPI,
 live pages): both runs use ``web_search_stand_in.py`` in place of its backend, so only the decoding and
@@ -44,13 +46,14 @@ def _param(case: dict[str, Any]) -> Any:
                                         reason=f"{case['category']}'s backend dependencies are not installed"))
     if case["category"] == "memory_vector":
         marks.append(pytest.mark.slow)  # loads the sentence encoder
-    return pytest.param(case, id=f"{case['category']}: {case['what'][:60]}", marks=marks)
+    return pytest.param(case, id=f"{case['category']} {case.get('style', 'prompting')}: {case['what'][:60]}", marks=marks)
 
 
 def _env(case: dict[str, Any], tmp_path: Path) -> BFCLEnv:
+    style = case.get("style", "prompting")
     if case["category"].startswith("web_search"):
-        return BFCLEnv(category=case["category"], system_prompt="prompting", web_search_backend=STAND_IN)
-    return BFCLEnv(category=case["category"], system_prompt="prompting", memory_dir=tmp_path)
+        return BFCLEnv(category=case["category"], system_prompt=style, web_search_backend=STAND_IN)
+    return BFCLEnv(category=case["category"], system_prompt=style, memory_dir=tmp_path)
 
 
 def test_the_record_names_its_upstream_code_and_stand_in() -> None:
@@ -98,7 +101,7 @@ def test_agentic_departures_are_labelled() -> None:
 def _argument_errors() -> list[dict[str, Any]]:
     """Web cases whose every result is an error raised on the arguments before any page is read (not
     naming the backend class, whose name differs): these hold for the offline backend too."""
-    return [c for c in CASES if c["category"].startswith("web_search") and c.get("results")
+    return [c for c in CASES if c["category"].startswith("web_search") and c.get("results") and "style" not in c
             and not c["what"].startswith("DEPARTURE") and "WebSearchAPI." not in "".join(c["results"])
             and all(r.startswith("Error during execution: ") for r in c["results"])]
 

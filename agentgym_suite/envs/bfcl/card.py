@@ -37,7 +37,8 @@ CARD = EnvCard(
         "web-search and memory prompting replies run as bfcl-eval's multi-turn inference runs them (the same decode "
         "and executor, no schema check, bfcl-eval's result texts): result strings and backend state equal on 50 fixed "
         "replies (gold calls, code fences, tuples, positional arguments, nested calls, names inside strings, Python "
-        "keywords as names, words) on bfcl-eval's memory_kv, memory_rec_sum and memory_vector backends; web search "
+        "keywords as names, words) and 8 function-calling ones (its convert_to_function_call; names inside strings "
+        "rewritten there too) on bfcl-eval's memory_kv, memory_rec_sum and memory_vector backends; web search "
         "on a recording stand-in for its SerpAPI backend in both runs (decoding and execution strings only: live "
         "search cannot run offline)",
     ),

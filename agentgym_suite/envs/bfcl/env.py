@@ -28,7 +28,8 @@ keyword arguments run first through the backend, method names inside strings rew
 instance name; :func:`~.upstream_decode.executed_value`), never through ``eval``; so do the calls of the
 web-search and memory conversations, which bfcl-eval plays with the same multi-turn inference (every
 call goes straight to the backend method whatever its arguments, and the model reads bfcl-eval's
-result texts). Function names are sent and compared as the
+result texts). Function-calling calls run as its FC handlers' execution strings (``name(k=repr(v))``),
+whose method names inside strings are rewritten the same way. Function names are sent and compared as the
 emulated model config's ``underscore_to_dot`` says (``.`` replaced by ``_`` by default with
 ``fc``, as its FC handlers for OpenAI-compatible servers; as they are with ``prompting``).
 
@@ -503,11 +504,14 @@ class BFCLEnv(ToolEnv):
         executor passes them (tuples kept, dict keys as strings, each nested call with keyword arguments
         run first through the backend and replaced by its result, as its ``eval`` of the execution string
         does; see :func:`~agentgym_suite.envs.bfcl.upstream_decode.execution_value`), else the call's
-        own JSON arguments. Raises what a nested call raises (a name that is no backend method:
+        own JSON arguments as bfcl-eval's FC handlers write them into the execution string
+        (``convert_to_function_call``: ``name(k=repr(v))``), which the same executor runs. In both, method
+        names followed by ``(`` inside strings and dict keys get the instance name, as its rewrite of the
+        whole string does. Raises what a nested call raises (a name that is no backend method:
         ``NameError`` in upstream's words), which fails the outer call."""
         values = self._execution_values.pop(call.id, None)
         if values is None:
-            return call.arguments
+            values = call.arguments
         session, entry_id = self._executing_session()
         instances = {method: instance_name(entry_id, owner) for method, owner in session.owner.items()}
         return {key: executed_value(value, instances, self._run_nested) for key, value in values.items()}

@@ -6,7 +6,9 @@ runs on the entry's backend (model name ``agentgym``, written into instance name
 loaded and configured with bfcl-eval's own ``load_dataset_entry`` and ``populate_initial_settings_for_*``.
 For each (conversation, reply) below this records the execution strings, the result strings and
 the backend's public state afterwards (``backend_state.agentic_state``), or the decode error that
-makes upstream take the reply as the model's words.
+makes upstream take the reply as the model's words. A few function-calling replies (``FC``) go the FC
+handlers' way instead: ``convert_to_function_call`` writes each tool call as ``name(k=repr(v))`` for the
+same executor, whose name rewrite reaches inside their strings too.
 
 * Memory (``memory_kv``, ``memory_rec_sum``, ``memory_vector``): bfcl-eval's own backends, in the
   first prerequisite conversation of a scenario (empty memory, a fresh result folder per case).
@@ -32,6 +34,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -112,6 +115,25 @@ MEMORY = {
          "a string id"),
     ],
 }
+FC = {
+    "web_search_base": [
+        ([("search_engine_query", {"keywords": "tallest tower", "max_results": 2})], "a gold call"),
+        ([("search_engine_query", {"keywords": "what does fetch_url_content() return"})],
+         "a method name inside a string is rewritten with the instance name"),
+        ([("fetch_url_content", {"url": "https://example.org/skytree", "mode": None})], "null for a mode"),
+        ([("search_engine_query", {"keywords": ["ls()", {"search_engine_query(x)": "y"}]})],
+         "names inside a list and a dict key are rewritten"),
+        ([("web_search", {"query": "tower"})], "DEPARTURE: a name that is no backend method"),
+    ],
+    "memory_kv": [
+        ([("core_memory_add", {"key": "user_first_name", "value": "Michael"})], "a gold call"),
+        ([("core_memory_add", {"key": "note", "value": "call core_memory_clear() later"}),
+          ("core_memory_retrieve_all", {})], "a method name inside a string is rewritten with the instance name"),
+        ([("core_memory_add", {"key": "k", "value": 5})], "a number reaches the backend"),
+    ],
+}
+"""Function-calling replies (an FC model's tool calls, arguments as JSON text): bfcl-eval writes them as
+execution strings with ``convert_to_function_call`` (``name(k=repr(v))``) and runs them with the same executor."""
 QUESTION = {"memory_kv": "memory_kv_0-customer-0", "memory_rec_sum": "memory_rec_sum_0-customer-0",
             "memory_vector": "memory_vector_0-customer-0"}
 """The question each memory case's env episode opens; its first conversation is the scenario's first prerequisite."""
@@ -128,7 +150,12 @@ def _load_vector_encoder_offline() -> None:
     sentence_transformers.SentenceTransformer = original
 
 
-def _run(executor, decode, entry: dict, reply: str) -> dict:
+def _fc_reply(calls: list[tuple[str, dict]]) -> str:
+    """An FC model's tool calls as the env reads them in text form (``<tool_call>`` blocks)."""
+    return "\n".join("<tool_call>\n" + json.dumps({"name": n, "arguments": a}) + "\n</tool_call>" for n, a in calls)
+
+
+def _run(executor, decode, entry: dict, reply: Any) -> dict:
     for name in [n for n in vars(executor) if n.startswith(f"{MODEL}_")]:  # fresh backends per case
         delattr(executor, name)
     try:
@@ -171,8 +198,27 @@ def main() -> None:
                 first = next(e for e in entries if e["id"] == question["depends_on"][0])
                 out.append({"category": category, "entry": question["id"], "conversation": first["id"],
                             "reply": reply, "what": what, **_run(executor, decode, first, reply)})
+    from bfcl_eval.model_handler.utils import convert_to_function_call  # the FC handlers' decode_execute
+
+
+    for category, fc_cases in FC.items():
+        for calls, what in fc_cases:
+            with tempfile.TemporaryDirectory() as folder:
+                if category.startswith("web_search"):
+                    entry = populate_initial_settings_for_web_search_test_cases(load_dataset_entry(category))[0]
+                    question = first = entry
+                else:
+                    entries = populate_initial_settings_for_memory_test_cases(load_dataset_entry(category), Path(folder))
+                    question = next(e for e in entries if e["id"] == QUESTION[category])
+                    first = next(e for e in entries if e["id"] == question["depends_on"][0])
+                # what an FC handler's decode_execute gets: one {name: arguments as JSON text} per tool call
+                as_fc = [{name: json.dumps(arguments)} for name, arguments in calls]
+                out.append({"category": category, "style": "fc", "entry": question["id"], "conversation": first["id"],
+                            "reply": _fc_reply(calls), "what": what,
+                            **_run(executor, convert_to_function_call, first, as_fc)})
     record = {"upstream": {"package": "bfcl-eval", "version": importlib.metadata.version("bfcl-eval"),
                            "code": ["model_handler/utils.py:default_decode_execute_prompting",
+                                    "model_handler/utils.py:convert_to_function_call (style fc)",
                                     "eval_checker/multi_turn_eval/multi_turn_utils.py:execute_multi_turn_func_call",
                                     "utils.py:load_dataset_entry, populate_initial_settings_for_memory_test_cases, "
                                     "populate_initial_settings_for_web_search_test_cases",
