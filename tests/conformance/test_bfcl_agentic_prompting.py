@@ -16,8 +16,9 @@ method names inside strings are rewritten.
 Memory runs on bfcl-eval's own backends in both runs. Web search cannot run upstream offline (SerpAPI,
 live pages): both runs use ``web_search_stand_in.py`` in place of its backend, so only the decoding and
 execution-string part is compared there; with its default local corpus the env labels web search as
-a departure. The cases marked DEPARTURE (a name that is no backend method) must leave the same state
-and the same number of results, each an execution error.
+a departure. A name that is no backend method gets upstream's NameError text; the cases marked
+DEPARTURE (a Python builtin, which upstream's eval calls) must leave the same state and the same
+number of results, each an execution error.
 """
 
 from __future__ import annotations

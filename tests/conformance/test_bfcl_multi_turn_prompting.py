@@ -6,8 +6,9 @@ result strings and a digest of the backends' state afterwards, or the decode err
 upstream take the reply as the model's words. The env must give the same results (the texts the model
 reads) and the same state without ``eval``: tuples kept, nested calls with keyword arguments run first, a dict of dicts
 read as a call, keys made strings, method names inside strings rewritten with the instance name,
-and a reply upstream cannot convert played as words. The cases marked DEPARTURE (a name that is no
-backend method) must leave the same state and the same number of results, each an execution error.
+and a reply upstream cannot convert played as words. A name that is no backend method gets
+upstream's NameError text; the cases marked DEPARTURE (a Python builtin, which upstream's eval calls) must
+leave the same state and the same number of results, each an execution error.
 """
 
 from __future__ import annotations

@@ -33,9 +33,10 @@ CARD = EnvCard(
         "execute_multi_turn_func_call run them, without eval: result strings (the texts the model reads) and backend "
         "state equal on 25 fixed "
         "replies (tuples, nested calls, dicts read as calls, method names inside strings, replies its conversion "
-        "fails on); a call to a name that is no backend method answered in the suite's words (a labelled departure)",
+        "fails on); a call to a name that is no backend method gets its NameError text, one Python resolves there "
+        "(a builtin) the suite's refusal (a labelled departure)",
         "web-search and memory prompting replies run as bfcl-eval's multi-turn inference runs them (the same decode "
-        "and executor, no schema check, bfcl-eval's result texts): result strings and backend state equal on 50 fixed "
+        "and executor, no schema check, bfcl-eval's result texts): result strings and backend state equal on 51 fixed "
         "replies (gold calls, code fences, tuples, positional arguments, nested calls, names inside strings, Python "
         "keywords as names, words) and 8 function-calling ones (its convert_to_function_call; names inside strings "
         "rewritten there too) on bfcl-eval's memory_kv, memory_rec_sum and memory_vector backends; web search "

@@ -61,19 +61,19 @@ from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arg
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all, result_text
 from agentgym_suite.envs.bfcl.call_strings import parse_call_string
 from agentgym_suite.envs.bfcl.upstream_decode import (
+    REFUSED_NAMES,
     NestedCall,
     decode_prompting_reply,
     executed_value,
     execution_calls,
     instance_name,
+    name_error_text,
 )
 from agentgym_suite.envs.bfcl.schema import to_openai_tool
 
 logger = logging.getLogger(__name__)
 
 TURN_DONE = "I have finished this request."
-_UPSTREAM_REFUSED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
-"""Names bfcl-eval's executor refuses to call (``execute_multi_turn_func_call``)."""
 _RECORDED = {"status": "recorded", "note": "single-turn task: the call itself is scored; nothing was executed"}
 
 
@@ -159,9 +159,10 @@ output never reaches ``eval`` here)."""
 MULTI_TURN_EXECUTION_DEPARTURE = (
     "multi-turn, web-search and memory prompting calls run as bfcl-eval's executor runs its execution strings "
     "(tuples kept, nested calls run first, method names inside strings rewritten with the instance name, model name "
-    "'agentgym'), except a call to a name that is no backend method: bfcl-eval's eval calls a Python builtin of "
-    "that name or fails with NameError, the suite answers with its own refusal; the state and the verdict are the "
-    "same, the text the model reads differs")
+    "'agentgym'); a call to a name that is no backend method gets upstream's NameError text, except a name Python "
+    "resolves in bfcl-eval's executor (a builtin such as print or len, a name of its executor module) or one that is "
+    "no dotted identifier: bfcl-eval's eval calls or fails on it, the suite answers with its own refusal; the state "
+    "and the verdict are the same, the text the model reads differs")
 """What of bfcl-eval's execution of multi-turn and agentic prompting replies is not reproduced
 (``tests/conformance/test_bfcl_multi_turn_prompting.py`` and ``test_bfcl_agentic_prompting.py`` show the
 rest equal)."""
@@ -589,14 +590,24 @@ class BFCLEnv(ToolEnv):
         a call to any public method of the involved backends runs whatever its arguments and
         whether or not it is offered this turn (the backend's error is the result when the
         arguments are wrong), and a call to an unknown name is refused but still counts as a
-        call of the turn, with its error as result. In web-search and memory conversations the
-        same: every backend method runs whatever its arguments (:meth:`_run_agentic_call`)."""
+        call of the turn, with its error as result: bfcl-eval's ``NameError`` text when Python would
+        resolve the name to nothing there (:func:`~.upstream_decode.name_error_text`), else the suite's
+        refusal. In web-search and memory conversations the same: every backend method runs whatever its
+        arguments (:meth:`_run_agentic_call`)."""
         if self.multi_turn and self._model is not None and call.name in self._model.owner and \
-                call.name not in _UPSTREAM_REFUSED:
+                call.name not in REFUSED_NAMES:
             return self._run_on_backend(call)
         session = self._agentic.session if self._agentic is not None else None
-        if session is not None and call.name in session.owner and call.name not in _UPSTREAM_REFUSED:
+        if session is not None and call.name in session.owner and call.name not in REFUSED_NAMES:
             return self._run_agentic_call(call)
+        unknown = name_error_text(call.name) if self.multi_turn or session is not None else None
+        if unknown is not None:  # no backend method, nothing Python resolves: upstream's NameError text
+            self.tool_log.append(ToolRecord(call.name, call.arguments, {"error": unknown}, False, self.turn))
+            self._all_results.append(unknown)
+            if self.multi_turn:
+                self._turn_call_count += 1
+                self._turn_calls.append(_call_key(call.name, call.arguments))
+            return call.name, unknown, "invalid"
         counted = self._turn_call_count
         name, result, status = super().execute_call(call)
         if self.multi_turn and self._turn_call_count == counted:  # the backend never saw it

@@ -73,7 +73,7 @@ WEB = [
     ("{'answer': 'Burj Khalifa', 'context': 'found by search'}", "the final answer in words"),
     ("I will search for it: [search_engine_query(keywords='tower')]", "words before a call list"),
     ("[]", "an empty call list"),
-    ("[web_search(query='tower')]", "DEPARTURE: a name that is no backend method"),
+    ("[web_search(query='tower')]", "a name that is no backend method: NameError"),
 ]
 
 MEMORY = {
@@ -97,7 +97,8 @@ MEMORY = {
         ("[core_memory_add(key='bad key!', value='x'), core_memory_remove(key='missing')]", "backend errors"),
         ("[core_memory_add(key='k', value='v', class='x')]", "a Python keyword as a parameter name"),
         ("Thanks, I will remember that.", "words"),
-        ("[memory_search(query='x')]", "DEPARTURE: a name that is no backend method"),
+        ("[memory_search(query='x')]", "a name that is no backend method: NameError"),
+        ("[print(value='x')]", "DEPARTURE: a Python builtin, which upstream's eval calls"),
     ],
     "memory_rec_sum": [
         ("[memory_append(text='The user is called Michael.')]", "a gold call"),
@@ -123,7 +124,7 @@ FC = {
         ([("fetch_url_content", {"url": "https://example.org/skytree", "mode": None})], "null for a mode"),
         ([("search_engine_query", {"keywords": ["ls()", {"search_engine_query(x)": "y"}]})],
          "names inside a list and a dict key are rewritten"),
-        ([("web_search", {"query": "tower"})], "DEPARTURE: a name that is no backend method"),
+        ([("web_search", {"query": "tower"})], "a name that is no backend method: NameError"),
     ],
     "memory_kv": [
         ([("core_memory_add", {"key": "user_first_name", "value": "Michael"})], "a gold call"),
