@@ -425,6 +425,30 @@ def test_format_sensitivity_names_the_python_decode_departure() -> None:
     pytest.fail("no python-format entry with an integer argument")
 
 
+def test_format_sensitivity_python_tuples_are_judged_as_bfcl_eval_judges_them() -> None:
+    """A python reply with a tuple where the gold answer has a list: bfcl-eval's checker gets the tuple from its
+    decoder (and refuses it for an array), so the env's checker must get the decoder's values, not JSON lists."""
+    pytest.importorskip("tree_sitter")
+    from agentgym_suite.envs.bfcl import format_sensitivity
+
+    env = BFCLEnv(category="format_sensitivity")
+    verdicts: list[bool] = []
+    for task_id in env.task_ids():
+        if not format_sensitivity.config_of(task_id).startswith("ret_fmt=python") or len(verdicts) >= 6:
+            continue
+        env.reset(options={"task_id": task_id})
+        gold = [(n, oracle_arguments_for(env, n, p)) for a in env._answer for n, p in a.items()]
+        lists = [(i, k) for i, (_, args) in enumerate(gold) for k, v in args.items() if isinstance(v, list) and v]
+        if not lists:
+            continue
+        as_tuple = [(n, {k: tuple(v) if (i, k) == lists[0] else v for k, v in args.items()}) for i, (n, args) in enumerate(gold)]
+        reply = format_sensitivity.render_calls(task_id, as_tuple)
+        expected = _upstream_prompting_verdict(task_id, env._entry, env._answer, reply)
+        assert _play(env, [reply])["won"] is expected, (task_id, reply)
+        verdicts.append(expected)
+    assert len(verdicts) == 6 and False in verdicts
+
+
 def test_format_sensitivity_report_is_bfcl_evals(tmp_path: Any) -> None:
     """The env's report (per-configuration accuracy, max delta, std, variance) equals the header
     bfcl-eval's own format_sensitivity_runner writes for the same replies."""

@@ -3,11 +3,12 @@
 ``bfcl_prompting/multi_turn_cases.json`` holds what bfcl-eval's ``default_decode_execute_prompting``
 and ``execute_multi_turn_func_call`` gave on fixed replies (``regenerate_multi_turn_cases.py``): the
 result strings and a digest of the backends' state afterwards, or the decode error that makes
-upstream take the reply as the model's words. The env must give the same results and the same
-state without ``eval``: tuples kept, nested calls with keyword arguments run first, a dict of dicts
+upstream take the reply as the model's words. The env must give the same results (the texts the model
+reads) and the same state without ``eval``: tuples kept, nested calls with keyword arguments run first, a dict of dicts
 read as a call, keys made strings, method names inside strings rewritten with the instance name,
-and a reply upstream cannot convert played as words. The cases marked DEPARTURE (a name that is no
-backend method) must leave the same state and the same number of results, each an execution error.
+and a reply upstream cannot convert played as words. A name that is no backend method gets
+upstream's NameError text; the cases marked DEPARTURE (a Python builtin, which upstream's eval calls) must
+leave the same state and the same number of results, each an execution error.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def test_replies_run_as_bfcl_eval_runs_them(case: dict[str, Any]) -> None:
         assert all(r.startswith("Error during execution: ") for r in results + case["results"])
     else:
         assert results == case["results"] and state == case["state"]
+        assert [m["content"] for m in info["messages"] if m.get("role") == "tool"] == case["results"]  # what the model reads
 
 
 def test_the_one_unreproduced_difference_is_a_named_departure() -> None:

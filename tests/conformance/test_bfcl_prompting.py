@@ -129,3 +129,37 @@ def tag(value: Any) -> Any:
     if isinstance(value, dict):
         return {"__dict__": [[tag(k), tag(v)] for k, v in value.items()]}
     return value
+
+
+RELEVANCE_REPLIES = ["[{name}(x=1)]", "[{name}(**{{'a': 1}})]", "[{name}(x=1j)]", "[{name}(x=b'a')]", "[{name}()()]",
+                     "[{name}(x=(1, 2))]", "```\n[{name}(x=1)]\n```", "[]", "I cannot help with that.", "[{name}(1)]"]
+"""Prompting replies for the relevance categories: a call, calls the suite cannot carry as JSON (shown to the
+agent as errors) but bfcl-eval decodes, a code fence, an empty list, words, a positional argument."""
+
+
+@pytest.mark.parametrize("category", ["irrelevance", "live_irrelevance", "live_relevance"])
+def test_relevance_verdicts_in_prompting_style_are_bfcl_evals(category: str) -> None:
+    """bfcl-eval's relevance rule (``_evaluate_single_relevance_entry`` as a prompting model, ``QwenHandler``)
+    counts every call its decoder returns; the env's verdict must be the same on every reply."""
+    pytest.importorskip("bfcl_eval")
+    from bfcl_eval.model_handler.local_inference.qwen import QwenHandler
+
+    from agentgym_suite.envs.bfcl import BFCLEnv, data, upstream
+
+    runner, _ = upstream.import_with_model_table("bfcl_eval.eval_checker.eval_runner")  # its model table needs every provider
+    _evaluate_single_relevance_entry = runner._evaluate_single_relevance_entry
+
+    env = BFCLEnv(category=category, system_prompt="prompting")
+    handler = object.__new__(QwenHandler)  # its decode_ast is the prompting decoder; nothing else is used
+    verdicts = set()
+    for task_id in env.task_ids()[:2]:
+        name = data.load_questions(category)[task_id]["function"][0]["name"]
+        for template in RELEVANCE_REPLIES:
+            reply = template.format(name=name)
+            upstream = _evaluate_single_relevance_entry(handler, task_id, reply, {}, "Qwen/Qwen3-8B",
+                                                        data.UPSTREAM_NAMES[category])["valid"]
+            env.reset(options={"task_id": task_id})
+            _, _, terminated, _, info = env.step(reply)
+            assert terminated and info["won"] == upstream, (category, reply, info.get("bfcl_check"))
+            verdicts.add(upstream)
+    assert verdicts == {True, False}

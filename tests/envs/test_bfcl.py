@@ -150,8 +150,10 @@ def test_irrelevance_call_loses() -> None:
     "action, fragment",
     [
         ("<tool_call>{not json}</tool_call>", "not valid JSON"),
-        ('<tool_call>{"name": "rm_rf_everything", "arguments": {}}</tool_call>', "no tool named"),
-        ('<tool_call>{"name": "_load_scenario", "arguments": {"scenario": {}}}</tool_call>', "no tool named"),
+        # an unknown name gets bfcl-eval's executor's NameError text, as its eval of the execution string gives it
+        ('<tool_call>{"name": "rm_rf_everything", "arguments": {}}</tool_call>', "name 'rm_rf_everything' is not defined"),
+        ('<tool_call>{"name": "_load_scenario", "arguments": {"scenario": {}}}</tool_call>', "name '_load_scenario' is not defined"),
+        ('<tool_call>{"name": "print", "arguments": {}}</tool_call>', "no tool named"),  # a builtin: the suite's refusal
     ],
 )
 def test_bad_actions_are_explained_not_executed(action: str, fragment: str) -> None:

@@ -25,7 +25,11 @@ language (:mod:`.upstream_decode`; its tree-sitter parsers for Java and JavaScri
 single-turn checker receives its output unchanged. In multi-turn entries the decoded calls run as
 bfcl-eval's executor runs the execution strings it writes from them (tuples kept, a nested call with
 keyword arguments run first through the backend, method names inside strings rewritten with the
-instance name; :func:`~.upstream_decode.executed_value`), never through ``eval``. Function names are sent and compared as the
+instance name; :func:`~.upstream_decode.executed_value`), never through ``eval``; so do the calls of the
+web-search and memory conversations, which bfcl-eval plays with the same multi-turn inference (every
+call goes straight to the backend method whatever its arguments, and the model reads bfcl-eval's
+result texts). Function-calling calls run as its FC handlers' execution strings (``name(k=repr(v))``),
+whose method names inside strings are rewritten the same way. Function names are sent and compared as the
 emulated model config's ``underscore_to_dot`` says (``.`` replaced by ``_`` by default with
 ``fc``, as its FC handlers for OpenAI-compatible servers; as they are with ``prompting``).
 
@@ -54,22 +58,22 @@ from agentgym_suite.core.tool_env import MAX_TOOL_RESULT_CHARS, Conversation, To
 from agentgym_suite.envs.bfcl import data, format_sensitivity, prompts, upstream, web_search
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
-from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all
+from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all, result_text
 from agentgym_suite.envs.bfcl.call_strings import parse_call_string
 from agentgym_suite.envs.bfcl.upstream_decode import (
+    REFUSED_NAMES,
     NestedCall,
     decode_prompting_reply,
     executed_value,
     execution_calls,
     instance_name,
+    name_error_text,
 )
 from agentgym_suite.envs.bfcl.schema import to_openai_tool
 
 logger = logging.getLogger(__name__)
 
 TURN_DONE = "I have finished this request."
-_UPSTREAM_REFUSED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
-"""Names bfcl-eval's executor refuses to call (``execute_multi_turn_func_call``)."""
 _RECORDED = {"status": "recorded", "note": "single-turn task: the call itself is scored; nothing was executed"}
 
 
@@ -81,6 +85,13 @@ def _user_text(messages: list[dict[str, Any]]) -> tuple[str, str]:
 
 def _tool_call_block(name: str, arguments: dict[str, Any]) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>"
+
+
+def _shown(text: str) -> str:
+    """A result text as the model reads it: bfcl-eval's text, cut at the suite's tool-result limit."""
+    if len(text) <= MAX_TOOL_RESULT_CHARS:
+        return text
+    return text[:MAX_TOOL_RESULT_CHARS] + f"... [truncated {len(text) - MAX_TOOL_RESULT_CHARS} characters]"
 
 
 def _call_key(name: str, arguments: dict[str, Any]) -> str:
@@ -146,13 +157,15 @@ PYTHON_DECODE_DEPARTURE = (
 output never reaches ``eval`` here)."""
 
 MULTI_TURN_EXECUTION_DEPARTURE = (
-    "multi-turn prompting calls run as bfcl-eval's executor runs its execution strings (tuples kept, nested calls "
-    "run first, method names inside strings rewritten with the instance name, model name 'agentgym'), except a call "
-    "to a name that is no backend method: bfcl-eval's eval calls a Python builtin of that name or fails with "
-    "NameError, the suite answers with its own refusal; the state and the verdict are the same, the text the model "
-    "reads differs")
-"""What of bfcl-eval's multi-turn execution of prompting replies is not reproduced (``tests/conformance/
-test_bfcl_multi_turn_prompting.py`` shows the rest equal)."""
+    "multi-turn, web-search and memory prompting calls run as bfcl-eval's executor runs its execution strings "
+    "(tuples kept, nested calls run first, method names inside strings rewritten with the instance name, model name "
+    "'agentgym'); a call to a name that is no backend method gets upstream's NameError text, except a name Python "
+    "resolves in bfcl-eval's executor (a builtin such as print or len, a name of its executor module) or one that is "
+    "no dotted identifier: bfcl-eval's eval calls or fails on it, the suite answers with its own refusal; the state "
+    "and the verdict are the same, the text the model reads differs")
+"""What of bfcl-eval's execution of multi-turn and agentic prompting replies is not reproduced
+(``tests/conformance/test_bfcl_multi_turn_prompting.py`` and ``test_bfcl_agentic_prompting.py`` show the
+rest equal)."""
 
 
 class BFCLEnv(ToolEnv):
@@ -249,6 +262,7 @@ class BFCLEnv(ToolEnv):
         self._turn_index = 0
         self._turn_checks: list[dict[str, Any]] = []
         self._all_results: list[str] = []
+        """Every executed call's result text as bfcl-eval's executor writes it (multi-turn and agentic)."""
         self._turn_call_count = 0
         self._steps_in_turn = 0
         """Messages with calls in the current user turn (bfcl-eval's step count)."""
@@ -270,7 +284,7 @@ class BFCLEnv(ToolEnv):
             reasons += [reason] if reason else []
         if self.category == data.FORMAT_SENSITIVITY or self.system_prompt == "prompting":
             reasons.append(PYTHON_DECODE_DEPARTURE)
-        if self.multi_turn and self.system_prompt == "prompting":
+        if (self.multi_turn or self.agentic) and self.system_prompt == "prompting":
             reasons.append(MULTI_TURN_EXECUTION_DEPARTURE)
         return reasons
 
@@ -322,7 +336,7 @@ class BFCLEnv(ToolEnv):
         self._entry = data.load_questions(self.category)[task_id]
         self._answer = data.load_answers(self.category).get(task_id)
         self._calls, self._check, self._agentic, self._raw_actions = [], None, None, {}
-        self._decoded_output, self._execution_values = None, {}
+        self._decoded_output, self._execution_values, self._all_results = None, {}, []
         if self.multi_turn:
             return self._start_multi_turn()
         if self.agentic:
@@ -401,14 +415,18 @@ class BFCLEnv(ToolEnv):
 
     def _dispatcher(self, name: str) -> Any:
         def handler(**arguments: Any) -> Any:
-            assert self._model is not None
-            result, text = self._model.call(name, arguments)
-            self._all_results.append(text)
-            self._turn_call_count += 1
-            self._turn_calls.append(_call_key(name, arguments))
-            return result
+            return self._call_model_backend(name, arguments)[0]
         handler.__name__ = name
         return handler
+
+    def _call_model_backend(self, name: str, arguments: dict[str, Any]) -> tuple[Any, str]:
+        """Run one multi-turn call on the model's backends and count it: (raw result, bfcl-eval's result text)."""
+        assert self._model is not None
+        result, text = self._model.call(name, arguments)
+        self._all_results.append(text)
+        self._turn_call_count += 1
+        self._turn_calls.append(_call_key(name, arguments))
+        return result, text
 
     def _record(self, **arguments: Any) -> dict[str, Any]:
         return dict(_RECORDED)
@@ -430,7 +448,8 @@ class BFCLEnv(ToolEnv):
         self._raw_actions[len(self.messages)] = command
         if self.category == data.FORMAT_SENSITIVITY:
             decoded = format_sensitivity.decode(str(self.task_id), command)
-            if decoded:
+            if decoded:  # the checker gets the decoder's values (tuples kept); the transcript gets JSON calls
+                self._decoded_output = [{name: arguments} for name, arguments in decoded]
                 command = "\n".join(_tool_call_block(upstream.model_function_name(n), a) for n, a in decoded)
             elif "<tool_call>" in command:  # not the format the prompt asked for: read as a plain reply
                 command = command.replace("<tool_call>", "<tool-call>")
@@ -447,7 +466,7 @@ class BFCLEnv(ToolEnv):
                 if not self.multi_turn and not self.agentic:  # the one response a single-turn entry gets
                     self._decoded_output = decoded.output
                 items = decoded.calls
-                if self.multi_turn:  # executed as bfcl-eval's executor runs its execution strings
+                if self.multi_turn or self.agentic:  # executed as bfcl-eval's executor runs its execution strings
                     executed = execution_calls(decoded)
                     if executed is None:  # its conversion fails: the reply is the model's words
                         return parse_tool_calls(command)
@@ -486,22 +505,52 @@ class BFCLEnv(ToolEnv):
         executor passes them (tuples kept, dict keys as strings, each nested call with keyword arguments
         run first through the backend and replaced by its result, as its ``eval`` of the execution string
         does; see :func:`~agentgym_suite.envs.bfcl.upstream_decode.execution_value`), else the call's
-        own JSON arguments. Raises what a nested call raises (a name that is no backend method:
+        own JSON arguments as bfcl-eval's FC handlers write them into the execution string
+        (``convert_to_function_call``: ``name(k=repr(v))``), which the same executor runs. In both, method
+        names followed by ``(`` inside strings and dict keys get the instance name, as its rewrite of the
+        whole string does. Raises what a nested call raises (a name that is no backend method:
         ``NameError`` in upstream's words), which fails the outer call."""
         values = self._execution_values.pop(call.id, None)
         if values is None:
-            return call.arguments
-        assert self._model is not None
-        instances = {method: instance_name(str(self._entry.get("id", self.task_id)), owner) for method, owner in self._model.owner.items()}
+            values = call.arguments
+        session, entry_id = self._executing_session()
+        instances = {method: instance_name(entry_id, owner) for method, owner in session.owner.items()}
         return {key: executed_value(value, instances, self._run_nested) for key, value in values.items()}
+
+    def _executing_session(self) -> tuple[BackendSession, str]:
+        """The backends the model's calls run on and the entry id bfcl-eval's executor names their instances
+        after: the multi-turn model session and its entry, or the agentic conversation's backend and that
+        conversation's id (a memory prerequisite conversation has an id of its own)."""
+        if self._agentic is not None and self._agentic.session is not None and self._agentic.current is not None:
+            return self._agentic.session, self._agentic.current.test_id
+        assert self._model is not None, "no backend session: the episode has not started or has no backends"
+        return self._model, str(self._entry.get("id", self.task_id))
 
     def _run_nested(self, call: NestedCall) -> Any:
         """A nested call run on the model's backend (its arguments already done); a name that is no backend
         method raises Python's NameError, as upstream's ``eval`` does."""
-        assert self._model is not None
-        if call.name not in self._model.owner:
+        session, _ = self._executing_session()
+        if call.name not in session.owner:
             raise NameError(f"name {call.name.split('.')[0]!r} is not defined")
-        return self._model.method(call.name)(**call.arguments)
+        return session.method(call.name)(**call.arguments)
+
+    def _run_agentic_call(self, call: ToolCall) -> tuple[str, Any, str]:
+        """One call of a web-search or memory conversation, run as bfcl-eval's executor runs it: straight on
+        the backend's method whatever the arguments (no schema check; the backend's or Python's error is the
+        result), with the execution-string arguments of a prompting reply (:meth:`execution_arguments`). The
+        model reads bfcl-eval's result text (strings as they are, dicts as JSON, anything else ``str``)."""
+        session, _ = self._executing_session()
+        try:
+            result = session.method(call.name)(**self.execution_arguments(call))
+        except Exception as exc:  # noqa: BLE001 - upstream's eval turns any error into this result text
+            result = {"error": f"Error during execution: {exc}"}
+            text = result["error"]
+        else:
+            text = result_text(result)
+        self._all_results.append(text)
+        ok = not (isinstance(result, dict) and set(result) == {"error"})
+        self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
+        return call.name, _shown(text), "ok" if ok else "error"
 
     def _run_on_backend(self, call: ToolCall) -> tuple[str, Any, str]:
         try:
@@ -512,14 +561,11 @@ class BFCLEnv(ToolEnv):
             self._turn_call_count += 1
             self._turn_calls.append(_call_key(call.name, call.arguments))
             self.tool_log.append(ToolRecord(call.name, call.arguments, {"error": text}, False, self.turn))
-            return call.name, {"error": text}, "error"
-        result = (self._handlers.get(call.name) or self._dispatcher(call.name))(**arguments)
+            return call.name, text, "error"
+        result, text = self._call_model_backend(call.name, arguments)
         ok = not (isinstance(result, dict) and set(result) == {"error"})
-        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-        if len(text) > MAX_TOOL_RESULT_CHARS:
-            result = text[:MAX_TOOL_RESULT_CHARS] + f"... [truncated {len(text) - MAX_TOOL_RESULT_CHARS} characters]"
         self.tool_log.append(ToolRecord(call.name, call.arguments, result, ok, self.turn))
-        return call.name, result, "ok" if ok else "error"
+        return call.name, _shown(text), "ok" if ok else "error"
 
     def _count_step(self) -> bool:
         """Count a message of calls against bfcl-eval's limit of steps in one user turn.
@@ -544,15 +590,31 @@ class BFCLEnv(ToolEnv):
         a call to any public method of the involved backends runs whatever its arguments and
         whether or not it is offered this turn (the backend's error is the result when the
         arguments are wrong), and a call to an unknown name is refused but still counts as a
-        call of the turn, with its error as result."""
+        call of the turn, with its error as result: bfcl-eval's ``NameError`` text when Python would
+        resolve the name to nothing there (:func:`~.upstream_decode.name_error_text`), else the suite's
+        refusal. In web-search and memory conversations the same: every backend method runs whatever its
+        arguments (:meth:`_run_agentic_call`)."""
         if self.multi_turn and self._model is not None and call.name in self._model.owner and \
-                call.name not in _UPSTREAM_REFUSED:
+                call.name not in REFUSED_NAMES:
             return self._run_on_backend(call)
+        session = self._agentic.session if self._agentic is not None else None
+        if session is not None and call.name in session.owner and call.name not in REFUSED_NAMES:
+            return self._run_agentic_call(call)
+        unknown = name_error_text(call.name) if self.multi_turn or session is not None else None
+        if unknown is not None:  # no backend method, nothing Python resolves: upstream's NameError text
+            self.tool_log.append(ToolRecord(call.name, call.arguments, {"error": unknown}, False, self.turn))
+            self._all_results.append(unknown)
+            if self.multi_turn:
+                self._turn_call_count += 1
+                self._turn_calls.append(_call_key(call.name, call.arguments))
+            return call.name, unknown, "invalid"
         counted = self._turn_call_count
         name, result, status = super().execute_call(call)
         if self.multi_turn and self._turn_call_count == counted:  # the backend never saw it
             self._turn_call_count += 1
             self._turn_calls.append(_call_key(call.name, call.arguments))
+            self._all_results.append(f"Error during execution: {result}")
+        elif session is not None:  # a name that is no backend method: refused, still one result
             self._all_results.append(f"Error during execution: {result}")
         return name, result, status
 
@@ -616,14 +678,17 @@ class BFCLEnv(ToolEnv):
 
     def _single_turn_result(self) -> tuple[bool, str]:
         calls = [(c.name, c.arguments) for c in self._calls]
-        if self.category in data.NO_CALL_EXPECTED:
-            return (not calls, "no call made" if not calls else "a function was called for an irrelevant request")
-        if self.category in data.CALL_EXPECTED_ANY:
-            return (bool(calls), "a call was made" if calls else "no function was called")
+        if self.category in data.NO_CALL_EXPECTED or self.category in data.CALL_EXPECTED_ANY:
+            made = bool(calls) if self._decoded_output is None else self._decoded_has_call()
+            if self.category in data.NO_CALL_EXPECTED:
+                return (not made, "no call made" if not made else "a function was called for an irrelevant request")
+            return (made, "a call was made" if made else "no function was called")
         category = data.UPSTREAM_NAMES[self.category]
         if self.category == data.FORMAT_SENSITIVITY:  # bfcl-eval tells the checker the original id
             category = format_sensitivity.original_id(str(self.task_id))
         if self.category == data.FORMAT_SENSITIVITY:  # its decoder hands over names with dots replaced
+            if self._decoded_output is not None:
+                calls = [next(iter(item.items())) for item in self._decoded_output]
             verdict = upstream.check_calls(category, self._entry["function"],
                                            [(upstream.model_function_name(n), a) for n, a in calls], self._answer or [])
         else:  # a prompting reply: bfcl-eval's decoded output itself (tuples, source texts); else the calls as sent
@@ -634,6 +699,14 @@ class BFCLEnv(ToolEnv):
         if verdict.get("valid"):
             return True, "all calls match"
         return False, f"{verdict.get('error_type', '')}: {verdict.get('error')}"
+
+    def _decoded_has_call(self) -> bool:
+        """Whether bfcl-eval's decoded output of a prompting reply holds a call, as its relevance rule reads it
+        (``is_empty_output``): every decoded call counts, also one the suite cannot carry as JSON and shows the
+        agent as an error (``f(**{...})``, ``f(x=1j)``, ``f()()``)."""
+        from bfcl_eval.utils import is_empty_output
+
+        return not is_empty_output(self._decoded_output)
 
     @classmethod
     def benchmark_metrics(cls, final_infos: Sequence[dict[str, Any]], *, k: int | None = None) -> dict[str, Any]:

@@ -68,7 +68,9 @@ def system_prompt(entry_id: str, function_docs: list[dict[str, Any]]) -> str:
 
 
 def decode(entry_id: str, text: str) -> list[tuple[str, dict[str, Any]]] | None:
-    """The calls of a reply in the entry's return format; None when it does not decode."""
+    """The calls of a reply in the entry's return format, with the values bfcl-eval's decoder gives (a
+    python tuple stays a tuple, which its checker refuses where a list is expected); None when it does
+    not decode."""
     from agentgym_suite.envs.bfcl.upstream_decode import decode_prompting_reply
 
     utils = _prompting_utils()
@@ -83,7 +85,9 @@ def decode(entry_id: str, text: str) -> list[tuple[str, dict[str, Any]]] | None:
         decoded = decode_prompting_reply(body, "python")
         if decoded is None or not all(isinstance(c, ToolCall) for c in decoded.calls):  # a refused call fails the decode
             return None
-        return [(c.name, dict(c.arguments)) for c in decoded.calls]
+        if decoded.output is None:  # the guard's own reading (arithmetic): JSON values
+            return [(c.name, dict(c.arguments)) for c in decoded.calls]
+        return [(str(name), dict(arguments)) for item in decoded.output for name, arguments in item.items()]
     from bfcl_eval.constants.enums import ReturnFormat
 
     try:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Callable, Mapping
 
 from agentgym_suite.core.actions import encoding_problem
@@ -241,3 +242,36 @@ def executed_value(value: Any, instances: Mapping[str, str], run: Callable[[Nest
         rewritten = rewrite_call_names(source, instances)
         return value if rewritten == source else ast.literal_eval(rewritten)
     return value
+
+
+REFUSED_NAMES = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
+"""Names bfcl-eval's executor refuses to call (``execute_multi_turn_func_call``)."""
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+@cache
+def _names_upstream_resolves() -> frozenset[str]:
+    """Names bfcl-eval's ``eval`` of an execution string finds: Python's builtins and keywords, the globals
+    of its executor module and the local variables of ``execute_multi_turn_func_call``."""
+    import builtins
+    import keyword
+
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils as executor
+
+    code = executor.execute_multi_turn_func_call.__code__
+    return frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(vars(executor)) | frozenset(code.co_varnames)
+
+
+def name_error_text(name: str) -> str | None:
+    """The result bfcl-eval's executor gives a call to ``name`` when ``name`` is no backend method and its first
+    part resolves to nothing there: ``Error during execution: name 'x' is not defined`` (its ``eval`` looks the
+    callee up before the arguments, so nothing else runs). None when upstream would do something else: a name
+    that is no dotted identifier, a Python builtin or keyword, a name of its executor, a name it refuses
+    (:data:`REFUSED_NAMES`) or one of its instance names."""
+    if not _DOTTED_NAME.fullmatch(name):
+        return None
+    parts = name.split(".")
+    if parts[0] in _names_upstream_resolves() or parts[0].endswith("_instance") or \
+            any(part in REFUSED_NAMES for part in parts):
+        return None
+    return f"Error during execution: name '{parts[0]}' is not defined"

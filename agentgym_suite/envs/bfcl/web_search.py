@@ -153,10 +153,14 @@ class LocalWebSearchAPI:
 
     def search_engine_query(self, keywords: str, max_results: int | None = 10, region: str | None = "wt-wt") -> list[dict[str, str]]:
         """Search the corpus; results carry ``title`` and ``href``, and ``body`` when snippets are shown.
-        ``region`` is accepted and ignored (the corpus has one region)."""
-        count = 10 if max_results is None else max(0, int(max_results))
+        ``region`` is accepted and ignored (the corpus has one region).
+
+        The ranked pages (at least 10, as one page of a search engine) are cut with ``[:max_results]``,
+        as bfcl-eval cuts its search results: ``None`` keeps them all, a negative count drops from the
+        end, and a count that is no integer (``'3'``, ``2.0``) raises the ``TypeError`` upstream raises."""
+        page_size = max_results if isinstance(max_results, int) and max_results > 10 else 10
         results = []
-        for page in self._corpus.search(str(keywords), count):
+        for page in self._corpus.search(str(keywords), page_size)[:max_results]:
             item = {"title": page.title, "href": page.href}
             if self.show_snippet:
                 item["body"] = page.body
@@ -164,10 +168,11 @@ class LocalWebSearchAPI:
         return results
 
     def fetch_url_content(self, url: str, mode: str = "raw") -> dict[str, str]:
-        """The page at ``url`` as ``raw`` HTML, ``markdown`` or ``truncate`` (plain text), in bfcl-eval's format."""
-        if not str(url).startswith(("http://", "https://")):
+        """The page at ``url`` as ``raw`` HTML, ``markdown`` or ``truncate`` (plain text), in bfcl-eval's format
+        (a ``url`` that is no string fails as upstream's ``url.startswith`` fails)."""
+        if not url.startswith(("http://", "https://")):
             raise ValueError(f"Invalid URL: {url}")
-        page = self._corpus.page(str(url))
+        page = self._corpus.page(url)
         if page is None:
             return {"error": f"An error occurred while fetching {url}: 404 Client Error: Not Found for url: {url}"}
         if mode == "raw":

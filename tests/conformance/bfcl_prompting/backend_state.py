@@ -38,3 +38,18 @@ def state_digest(instances: dict[str, Any]) -> str:
     state = {name: tagged({k: v for k, v in vars(instance).items() if not k.startswith("_")})
              for name, instance in sorted(instances.items())}
     return hashlib.sha256(json.dumps(state, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def agentic_state(instance: Any) -> Any:
+    """A web-search or memory backend's public state as JSON with Python kinds kept (:func:`tagged`).
+
+    Paths (where a memory backend writes its snapshots) differ between two runs and are left out; a
+    vector store is read through its own ``export()`` (its FAISS index has no comparable form)."""
+    from pathlib import PurePath
+
+    state = {}
+    for key, value in sorted(vars(instance).items()):
+        if key.startswith("_") or isinstance(value, PurePath):
+            continue
+        state[key] = tagged(value.export() if callable(getattr(value, "export", None)) else value)
+    return state

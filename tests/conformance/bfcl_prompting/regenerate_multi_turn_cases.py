@@ -57,8 +57,8 @@ CASES = [
     ("multi_turn_base_15", "[touch(file_name='m.txt'), echo(content=mean(numbers=[1, 2]), file_name='m.txt')]",
      "a nested call's dict result is written"),
     ("multi_turn_base_15", "[echo(content=pwd(), file_name='m.txt')]", "a nested call without keywords stays text"),
-    ("multi_turn_base_0", "[foo(x=1)]", "DEPARTURE: a name that is no backend method"),
-    ("multi_turn_base_0", "[a.mkdir(dir_name='x')]", "DEPARTURE: a dotted name"),
+    ("multi_turn_base_0", "[foo(x=1)]", "a name that is no backend method: NameError"),
+    ("multi_turn_base_0", "[a.mkdir(dir_name='x')]", "a dotted name: NameError on its first part"),
     ("multi_turn_base_0", "[len(obj='abc')]", "DEPARTURE: a Python builtin, which upstream's eval calls"),
 ]
 
