@@ -37,13 +37,21 @@ MAX_STALENESS = 1
 SERVER_START_S = 900.0
 
 
-def _start_server(python: str, model: str, port: int, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_SERVER_DEV_MODE": "1",
-           "VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "2", "HF_HUB_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": ""}
+def _start_server(python: str, model: str, port: int, log: Path, logprobs_mode: str | None = None,
+                  dev_mode: bool = True) -> subprocess.Popen:
+    """``vllm serve`` as the docs say; ``logprobs_mode``: its ``--logprobs-mode`` (None: vLLM's default,
+    raw), ``dev_mode``: ``VLLM_SERVER_DEV_MODE=1`` (``/server_info``)."""
+    env = {**os.environ, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_CPU_KVCACHE_SPACE": "1",
+           "OMP_NUM_THREADS": "2", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": ""}
+    if dev_mode:
+        env["VLLM_SERVER_DEV_MODE"] = "1"
+    else:
+        env.pop("VLLM_SERVER_DEV_MODE", None)
     cmd = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--port", str(port),
            "--host", "127.0.0.1", "--max-model-len", "2048", "--dtype", "float32", "--enable-lora",
            "--max-loras", str(MAX_STALENESS + 2), "--max-lora-rank", "8"]
+    if logprobs_mode:
+        cmd += ["--logprobs-mode", logprobs_mode]
     with log.open("w") as out:
         return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -60,6 +68,16 @@ def _wait_ready(proc: subprocess.Popen, url: str, log: Path) -> None:
             pass
         time.sleep(3)
     pytest.fail(f"vllm serve was not ready after {SERVER_START_S:.0f} s:\n{log.read_text()[-6000:]}")
+
+
+def _stop_server(proc: subprocess.Popen) -> None:
+    """Stop the server and everything it started (its own session)."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def _served_adapters(url: str) -> list[str]:
@@ -139,11 +157,7 @@ def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path):
         trainer.train()
         left_over = _served_adapters(url)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        _stop_server(proc)
 
     assert trainer.state.global_step == 2
     logged = [h["async/policy_version"] for h in trainer.state.log_history if "async/policy_version" in h]
