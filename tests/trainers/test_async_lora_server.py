@@ -130,6 +130,9 @@ def _peft_policy(lora: bool = True):
 
 
 def _weights(url, tmp_path, max_staleness=1, temperature=1.0):
+    from accelerate import PartialState
+
+    PartialState()  # TRL's client logs through accelerate, set up by the trainer in a run; here run alone too
     args = SimpleNamespace(async_lora_server=url, max_staleness=max_staleness, output_dir=str(tmp_path),
                            vllm_server_timeout=5.0, lora_r=8, temperature=temperature)
     return LoRAServerWeights(args)
