@@ -27,8 +27,8 @@ CARD = EnvCard(
         "scripted telecom, airline and mock conversations, and the same tools by name and parameters (and exactly "
         "upstream's tool list when upstream's tool sources are in the data folder)",
         "every agent and customer tool schema (description, parameter descriptions, types, defaults, $defs layout) of "
-        "airline, retail, telecom and mock, built from upstream's tool sources kept as data, hashes equal to upstream's "
-        "Tool.openai_schema (79 tools; skipped without the sources); the schema builder on tools sources written in "
+        "airline, retail, telecom, mock and banking_knowledge (bm25_grep), built from upstream's tool sources kept as "
+        "data, hashes equal to upstream's Tool.openai_schema (101 tools; skipped without the sources); the schema builder on tools sources written in "
         "the test gives upstream's layout of book_reservation and set_apn_settings",
         "per-domain average reward, Pass^1..Pass^k, DB-match and termination counts equal to upstream's "
         "compute_metrics on the same trial outcomes",

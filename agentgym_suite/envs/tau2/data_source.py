@@ -11,9 +11,12 @@ TOOL_SOURCES: dict[tuple[str, str], tuple[str, ...]] = {
     ("telecom", "user"): ("user_tools_source.py", "user_data_model_source.py"),
     ("mock", "agent"): ("tools_source.py", "data_model_source.py"),
     ("mock", "user"): ("user_tools_source.py",),
+    ("banking_knowledge", "agent"): ("retrieval_mixins_source.py", "tools_source.py"),
+    ("banking_knowledge", "user"): ("tools_source.py",),
 }
 """(domain, side) -> the files under ``domains/<domain>/`` holding upstream's tool source: first the tools file, then
-the data-model files whose types its signatures name. Each is upstream's ``src/tau2/domains/<domain>/<name>`` without
+the data-model files whose types its signatures name (banking_knowledge: its retrieval tools' file, then the tools file,
+whose agent and customer toolkits are told apart by class, see ``envs/tau2/tool_source.py``). Each is upstream's ``src/tau2/domains/<domain>/<name>`` without
 ``_source`` (kept under another name so that nothing mistakes it for code of this package)."""
 
 _TAU2 = "https://github.com/sierra-research/tau2-bench/archive/a2c024725189473d2d7cea3a5cfdbcc67478e41f.tar.gz"
@@ -49,6 +52,7 @@ SOURCE = DataSource(
         "domains/mock/tools_source.py": "a4430b1e1c4d",
         "domains/mock/user_tools_source.py": "22dc2fee3abd",
         "domains/mock/data_model_source.py": "e66200599b8d",
+        "domains/banking_knowledge/retrieval_mixins_source.py": "edd7c246eb58",
     },
     required=("domains",),
 )

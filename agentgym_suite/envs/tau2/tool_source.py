@@ -131,13 +131,21 @@ class _Namespace:
         return model
 
 
-def _tool_functions(tree: ast.Module) -> list[ast.FunctionDef]:
-    """The methods marked ``@is_tool(...)`` in the toolkit classes of a tools file, in definition order."""
+OTHER_SIDES_CLASSES: dict[tuple[str, str], frozenset[str]] = {
+    ("banking_knowledge", "agent"): frozenset({"KnowledgeUserTools"}),
+    ("banking_knowledge", "user"): frozenset({"KnowledgeTools"}),
+}
+"""(domain, side) -> toolkit classes of the other side in a file both sides share (skipped for this side)."""
+
+
+def _tool_functions(tree: ast.Module, skip_classes: frozenset[str] = frozenset()) -> list[ast.FunctionDef]:
+    """The methods marked ``@is_tool(...)`` in the classes of a source file (but ``skip_classes``), in definition
+    order."""
     def marked(fn: ast.FunctionDef) -> bool:
         return any(isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "is_tool"
                    for d in fn.decorator_list)
 
-    return [item for node in tree.body if isinstance(node, ast.ClassDef)
+    return [item for node in tree.body if isinstance(node, ast.ClassDef) and node.name not in skip_classes
             for item in node.body if isinstance(item, ast.FunctionDef) and marked(item)]
 
 
@@ -169,16 +177,16 @@ def _schema(fn: ast.FunctionDef, names: _Namespace) -> dict[str, Any]:
             "function": {"name": fn.name, "description": description, "parameters": parameters.model_json_schema()}}
 
 
-def schemas_from_files(tools_file: Path, model_files: list[Path]) -> list[dict[str, Any]]:
-    """Every tool's schema in ``tools_file`` (upstream's order), types resolved against ``model_files`` too."""
-    tools_tree = ast.parse(tools_file.read_text(encoding="utf-8"))
-    trees = [tools_tree] + [ast.parse(p.read_text(encoding="utf-8")) for p in model_files]
+def schemas_from_files(files: list[Path], skip_classes: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """The schema of every tool the source ``files`` define (in file order, then definition order), outside
+    ``skip_classes``; the types their signatures name are resolved across all the files."""
+    trees = [ast.parse(p.read_text(encoding="utf-8")) for p in files]
     names = _Namespace(trees)
-    return [_schema(fn, names) for fn in _tool_functions(tools_tree)]
+    return [_schema(fn, names) for tree in trees for fn in _tool_functions(tree, skip_classes)]
 
 
-def source_paths(folder: Path, side: str) -> tuple[Path, list[Path]] | None:
-    """The tools file and model files of the ``side`` (``agent``/``user``) tools of the domain whose data ``folder``
+def source_paths(folder: Path, side: str) -> list[Path] | None:
+    """The source files of the ``side`` (``agent``/``user``) tools of the domain whose data ``folder``
     (``$AGENTGYM_DATA/tau2/domains/<domain>``) is given, or None when none are declared or a file is missing."""
     names = TOOL_SOURCES.get((folder.name, side))
     if names is None:
@@ -186,7 +194,7 @@ def source_paths(folder: Path, side: str) -> tuple[Path, list[Path]] | None:
     paths = [folder / name for name in names]
     if not all(p.is_file() for p in paths):
         return None
-    return paths[0], paths[1:]
+    return paths
 
 
 def sources_missing(folder: Path | None) -> bool:
@@ -200,10 +208,11 @@ def sources_missing(folder: Path | None) -> bool:
 
 @lru_cache(maxsize=32)
 def _cached(folder_text: str, side: str) -> tuple[dict[str, Any], ...] | None:
-    found = source_paths(Path(folder_text), side)
+    folder = Path(folder_text)
+    found = source_paths(folder, side)
     if found is None:
         return None
-    return tuple(schemas_from_files(*found))
+    return tuple(schemas_from_files(found, OTHER_SIDES_CLASSES.get((folder.name, side), frozenset())))
 
 
 def upstream_schemas(folder: Path, side: str) -> list[dict[str, Any]] | None:

@@ -29,7 +29,9 @@ from typing import Any
 
 HERE = Path(__file__).parent
 UPSTREAM_REPO = "github.com/sierra-research/tau2-bench"
-DOMAINS = ("airline", "retail", "telecom", "mock")
+DOMAINS = ("airline", "retail", "telecom", "mock", "banking_knowledge")
+BANKING_RETRIEVAL = "bm25_grep"
+"""The banking configuration recorded: the env's default (its agent gets ``KB_search`` and ``grep``)."""
 LAYOUTS = (("airline", "agent", "book_reservation"), ("telecom", "user", "set_apn_settings"))
 """(domain, side, tool) whose schema layout is stored (descriptions blanked)."""
 
@@ -60,7 +62,12 @@ def main() -> int:
     record: dict[str, Any] = {}
     layouts: list[dict[str, Any]] = []
     for domain in DOMAINS:
-        env = registry.get_env_constructor(domain)()
+        if domain == "banking_knowledge":  # needs upstream's knowledge extra (rank_bm25), see README.md
+            from tau2.domains.banking_knowledge.environment import get_environment
+
+            env = get_environment(retrieval_variant=BANKING_RETRIEVAL)
+        else:
+            env = registry.get_env_constructor(domain)()
         sides = {"agent": env.get_tools(), "user": env.get_user_tools() if env.user_tools is not None else []}
         record[domain] = {}
         for side, tools in sides.items():
@@ -71,7 +78,8 @@ def main() -> int:
     commit = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     payload = {"upstream": {"repo": UPSTREAM_REPO, "commit": commit or "a2c024725189473d2d7cea3a5cfdbcc67478e41f",
                             "pydantic": version("pydantic"), "docstring_parser": version("docstring_parser"),
-                            "how": "registry.get_env_constructor(domain)(); Tool.openai_schema of get_tools() and "
+                            "banking_retrieval": BANKING_RETRIEVAL,
+                            "how": "registry.get_env_constructor(domain)() (banking: get_environment(retrieval_variant)); Tool.openai_schema of get_tools() and "
                                    "get_user_tools(); sha256 of json.dumps(schema, sort_keys=True, separators=(',', ':'), "
                                    "ensure_ascii=False)"},
                "tools": record, "layouts": layouts}
