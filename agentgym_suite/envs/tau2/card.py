@@ -24,8 +24,12 @@ CARD = EnvCard(
         "the LLM customer's model gets exactly the messages upstream's UserSimulator sends (roles flipped, the "
         "customer's own tool calls as tool_calls and their results as tool messages in upstream's text, kept for the "
         "episode; the tools guidelines whenever the customer has tools; a pre-filled history as upstream seeds it) on "
-        "scripted telecom, airline and mock conversations, and the same tools by name and parameters (their "
-        "descriptions are the suite's wording)",
+        "scripted telecom, airline and mock conversations, and the same tools by name and parameters (and exactly "
+        "upstream's tool list when upstream's tool sources are in the data folder)",
+        "every agent and customer tool schema (description, parameter descriptions, types, defaults, $defs layout) of "
+        "airline, retail, telecom, mock and banking_knowledge (bm25_grep), built from upstream's tool sources kept as "
+        "data, hashes equal to upstream's Tool.openai_schema (101 tools; skipped without the sources); the schema builder on tools sources written in "
+        "the test gives upstream's layout of book_reservation and set_apn_settings",
         "per-domain average reward, Pass^1..Pass^k, DB-match and termination counts equal to upstream's "
         "compute_metrics on the same trial outcomes",
         "banking_knowledge (retrieval bm25_grep; tasks read from tasks/task_*.json as upstream's get_tasks): 427 "
@@ -37,7 +41,7 @@ CARD = EnvCard(
     ),
     conformance_tests=("tests/conformance/test_tau2.py", "tests/conformance/test_tau2_metrics.py",
                        "tests/conformance/test_tau2_banking_retrieval.py", "tests/conformance/test_tau2_tool_results.py",
-                       "tests/conformance/test_tau2_user_view.py"),
+                       "tests/conformance/test_tau2_user_view.py", "tests/conformance/test_tau2_tool_schemas.py"),
     cost=EpisodeCost(225.3, "benchmarks/env_step_cost.py Tau2-v0 --steps 2000, oracle on the retail domain with the "
                             "scripted user (2026-12-02, load 3.9; a rerun at load 5.3 gave 138.0)"),
     notes="Leaderboard numbers need an LLM user simulator (--user llm:...) and, for tasks with NL assertions, a judge "

@@ -46,7 +46,8 @@ class DomainData:
     db_blob: bytes
     user_db_blob: bytes
     folder: Path | None = None
-    """The domain's data folder (the banking domain reads its knowledge base and prompt templates from it)."""
+    """The domain's data folder (the banking domain reads its knowledge base and prompt templates from it; every
+    domain its tools' upstream source, when fetched)."""
     guidelines_tools: str = ""
     """The guidelines for a customer who has tools (``simulation_guidelines_tools.md``): upstream picks them whenever
     the task gives the customer any tool, in any domain."""
@@ -133,4 +134,5 @@ def _load(root_text: str, domain: str) -> DomainData:
         guidelines_tools=guidelines_tools,
         db_blob=pickle.dumps(db, protocol=pickle.HIGHEST_PROTOCOL),
         user_db_blob=pickle.dumps(user_db, protocol=pickle.HIGHEST_PROTOCOL),
+        folder=folder,
     )

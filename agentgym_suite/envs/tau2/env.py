@@ -32,7 +32,8 @@ steps (messages of any role) or 10 tool errors (``info["termination_reason"]``, 
 
 Departures, each reported by :meth:`Tau2Env.leaderboard_departures` when the settings bring it:
 the scripted customer (not an LLM user), tasks whose NL assertions have no judge (reported
-unscored), other limits; an episode in which ``calculate`` refused an integer power over a million bits (a guard
+unscored), other limits, tool descriptions of the suite's own wording when upstream's tool sources are not in the
+data folder (:mod:`~agentgym_suite.envs.tau2.tool_source`; with them the tools are shown exactly as upstream shows them); an episode in which ``calculate`` refused an integer power over a million bits (a guard
 against hanging the machine: upstream's ``eval`` would compute it however long it takes; see
 :func:`~agentgym_suite.envs.tau2.toolkit.safe_calculate`) names that in its ``info["leaderboard_departures"]`` and ``info["departure_in_play"]``,
 and the run's ``summary.json`` lists it. Always: an env
@@ -79,6 +80,7 @@ from agentgym_suite.envs.tau2.nl_judge import ModelNLJudge
 from agentgym_suite.envs.tau2.scripted_user import ScriptedUser, device_instruction
 from agentgym_suite.envs.tau2.users import AGENT_GREETING, END_TOKENS, LLMUser, UserContext, UserSimulator, end_token
 from agentgym_suite.envs.tau2.toolkit import CALCULATE_GUARD_DEPARTURE, PowerTooLarge
+from agentgym_suite.envs.tau2.tool_source import DESCRIPTIONS_DEPARTURE, as_upstream, sources_missing
 from agentgym_suite.envs.tau2.user_view import opening_view
 from agentgym_suite.envs.tau2.world import World, build_world, gold_actions, replay_gold
 
@@ -283,7 +285,7 @@ class Tau2Env(ToolEnv):
         policy = self.data.policy
         if self._variant is not None:
             policy = self._banking_setup()
-        tools = self.world.agent.schemas()
+        tools, _ = as_upstream(self.data.folder, "agent", self.world.agent.schemas())
         return Conversation(
             task=str(self._task.get("ticket") or first or "Help the customer under the policy."),
             tools=tools,
@@ -520,6 +522,8 @@ class Tau2Env(ToolEnv):
             reasons.append(f"banking_knowledge retrieval {self.retrieval!r}: the leaderboard's banking runs use "
                            f"{LEADERBOARD_VARIANT!r} (BM25 + OpenAI text-embedding-3-large + a sandboxed shell), which "
                            "needs hosted embeddings and a shell this suite does not run")
+        if sources_missing(self.data.folder):
+            reasons.append(DESCRIPTIONS_DEPARTURE)
         if self._variant is not None and self.embedder is not None:
             reasons.append("banking_knowledge dense search uses the given embedder, not upstream's hosted embedding model")
         return reasons
@@ -528,7 +532,7 @@ class Tau2Env(ToolEnv):
         """The customer's tools as the customer sees them: those the task lists (``user_tools``), else all."""
         if self.world is None or self.world.user is None:
             return []
-        schemas = self.world.user.schemas()
+        schemas, _ = as_upstream(self.data.folder, "user", self.world.user.schemas())
         listed = self._task.get("user_tools")
         if isinstance(listed, list):
             schemas = [s for s in schemas if s["function"]["name"] in listed]
