@@ -47,9 +47,10 @@ def test_registered_id() -> None:
     env.close()
 
 
+@pytest.mark.parametrize("style", ["fc", "prompting"])
 @pytest.mark.parametrize("category", MULTI)
-def test_multi_turn_oracle_wins(category: str) -> None:
-    env = BFCLEnv(category=category)
+def test_multi_turn_oracle_wins(category: str, style: str) -> None:
+    env = BFCLEnv(category=category, system_prompt=style)
     for task_id in env.task_ids()[:4]:
         env.reset(options={"task_id": task_id})
         info = play(env, env.oracle())
@@ -57,9 +58,10 @@ def test_multi_turn_oracle_wins(category: str) -> None:
         assert len(info["bfcl_turn_checks"]) == len(env._entry["question"])
 
 
+@pytest.mark.parametrize("style", ["fc", "prompting"])
 @pytest.mark.parametrize("category", SINGLE)
-def test_single_turn_oracle_wins(category: str) -> None:
-    env = BFCLEnv(category=category)
+def test_single_turn_oracle_wins(category: str, style: str) -> None:
+    env = BFCLEnv(category=category, system_prompt=style)
     for task_id in env.task_ids()[:5]:
         env.reset(options={"task_id": task_id})
         info = play(env, env.oracle())

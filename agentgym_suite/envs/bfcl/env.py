@@ -59,7 +59,7 @@ from agentgym_suite.envs.bfcl import data, format_sensitivity, prompts, upstream
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all, result_text
-from agentgym_suite.envs.bfcl.call_strings import parse_call_string
+from agentgym_suite.envs.bfcl.call_strings import parse_call_string, prompting_call_list
 from agentgym_suite.envs.bfcl.upstream_decode import (
     REFUSED_NAMES,
     NestedCall,
@@ -85,6 +85,14 @@ def _user_text(messages: list[dict[str, Any]]) -> tuple[str, str]:
 
 def _tool_call_block(name: str, arguments: dict[str, Any]) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>"
+
+
+def _words(command: Any) -> ParsedMessage:
+    """A prompting reply bfcl-eval's decoder does not read as calls: the model's words, with no call in them
+    (a ``<tool_call>`` block or an OpenAI ``tool_calls`` message included, which its prompting decoder fails on)."""
+    if isinstance(command, str):
+        return ParsedMessage(command.strip())
+    return parse_tool_calls(command)  # not text: the shared parser's error, as in every style
 
 
 def _shown(text: str) -> str:
@@ -456,30 +464,33 @@ class BFCLEnv(ToolEnv):
         return super()._execute(command, parsed)
 
     def _parse_message(self, command: str) -> ParsedMessage:
-        """In ``prompting`` style, a call list ``[f(a=1)]`` is read by bfcl-eval's own decoder for the
-        entry's language (:mod:`.upstream_decode`); ``<tool_call>`` blocks and other text as usual.
-        Function names stay as the model wrote them: the checker compares them as the emulated
-        model config does (``underscore_to_dot``)."""
-        if self.system_prompt == "prompting" and "<tool_call>" not in command:
+        """In ``prompting`` style, only what bfcl-eval's own decoder for the entry's language reads is a call
+        (:mod:`.upstream_decode`): a call list ``[f(a=1)]``. Anything else, ``<tool_call>`` blocks and
+        OpenAI-style ``tool_calls`` included, is the model's words, as bfcl-eval takes a reply its decoder
+        fails on (a single-turn entry fails, a multi-turn turn ends). Function names stay as the model wrote
+        them: the checker compares them as the emulated model config does (``underscore_to_dot``).
+        Other styles read ``<tool_call>`` blocks and ``tool_calls`` as usual."""
+        if self.system_prompt == "prompting" and self.category != data.FORMAT_SENSITIVITY:
             decoded = decode_prompting_reply(command, self._language)
-            if decoded is not None:
-                if not self.multi_turn and not self.agentic:  # the one response a single-turn entry gets
-                    self._decoded_output = decoded.output
-                items = decoded.calls
-                if self.multi_turn or self.agentic:  # executed as bfcl-eval's executor runs its execution strings
-                    executed = execution_calls(decoded)
-                    if executed is None:  # its conversion fails: the reply is the model's words
-                        return parse_tool_calls(command)
-                    items = [call for call, _ in executed]
-                    self._execution_values = {call.id: values for call, values in executed
-                                              if isinstance(call, ToolCall) and values is not None}
-                message = ParsedMessage("")
-                for item in items:
-                    if isinstance(item, ToolCallError):
-                        message.errors.append(item)
-                    else:
-                        message.calls.append(item)
-                return message
+            if decoded is None:
+                return _words(command)
+            if not self.multi_turn and not self.agentic:  # the one response a single-turn entry gets
+                self._decoded_output = decoded.output
+            items = decoded.calls
+            if self.multi_turn or self.agentic:  # executed as bfcl-eval's executor runs its execution strings
+                executed = execution_calls(decoded)
+                if executed is None:  # its conversion fails: the reply is the model's words
+                    return _words(command)
+                items = [call for call, _ in executed]
+                self._execution_values = {call.id: values for call, values in executed
+                                          if isinstance(call, ToolCall) and values is not None}
+            message = ParsedMessage("")
+            for item in items:
+                if isinstance(item, ToolCallError):
+                    message.errors.append(item)
+                else:
+                    message.calls.append(item)
+            return message
         return parse_tool_calls(command)
 
     @property
@@ -768,30 +779,36 @@ class BFCLEnv(ToolEnv):
                 return ["None of the available functions can answer this request."]
             if self.category in data.CALL_EXPECTED_ANY:
                 tool = _single_turn_tools(self._entry["function"][:1], self.category, self.underscore_to_dot)[0]["function"]
-                return [_tool_call_block(tool["name"], placeholder_arguments(tool["parameters"]))]
-            source_text = upstream.language_of(data.UPSTREAM_NAMES[self.category]).value != "python"
-            blocks = []
-            for answer in self._answer:
-                for name, params in answer.items():
-                    doc = next((d for d in self._entry["function"] if d["name"] == name), {})
-                    arguments = oracle_arguments(params, (doc.get("parameters") or {}).get("required") or ())
-                    if source_text:
-                        arguments = self._as_source_text(name, arguments)
-                    blocks.append(_tool_call_block(upstream.model_function_name(name, self.underscore_to_dot), arguments))
+                return [self._calls_message([(tool["name"], placeholder_arguments(tool["parameters"]))])]
             if self.category == data.FORMAT_SENSITIVITY:
                 calls = [(name, oracle_arguments(params, self._required(name))) for answer in self._answer
                          for name, params in answer.items()]
                 return [format_sensitivity.render_calls(str(self.task_id), calls)]
-            return ["\n".join(blocks)]
+            source_text = self._language != "python"
+            calls = []
+            for answer in self._answer:
+                for name, params in answer.items():
+                    arguments = oracle_arguments(params, self._required(name))
+                    if source_text:
+                        arguments = self._as_source_text(name, arguments)
+                    calls.append((upstream.model_function_name(name, self.underscore_to_dot), arguments))
+            return [self._calls_message(calls)]
         actions: list[str] = []
         for turn in range(self._turn_index, len(self._entry["question"])):
             calls = [self._oracle_call(c) for c in (self._answer[turn] if turn < len(self._answer) else [])]
             if turn == self._turn_index:
                 calls = calls[self._gold_calls_made(calls):]
             if calls:
-                actions.append("\n".join(_tool_call_block(name, kwargs) for name, kwargs in calls))
+                actions.append(self._calls_message(calls))
             actions.append(TURN_DONE)
         return actions
+
+    def _calls_message(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> str:
+        """One message holding ``calls`` in the env's style: a call list ``[f(a=1)]`` for the entry's language
+        in ``prompting`` style (what bfcl-eval's prompting decoder reads), ``<tool_call>`` blocks otherwise."""
+        if self.system_prompt == "prompting":
+            return prompting_call_list(calls, self._language)
+        return "\n".join(_tool_call_block(name, arguments) for name, arguments in calls)
 
     def _required(self, name: str) -> list[str]:
         doc = next((d for d in self._entry["function"] if d["name"] == name), {})
