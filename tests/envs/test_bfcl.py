@@ -277,3 +277,36 @@ def test_multi_turn_prompting_runs_nested_calls_only_on_backend_methods(reply: s
     env.step(reply)
     assert env._model.state() == before and len(env._all_results) == 1
     assert env._all_results[0].startswith("Error during execution") or "No such file" in env._all_results[0]
+
+
+BUILTIN_CALL = {"fc": '<tool_call>{"name": "print", "arguments": {"value": "x"}}</tool_call>',
+                "prompting": "[print(value='x')]"}
+"""A call to a Python builtin's name in each style: bfcl-eval's executor would call it, the suite refuses it."""
+
+
+@pytest.mark.parametrize("category", ["base", "web_search_base"])
+@pytest.mark.parametrize("style", ["fc", "prompting"])
+def test_a_builtin_name_labels_only_the_episode_it_happens_in(style: str, category: str) -> None:
+    from agentgym_suite.envs.bfcl.env import SUITE_REFUSAL_DEPARTURE
+
+    env = BFCLEnv(category=category, system_prompt=style)
+    assert SUITE_REFUSAL_DEPARTURE not in env.leaderboard_departures()
+    task_id = env.task_ids()[0]
+    env.reset(options={"task_id": task_id})
+    obs, _, _, _, info = env.step(BUILTIN_CALL[style])
+    assert "no tool named" in obs and info["departure_in_play"] == SUITE_REFUSAL_DEPARTURE
+    info = play(env, env.oracle())
+    assert info["departure_in_play"] == SUITE_REFUSAL_DEPARTURE  # the episode's last info keeps it
+    _, info = env.reset(options={"task_id": task_id})
+    assert "departure_in_play" not in info
+    info = play(env, env.oracle())
+    assert info["won"] and "departure_in_play" not in info  # an episode without it is comparable
+
+
+@pytest.mark.parametrize("style", ["fc", "prompting"])
+def test_an_unknown_name_is_upstreams_name_error_and_no_departure(style: str) -> None:
+    env = BFCLEnv(category="base", system_prompt=style)
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    reply = '<tool_call>{"name": "foo", "arguments": {}}</tool_call>' if style == "fc" else "[foo(x=1)]"
+    obs, _, _, _, info = env.step(reply)
+    assert "name 'foo' is not defined" in obs and "departure_in_play" not in info
