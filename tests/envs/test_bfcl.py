@@ -310,3 +310,22 @@ def test_an_unknown_name_is_upstreams_name_error_and_no_departure(style: str) ->
     reply = '<tool_call>{"name": "foo", "arguments": {}}</tool_call>' if style == "fc" else "[foo(x=1)]"
     obs, _, _, _, info = env.step(reply)
     assert "name 'foo' is not defined" in obs and "departure_in_play" not in info
+
+
+def test_the_runner_adds_the_episode_departure_to_the_run() -> None:
+    """``summary.json``'s ``leaderboard_departures`` (``run_departures``) gets the refusal from the episode
+    that met it, and not from a clean one."""
+    from types import SimpleNamespace
+
+    from agentgym_suite.envs.bfcl.env import SUITE_REFUSAL_DEPARTURE
+    from agentgym_suite.evaluation.runner import run_departures
+
+    env = BFCLEnv(category="base", system_prompt="prompting")
+    finals = []
+    for actions in ([BUILTIN_CALL["prompting"]], []):
+        env.reset(options={"task_id": "multi_turn_base_0"})
+        info = play(env, actions + env.oracle())
+        finals.append(SimpleNamespace(turns=[SimpleNamespace(info=info)]))
+    config = {"leaderboard_departures": env.leaderboard_departures()}
+    assert SUITE_REFUSAL_DEPARTURE in run_departures(finals, config)  # type: ignore[arg-type]
+    assert SUITE_REFUSAL_DEPARTURE not in run_departures(finals[1:], config)  # type: ignore[arg-type]
