@@ -329,3 +329,22 @@ def test_the_runner_adds_the_episode_departure_to_the_run() -> None:
     config = {"leaderboard_departures": env.leaderboard_departures()}
     assert SUITE_REFUSAL_DEPARTURE in run_departures(finals, config)  # type: ignore[arg-type]
     assert SUITE_REFUSAL_DEPARTURE not in run_departures(finals[1:], config)  # type: ignore[arg-type]
+
+
+def _oracle_won(env: BFCLEnv) -> set[str]:
+    won = set()
+    for task_id in env.task_ids():
+        env.reset(options={"task_id": task_id})
+        if play(env, env.oracle()).get("won"):
+            won.add(task_id)
+    return won
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("category", MULTI + SINGLE + ["simple_java", "simple_javascript", "web_search_base"])
+def test_the_prompting_oracle_wins_every_entry_the_fc_oracle_wins(category: str) -> None:
+    """The oracle writes call lists in prompting style and ``<tool_call>`` blocks otherwise: the same entries
+    fall to both (those it loses in both, such as simple_java_36, _64 and _65, lose on the leaderboard too)."""
+    fc, prompting = BFCLEnv(category=category), BFCLEnv(category=category, system_prompt="prompting")
+    won = _oracle_won(fc)
+    assert won and _oracle_won(prompting) == won
