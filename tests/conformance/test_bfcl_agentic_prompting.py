@@ -32,6 +32,7 @@ import pytest
 pytest.importorskip("bfcl_eval")
 
 from agentgym_suite.envs.bfcl import BFCLEnv  # noqa: E402
+from agentgym_suite.envs.bfcl.env import SUITE_REFUSAL_DEPARTURE  # noqa: E402
 from agentgym_suite.envs.bfcl.memory import memory_available  # noqa: E402
 from tests.conformance.bfcl_prompting.backend_state import agentic_state  # noqa: E402
 
@@ -83,20 +84,21 @@ def test_replies_run_as_bfcl_eval_runs_them(case: dict[str, Any], tmp_path: Path
     elif case["what"].startswith("DEPARTURE"):
         assert state == case["state"] and len(results) == len(case["results"])
         assert all(r.startswith("Error during execution: ") for r in results + case["results"])
+        assert SUITE_REFUSAL_DEPARTURE in info["departure_in_play"]
     else:
         assert results == case["results"] and state == case["state"]
         assert [m["content"] for m in info["messages"] if m.get("role") == "tool"] == case["results"]
+        assert SUITE_REFUSAL_DEPARTURE not in info.get("departure_in_play", "")
     env.close()
 
 
 def test_agentic_departures_are_labelled() -> None:
     local = BFCLEnv(category="web_search_base", system_prompt="prompting")
     reasons = local.leaderboard_departures()
-    assert any("local corpus" in r for r in reasons) and any("no backend method" in r for r in reasons)
+    assert any("local corpus" in r for r in reasons) and SUITE_REFUSAL_DEPARTURE not in reasons  # in play only
     stand_in = BFCLEnv(category="web_search_base", system_prompt="prompting", web_search_backend=STAND_IN)
     assert any("web_search_stand_in" in r for r in stand_in.leaderboard_departures())
-    assert any("no backend method" in r for r in BFCLEnv(category="memory_rec_sum", system_prompt="prompting")
-               .leaderboard_departures())
+    assert SUITE_REFUSAL_DEPARTURE not in BFCLEnv(category="memory_rec_sum", system_prompt="prompting").leaderboard_departures()
 
 
 def _argument_errors() -> list[dict[str, Any]]:

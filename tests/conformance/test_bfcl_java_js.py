@@ -144,7 +144,7 @@ def _replies(calls: list[tuple[str, dict[str, Any]]], style: str) -> list[str]:
 def _run(category: str, style: str, underscore_to_dot: bool, full: bool) -> tuple[int, int]:
     """(replies checked, replies both sides accepted)."""
     env = BFCLEnv(category=category, system_prompt=style, underscore_to_dot=underscore_to_dot)
-    reference = BFCLEnv(category=category, system_prompt="prompting")  # oracle names with dots
+    reference = BFCLEnv(category=category, system_prompt="fc", underscore_to_dot=False)  # oracle blocks, names with dots
     checked = accepted = 0
     for entry_id in _ids(category, full):
         for reply in _replies(_oracle_calls(reference, entry_id), style):

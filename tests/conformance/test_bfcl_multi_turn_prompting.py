@@ -8,7 +8,8 @@ reads) and the same state without ``eval``: tuples kept, nested calls with keywo
 read as a call, keys made strings, method names inside strings rewritten with the instance name,
 and a reply upstream cannot convert played as words. A name that is no backend method gets
 upstream's NameError text; the cases marked DEPARTURE (a Python builtin, which upstream's eval calls) must
-leave the same state and the same number of results, each an execution error.
+leave the same state and the same number of results, each an execution error, and label their episode
+(``info["departure_in_play"]``), as must an episode whose strings got an instance name.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 pytest.importorskip("bfcl_eval")
 
 from agentgym_suite.envs.bfcl import BFCLEnv  # noqa: E402
+from agentgym_suite.envs.bfcl.env import INSTANCE_NAME_DEPARTURE, SUITE_REFUSAL_DEPARTURE  # noqa: E402
 from tests.conformance.bfcl_prompting.backend_state import state_digest  # noqa: E402
 
 RECORD = json.loads((Path(__file__).parent / "bfcl_prompting" / "multi_turn_cases.json").read_text(encoding="utf-8"))
@@ -46,14 +48,19 @@ def test_replies_run_as_bfcl_eval_runs_them(case: dict[str, Any]) -> None:
     elif case["what"].startswith("DEPARTURE"):
         assert state == case["state"] and len(results) == len(case["results"])
         assert all(r.startswith("Error during execution: ") for r in results + case["results"])
+        assert SUITE_REFUSAL_DEPARTURE in info["departure_in_play"]  # this episode is labelled, others are not
     else:
         assert results == case["results"] and state == case["state"]
         assert [m["content"] for m in info["messages"] if m.get("role") == "tool"] == case["results"]  # what the model reads
+        assert SUITE_REFUSAL_DEPARTURE not in info.get("departure_in_play", "")
+        # a method name followed by '(' inside a string gets the instance name, which holds 'agentgym' for the
+        # model's name: the cases whose strings hold one (a call written without keywords stays such a string)
+        names_in_strings = "rewrit" in case["what"] or "without keywords stays text" in case["what"]
+        assert (INSTANCE_NAME_DEPARTURE in info.get("departure_in_play", "")) == names_in_strings, case["what"]
 
 
-def test_the_one_unreproduced_difference_is_a_named_departure() -> None:
-    departures = BFCLEnv(category="base", system_prompt="prompting").leaderboard_departures()
-    assert any("no backend method" in reason for reason in departures)
-    assert not any("no backend method" in r for r in BFCLEnv(category="base").leaderboard_departures())
-    assert not any("no backend method" in r for r in BFCLEnv(category="simple", system_prompt="prompting")
-                   .leaderboard_departures())
+def test_the_refusal_is_labelled_only_in_the_episodes_it_happens() -> None:
+    """Not among the settings' departures, in either style: only an episode that met it is labelled."""
+    for style in ("fc", "prompting"):
+        reasons = BFCLEnv(category="base", system_prompt=style).leaderboard_departures()
+        assert SUITE_REFUSAL_DEPARTURE not in reasons and not any("no backend method" in r for r in reasons)

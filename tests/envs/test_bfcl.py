@@ -47,9 +47,10 @@ def test_registered_id() -> None:
     env.close()
 
 
+@pytest.mark.parametrize("style", ["fc", "prompting"])
 @pytest.mark.parametrize("category", MULTI)
-def test_multi_turn_oracle_wins(category: str) -> None:
-    env = BFCLEnv(category=category)
+def test_multi_turn_oracle_wins(category: str, style: str) -> None:
+    env = BFCLEnv(category=category, system_prompt=style)
     for task_id in env.task_ids()[:4]:
         env.reset(options={"task_id": task_id})
         info = play(env, env.oracle())
@@ -57,9 +58,10 @@ def test_multi_turn_oracle_wins(category: str) -> None:
         assert len(info["bfcl_turn_checks"]) == len(env._entry["question"])
 
 
+@pytest.mark.parametrize("style", ["fc", "prompting"])
 @pytest.mark.parametrize("category", SINGLE)
-def test_single_turn_oracle_wins(category: str) -> None:
-    env = BFCLEnv(category=category)
+def test_single_turn_oracle_wins(category: str, style: str) -> None:
+    env = BFCLEnv(category=category, system_prompt=style)
     for task_id in env.task_ids()[:5]:
         env.reset(options={"task_id": task_id})
         info = play(env, env.oracle())
@@ -275,3 +277,74 @@ def test_multi_turn_prompting_runs_nested_calls_only_on_backend_methods(reply: s
     env.step(reply)
     assert env._model.state() == before and len(env._all_results) == 1
     assert env._all_results[0].startswith("Error during execution") or "No such file" in env._all_results[0]
+
+
+BUILTIN_CALL = {"fc": '<tool_call>{"name": "print", "arguments": {"value": "x"}}</tool_call>',
+                "prompting": "[print(value='x')]"}
+"""A call to a Python builtin's name in each style: bfcl-eval's executor would call it, the suite refuses it."""
+
+
+@pytest.mark.parametrize("category", ["base", "web_search_base"])
+@pytest.mark.parametrize("style", ["fc", "prompting"])
+def test_a_builtin_name_labels_only_the_episode_it_happens_in(style: str, category: str) -> None:
+    from agentgym_suite.envs.bfcl.env import SUITE_REFUSAL_DEPARTURE
+
+    env = BFCLEnv(category=category, system_prompt=style)
+    assert SUITE_REFUSAL_DEPARTURE not in env.leaderboard_departures()
+    task_id = env.task_ids()[0]
+    env.reset(options={"task_id": task_id})
+    obs, _, _, _, info = env.step(BUILTIN_CALL[style])
+    assert "no tool named" in obs and info["departure_in_play"] == SUITE_REFUSAL_DEPARTURE
+    info = play(env, env.oracle())
+    assert info["departure_in_play"] == SUITE_REFUSAL_DEPARTURE  # the episode's last info keeps it
+    _, info = env.reset(options={"task_id": task_id})
+    assert "departure_in_play" not in info
+    info = play(env, env.oracle())
+    assert info["won"] and "departure_in_play" not in info  # an episode without it is comparable
+
+
+@pytest.mark.parametrize("style", ["fc", "prompting"])
+def test_an_unknown_name_is_upstreams_name_error_and_no_departure(style: str) -> None:
+    env = BFCLEnv(category="base", system_prompt=style)
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    reply = '<tool_call>{"name": "foo", "arguments": {}}</tool_call>' if style == "fc" else "[foo(x=1)]"
+    obs, _, _, _, info = env.step(reply)
+    assert "name 'foo' is not defined" in obs and "departure_in_play" not in info
+
+
+def test_the_runner_adds_the_episode_departure_to_the_run() -> None:
+    """``summary.json``'s ``leaderboard_departures`` (``run_departures``) gets the refusal from the episode
+    that met it, and not from a clean one."""
+    from types import SimpleNamespace
+
+    from agentgym_suite.envs.bfcl.env import SUITE_REFUSAL_DEPARTURE
+    from agentgym_suite.evaluation.runner import run_departures
+
+    env = BFCLEnv(category="base", system_prompt="prompting")
+    finals = []
+    for actions in ([BUILTIN_CALL["prompting"]], []):
+        env.reset(options={"task_id": "multi_turn_base_0"})
+        info = play(env, actions + env.oracle())
+        finals.append(SimpleNamespace(turns=[SimpleNamespace(info=info)]))
+    config = {"leaderboard_departures": env.leaderboard_departures()}
+    assert SUITE_REFUSAL_DEPARTURE in run_departures(finals, config)  # type: ignore[arg-type]
+    assert SUITE_REFUSAL_DEPARTURE not in run_departures(finals[1:], config)  # type: ignore[arg-type]
+
+
+def _oracle_won(env: BFCLEnv) -> set[str]:
+    won = set()
+    for task_id in env.task_ids():
+        env.reset(options={"task_id": task_id})
+        if play(env, env.oracle()).get("won"):
+            won.add(task_id)
+    return won
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("category", MULTI + SINGLE + ["simple_java", "simple_javascript", "web_search_base"])
+def test_the_prompting_oracle_wins_every_entry_the_fc_oracle_wins(category: str) -> None:
+    """The oracle writes call lists in prompting style and ``<tool_call>`` blocks otherwise: the same entries
+    fall to both (those it loses in both, such as simple_java_36, _64 and _65, lose on the leaderboard too)."""
+    fc, prompting = BFCLEnv(category=category), BFCLEnv(category=category, system_prompt="prompting")
+    won = _oracle_won(fc)
+    assert won and _oracle_won(prompting) == won

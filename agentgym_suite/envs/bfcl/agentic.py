@@ -17,6 +17,7 @@ from typing import Any
 
 from agentgym_suite.envs.bfcl import data, memory, prompts
 from agentgym_suite.envs.bfcl.backends import BackendSession
+from agentgym_suite.envs.bfcl.call_strings import prompting_call_list
 from agentgym_suite.envs.bfcl.web_search import make_backend
 
 
@@ -227,6 +228,8 @@ class AgenticTask:
             blocks.append({"name": "search_engine_query", "arguments": {"keywords": str(hop.get("subquestion", ""))}})
             if self.category == "web_search_no_snippet" and str(hop.get("source", "")).startswith("http"):
                 blocks.append({"name": "fetch_url_content", "arguments": {"url": str(hop["source"]), "mode": "truncate"}})
+        if self.style == "prompting":  # what a prompting model writes, bfcl-eval's decoder reads
+            return prompting_call_list([(b["name"], b["arguments"]) for b in blocks])
         return "\n".join("<tool_call>\n" + json.dumps(b, ensure_ascii=False) + "\n</tool_call>" for b in blocks)
 
 

@@ -34,7 +34,11 @@ CARD = EnvCard(
         "state equal on 25 fixed "
         "replies (tuples, nested calls, dicts read as calls, method names inside strings, replies its conversion "
         "fails on); a call to a name that is no backend method gets its NameError text, one Python resolves there "
-        "(a builtin) the suite's refusal (a labelled departure)",
+        "(a builtin) the suite's refusal (a departure labelled in the episodes where it happens, in both styles)",
+        "<tool_call> replies in the prompting style judged as bfcl-eval judges a prompting model's reply: 12 "
+        "single-turn replies (Python, parallel, Java, JavaScript, irrelevance, live_relevance; each <tool_call> reply "
+        "beside the same calls as a call list) with its decode, format check and ast_checker verdicts, and 3 multi-turn "
+        "replies its default_decode_execute_prompting fails on, which the env plays as words (nothing runs, the turn ends)",
         "web-search and memory prompting replies run as bfcl-eval's multi-turn inference runs them (the same decode "
         "and executor, no schema check, bfcl-eval's result texts): result strings and backend state equal on 51 fixed "
         "replies (gold calls, code fences, tuples, positional arguments, nested calls, names inside strings, Python "
@@ -45,7 +49,8 @@ CARD = EnvCard(
     ),
     conformance_tests=("tests/conformance/test_bfcl.py", "tests/conformance/test_bfcl_prompting.py",
                        "tests/conformance/test_bfcl_java_js.py", "tests/conformance/test_bfcl_multi_turn_prompting.py",
-                       "tests/conformance/test_bfcl_agentic_prompting.py"),
+                       "tests/conformance/test_bfcl_agentic_prompting.py",
+                       "tests/conformance/test_bfcl_tool_call_prompting.py"),
     cost=EpisodeCost(174.3, "benchmarks/env_step_cost.py BFCL-v0 --kwargs '{\"category\": \"simple\"}' (one step "
                             "= one checked episode; multi-turn 'base': 2930 steps/s) (2026-12-02, load 10.1)"),
     notes="Web search and memory replies are judged by bfcl-eval's agentic_checker; web search answers from an "

@@ -37,9 +37,13 @@ Departures from the leaderboard (``leaderboard_departures``, written into ``summ
 search on the offline local corpus (the default) instead of bfcl-eval's live SerpAPI search
 (``web_search_backend="serpapi"`` runs bfcl-eval's own backend); in ``format_sensitivity`` and the
 ``prompting`` style, python call lists holding arithmetic or a lambda (which bfcl-eval evaluates
-with ``eval``) are decoded by the suite's own evaluator (:data:`PYTHON_DECODE_DEPARTURE`); in multi-turn
-prompting, a call to a name that is no backend method gets the suite's refusal as its result
-(:data:`MULTI_TURN_EXECUTION_DEPARTURE`). Conformance with bfcl-eval's checkers is tested in
+with ``eval``) are decoded by the suite's own evaluator (:data:`PYTHON_DECODE_DEPARTURE`). Two more are
+reported by the episode in which they happen (``info["departure_in_play"]``, also added to ``summary.json``),
+in both styles: in multi-turn, web-search and memory conversations, a call to a Python builtin's name (or one
+bfcl-eval's executor refuses, or no dotted identifier) gets the suite's refusal as its result
+(:data:`SUITE_REFUSAL_DEPARTURE`), and a method name inside a string argument is rewritten with an instance
+name holding ``agentgym`` for the model's name (:data:`INSTANCE_NAME_DEPARTURE`). In ``prompting`` style only
+what bfcl-eval's prompting decoder reads is a call: a ``<tool_call>`` block is the model's words there. Conformance with bfcl-eval's checkers is tested in
 ``tests/conformance/test_bfcl.py``.
 """
 
@@ -59,7 +63,7 @@ from agentgym_suite.envs.bfcl import data, format_sensitivity, prompts, upstream
 from agentgym_suite.envs.bfcl.agentic import AgenticTask, default_memory_dir
 from agentgym_suite.envs.bfcl.ast_match import oracle_arguments, placeholder_arguments
 from agentgym_suite.envs.bfcl.backends import BackendSession, compare_states, contains_all, result_text
-from agentgym_suite.envs.bfcl.call_strings import parse_call_string
+from agentgym_suite.envs.bfcl.call_strings import parse_call_string, prompting_call_list
 from agentgym_suite.envs.bfcl.upstream_decode import (
     REFUSED_NAMES,
     NestedCall,
@@ -68,6 +72,7 @@ from agentgym_suite.envs.bfcl.upstream_decode import (
     execution_calls,
     instance_name,
     name_error_text,
+    names_rewritten,
 )
 from agentgym_suite.envs.bfcl.schema import to_openai_tool
 
@@ -85,6 +90,14 @@ def _user_text(messages: list[dict[str, Any]]) -> tuple[str, str]:
 
 def _tool_call_block(name: str, arguments: dict[str, Any]) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>"
+
+
+def _words(command: Any) -> ParsedMessage:
+    """A prompting reply bfcl-eval's decoder does not read as calls: the model's words, with no call in them
+    (a ``<tool_call>`` block or an OpenAI ``tool_calls`` message included, which its prompting decoder fails on)."""
+    if isinstance(command, str):
+        return ParsedMessage(command.strip())
+    return parse_tool_calls(command)  # not text: the shared parser's error, as in every style
 
 
 def _shown(text: str) -> str:
@@ -156,16 +169,19 @@ PYTHON_DECODE_DEPARTURE = (
 """Why a python call list may decode differently from bfcl-eval (it ``eval``s arithmetic and lambdas; model
 output never reaches ``eval`` here)."""
 
-MULTI_TURN_EXECUTION_DEPARTURE = (
-    "multi-turn, web-search and memory prompting calls run as bfcl-eval's executor runs its execution strings "
-    "(tuples kept, nested calls run first, method names inside strings rewritten with the instance name, model name "
-    "'agentgym'); a call to a name that is no backend method gets upstream's NameError text, except a name Python "
-    "resolves in bfcl-eval's executor (a builtin such as print or len, a name of its executor module) or one that is "
-    "no dotted identifier: bfcl-eval's eval calls or fails on it, the suite answers with its own refusal; the state "
-    "and the verdict are the same, the text the model reads differs")
-"""What of bfcl-eval's execution of multi-turn and agentic prompting replies is not reproduced
-(``tests/conformance/test_bfcl_multi_turn_prompting.py`` and ``test_bfcl_agentic_prompting.py`` show the
-rest equal)."""
+SUITE_REFUSAL_DEPARTURE = (
+    "multi-turn, web-search and memory: a call to a name that is no backend method and that Python resolves in "
+    "bfcl-eval's executor (a builtin such as print or len, a name of its executor module), that its executor refuses "
+    "(kill, exit...) or that is no dotted identifier got the suite's refusal as its result, where bfcl-eval's eval "
+    "calls it or fails with a text of its own; the state and the verdict are the same, the text the model read differs")
+"""Reported in play (``info["departure_in_play"]``, then ``summary.json``'s ``leaderboard_departures``) by an
+episode in which such a call happened, in either style; every other unknown name gets bfcl-eval's NameError text."""
+
+INSTANCE_NAME_DEPARTURE = (
+    "multi-turn, web-search and memory: a method name followed by '(' inside a string argument was rewritten with "
+    "the instance name bfcl-eval's executor gives it, as upstream rewrites its execution string, but with 'agentgym' "
+    "where upstream puts the model's name, so the stored text differs from upstream's")
+"""Reported in play by an episode whose call arguments held such a text (``echo(content='ls()')``)."""
 
 
 class BFCLEnv(ToolEnv):
@@ -259,6 +275,8 @@ class BFCLEnv(ToolEnv):
         """Multi-turn prompting: each decoded call's arguments as bfcl-eval's executor runs them (tuples kept,
         nested calls to run first), by call id (:meth:`execution_arguments`)."""
         self._check: dict[str, Any] | None = None
+        self._in_play: set[str] = set()
+        """Departures that happened in this episode (:data:`SUITE_REFUSAL_DEPARTURE`, :data:`INSTANCE_NAME_DEPARTURE`)."""
         self._turn_index = 0
         self._turn_checks: list[dict[str, Any]] = []
         self._all_results: list[str] = []
@@ -277,15 +295,15 @@ class BFCLEnv(ToolEnv):
     def leaderboard_departures(self) -> list[str]:
         """Web search off bfcl-eval's live backend (see :mod:`.web_search`), and python call lists
         read without ``eval`` (``format_sensitivity`` and the ``prompting`` style; see
-        :mod:`.prompting_decoder`)."""
+        :mod:`.prompting_decoder`). Departures that depend on what the model does are reported by
+        the episode in which they happen (``info["departure_in_play"]``: :data:`SUITE_REFUSAL_DEPARTURE`,
+        :data:`INSTANCE_NAME_DEPARTURE`)."""
         reasons = []
         if self.category in data.WEB_SEARCH:
             reason = web_search.departure(self.web_search_backend, self.web_corpus)
             reasons += [reason] if reason else []
         if self.category == data.FORMAT_SENSITIVITY or self.system_prompt == "prompting":
             reasons.append(PYTHON_DECODE_DEPARTURE)
-        if (self.multi_turn or self.agentic) and self.system_prompt == "prompting":
-            reasons.append(MULTI_TURN_EXECUTION_DEPARTURE)
         return reasons
 
     # ------------------------------------------------------------------ task set
@@ -337,6 +355,7 @@ class BFCLEnv(ToolEnv):
         self._answer = data.load_answers(self.category).get(task_id)
         self._calls, self._check, self._agentic, self._raw_actions = [], None, None, {}
         self._decoded_output, self._execution_values, self._all_results = None, {}, []
+        self._in_play = set()
         if self.multi_turn:
             return self._start_multi_turn()
         if self.agentic:
@@ -456,30 +475,33 @@ class BFCLEnv(ToolEnv):
         return super()._execute(command, parsed)
 
     def _parse_message(self, command: str) -> ParsedMessage:
-        """In ``prompting`` style, a call list ``[f(a=1)]`` is read by bfcl-eval's own decoder for the
-        entry's language (:mod:`.upstream_decode`); ``<tool_call>`` blocks and other text as usual.
-        Function names stay as the model wrote them: the checker compares them as the emulated
-        model config does (``underscore_to_dot``)."""
-        if self.system_prompt == "prompting" and "<tool_call>" not in command:
+        """In ``prompting`` style, only what bfcl-eval's own decoder for the entry's language reads is a call
+        (:mod:`.upstream_decode`): a call list ``[f(a=1)]``. Anything else, ``<tool_call>`` blocks and
+        OpenAI-style ``tool_calls`` included, is the model's words, as bfcl-eval takes a reply its decoder
+        fails on (a single-turn entry fails, a multi-turn turn ends). Function names stay as the model wrote
+        them: the checker compares them as the emulated model config does (``underscore_to_dot``).
+        Other styles read ``<tool_call>`` blocks and ``tool_calls`` as usual."""
+        if self.system_prompt == "prompting" and self.category != data.FORMAT_SENSITIVITY:
             decoded = decode_prompting_reply(command, self._language)
-            if decoded is not None:
-                if not self.multi_turn and not self.agentic:  # the one response a single-turn entry gets
-                    self._decoded_output = decoded.output
-                items = decoded.calls
-                if self.multi_turn or self.agentic:  # executed as bfcl-eval's executor runs its execution strings
-                    executed = execution_calls(decoded)
-                    if executed is None:  # its conversion fails: the reply is the model's words
-                        return parse_tool_calls(command)
-                    items = [call for call, _ in executed]
-                    self._execution_values = {call.id: values for call, values in executed
-                                              if isinstance(call, ToolCall) and values is not None}
-                message = ParsedMessage("")
-                for item in items:
-                    if isinstance(item, ToolCallError):
-                        message.errors.append(item)
-                    else:
-                        message.calls.append(item)
-                return message
+            if decoded is None:
+                return _words(command)
+            if not self.multi_turn and not self.agentic:  # the one response a single-turn entry gets
+                self._decoded_output = decoded.output
+            items = decoded.calls
+            if self.multi_turn or self.agentic:  # executed as bfcl-eval's executor runs its execution strings
+                executed = execution_calls(decoded)
+                if executed is None:  # its conversion fails: the reply is the model's words
+                    return _words(command)
+                items = [call for call, _ in executed]
+                self._execution_values = {call.id: values for call, values in executed
+                                          if isinstance(call, ToolCall) and values is not None}
+            message = ParsedMessage("")
+            for item in items:
+                if isinstance(item, ToolCallError):
+                    message.errors.append(item)
+                else:
+                    message.calls.append(item)
+            return message
         return parse_tool_calls(command)
 
     @property
@@ -515,6 +537,8 @@ class BFCLEnv(ToolEnv):
             values = call.arguments
         session, entry_id = self._executing_session()
         instances = {method: instance_name(entry_id, owner) for method, owner in session.owner.items()}
+        if names_rewritten(values, instances):
+            self._in_play.add(INSTANCE_NAME_DEPARTURE)
         return {key: executed_value(value, instances, self._run_nested) for key, value in values.items()}
 
     def _executing_session(self) -> tuple[BackendSession, str]:
@@ -609,6 +633,8 @@ class BFCLEnv(ToolEnv):
                 self._turn_calls.append(_call_key(call.name, call.arguments))
             return call.name, unknown, "invalid"
         counted = self._turn_call_count
+        if self.multi_turn or session is not None:  # upstream's eval would call it or fail in its own words
+            self._in_play.add(SUITE_REFUSAL_DEPARTURE)
         name, result, status = super().execute_call(call)
         if self.multi_turn and self._turn_call_count == counted:  # the backend never saw it
             self._turn_call_count += 1
@@ -717,6 +743,9 @@ class BFCLEnv(ToolEnv):
 
     def _extra_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"bfcl_category": self.category}
+        if self._in_play:
+            info["departure_in_play"] = "; ".join(d for d in (SUITE_REFUSAL_DEPARTURE, INSTANCE_NAME_DEPARTURE)
+                                                  if d in self._in_play)
         if self.category == data.FORMAT_SENSITIVITY and self.task_id:
             info["bfcl_format_config"] = format_sensitivity.config_of(self.task_id)
         if self.multi_turn:
@@ -768,30 +797,36 @@ class BFCLEnv(ToolEnv):
                 return ["None of the available functions can answer this request."]
             if self.category in data.CALL_EXPECTED_ANY:
                 tool = _single_turn_tools(self._entry["function"][:1], self.category, self.underscore_to_dot)[0]["function"]
-                return [_tool_call_block(tool["name"], placeholder_arguments(tool["parameters"]))]
-            source_text = upstream.language_of(data.UPSTREAM_NAMES[self.category]).value != "python"
-            blocks = []
-            for answer in self._answer:
-                for name, params in answer.items():
-                    doc = next((d for d in self._entry["function"] if d["name"] == name), {})
-                    arguments = oracle_arguments(params, (doc.get("parameters") or {}).get("required") or ())
-                    if source_text:
-                        arguments = self._as_source_text(name, arguments)
-                    blocks.append(_tool_call_block(upstream.model_function_name(name, self.underscore_to_dot), arguments))
+                return [self._calls_message([(tool["name"], placeholder_arguments(tool["parameters"]))])]
             if self.category == data.FORMAT_SENSITIVITY:
                 calls = [(name, oracle_arguments(params, self._required(name))) for answer in self._answer
                          for name, params in answer.items()]
                 return [format_sensitivity.render_calls(str(self.task_id), calls)]
-            return ["\n".join(blocks)]
+            source_text = self._language != "python"
+            calls = []
+            for answer in self._answer:
+                for name, params in answer.items():
+                    arguments = oracle_arguments(params, self._required(name))
+                    if source_text:
+                        arguments = self._as_source_text(name, arguments)
+                    calls.append((upstream.model_function_name(name, self.underscore_to_dot), arguments))
+            return [self._calls_message(calls)]
         actions: list[str] = []
         for turn in range(self._turn_index, len(self._entry["question"])):
             calls = [self._oracle_call(c) for c in (self._answer[turn] if turn < len(self._answer) else [])]
             if turn == self._turn_index:
                 calls = calls[self._gold_calls_made(calls):]
             if calls:
-                actions.append("\n".join(_tool_call_block(name, kwargs) for name, kwargs in calls))
+                actions.append(self._calls_message(calls))
             actions.append(TURN_DONE)
         return actions
+
+    def _calls_message(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> str:
+        """One message holding ``calls`` in the env's style: a call list ``[f(a=1)]`` for the entry's language
+        in ``prompting`` style (what bfcl-eval's prompting decoder reads), ``<tool_call>`` blocks otherwise."""
+        if self.system_prompt == "prompting":
+            return prompting_call_list(calls, self._language)
+        return "\n".join(_tool_call_block(name, arguments) for name, arguments in calls)
 
     def _required(self, name: str) -> list[str]:
         doc = next((d for d in self._entry["function"] if d["name"] == name), {})

@@ -8,7 +8,8 @@ bfcl-eval prompts a model in one of two ways, and the env offers both (``system_
   (a live entry's own system prompt, the agentic answer format, the memory instructions).
 * ``prompting``: the prompting handlers put bfcl-eval's default system prompt first
   (``DEFAULT_SYSTEM_PROMPT_FORMAT``: python call lists, function docs as JSON, plain text,
-  classic style) and the model answers with ``[func(arg=value), ...]``.
+  classic style) and the model answers with ``[func(arg=value), ...]``; only that is a call there
+  (a ``<tool_call>`` block is the model's words, as bfcl-eval's prompting decoder fails on it).
 
 A function revealed on a later turn (``miss_func``) is announced with bfcl-eval's message,
 and every function description gets bfcl-eval's language hint.

@@ -226,6 +226,19 @@ def rewrite_call_names(text: str, instances: Mapping[str, str]) -> str:
                           else m.group(1), text)
 
 
+def names_rewritten(value: Any, instances: Mapping[str, str]) -> bool:
+    """True when :func:`executed_value` would rewrite a name inside ``value``'s strings or dict keys (a backend
+    method name followed by ``(``), the text in which the instance name, and so the model's name, shows."""
+    if isinstance(value, NestedCall):
+        return names_rewritten(value.arguments, instances)
+    if isinstance(value, dict):
+        return any(rewrite_call_names(str(k), instances) != str(k) or names_rewritten(v, instances)
+                   for k, v in value.items())
+    if isinstance(value, (str, list, tuple)):  # as executed_value reads them: their source form
+        return rewrite_call_names(repr(value), instances) != repr(value)
+    return False
+
+
 def executed_value(value: Any, instances: Mapping[str, str], run: Callable[[NestedCall], Any]) -> Any:
     """An :func:`execution_value` as the executor's ``eval`` of the rewritten string gives it: text inside
     strings, lists and tuples rewritten (:func:`rewrite_call_names` over their source form, read back as
