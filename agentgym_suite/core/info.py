@@ -36,6 +36,9 @@ INFO_KEYS: dict[str, str] = {
     "turn": "int: number of agent actions taken in this episode.",
     "admissible_actions": "list[str] | None: commands the env accepts now (command envs).",
     "tools": "list[dict] | None: OpenAI-format tool schemas (tool envs).",
+    "tools_in_prompt": "bool, optional: False when the env's own messages already describe its tools as the "
+                       "benchmark's harness does (e.g. a prompting-style system prompt), so agents must not also pass "
+                       "``tools`` to the chat template or the API; the env still checks calls against ``tools``.",
     "task_family": "str, in the reset info: the task's family (e.g. the ALFWorld task type), '' for none; "
                    "see TextEnv.task_family.",
     "departure_in_play": "str, optional: a departure from the benchmark's official harness that happened in this "

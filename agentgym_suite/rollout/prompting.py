@@ -89,7 +89,7 @@ class EpisodePrompt:
         self.task = str(info.get("task") or "")
         self.observation = observation
         self.history = []
-        self.tools = info.get("tools") or None
+        self.tools = _template_tools(info)
         self.admissible = info.get("admissible_actions")
         self.rendered = _rendered(info)
         self.truncation = info.get("prompt_truncation")
@@ -136,7 +136,7 @@ class EpisodePrompt:
         if info.get("admissible_actions") is not None or self.admissible is not None:
             self.admissible = info.get("admissible_actions")
         if info.get("tools"):
-            self.tools = info["tools"]
+            self.tools = _template_tools(info)
         self.rendered = _rendered(info)
         self.truncation = info.get("prompt_truncation")
         self.messages.append(dict(assistant) if assistant is not None else {"role": "assistant", "content": action})
@@ -153,3 +153,11 @@ class EpisodePrompt:
 def _rendered(info: dict[str, Any]) -> list[dict[str, Any]] | None:
     messages = info.get("prompt_messages")
     return [dict(m) for m in messages] if isinstance(messages, list) and messages else None
+
+
+def _template_tools(info: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The tool schemas a model's chat template (or an API request) is given: ``info["tools"]``, unless the
+    env says its own messages already describe them (``info["tools_in_prompt"] is False``)."""
+    if info.get("tools_in_prompt") is False:
+        return None
+    return info.get("tools") or None

@@ -348,3 +348,23 @@ def test_the_prompting_oracle_wins_every_entry_the_fc_oracle_wins(category: str)
     fc, prompting = BFCLEnv(category=category), BFCLEnv(category=category, system_prompt="prompting")
     won = _oracle_won(fc)
     assert won and _oracle_won(prompting) == won
+
+
+@pytest.mark.parametrize("category", ["simple", "base"])
+def test_prompting_style_gives_the_model_no_tool_schemas(category: str) -> None:
+    """bfcl-eval's prompting handlers describe the functions in the system prompt and pass no tools to the
+    model: the env says so (``tools_in_prompt``) and an episode's prompt keeps no schemas for the chat
+    template, while the env still knows its tools; in ``fc`` style the schemas go to the template."""
+    from agentgym_suite.rollout.prompting import EpisodePrompt
+
+    for style, expect_tools in (("prompting", False), ("fc", True)):
+        env = BFCLEnv(category=category, system_prompt=style)
+        obs, info = env.reset(seed=0)
+        assert info["tools"], "the env keeps its tool list either way"
+        assert (info.get("tools_in_prompt") is False) is (not expect_tools)
+        prompt = EpisodePrompt("chat", env=env)
+        prompt.start(obs, info)
+        assert bool(prompt.tools) is expect_tools
+        obs, _, _, _, info = env.step("no call here")
+        prompt.record("no call here", obs, info)
+        assert bool(prompt.tools) is expect_tools

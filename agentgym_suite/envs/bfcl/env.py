@@ -743,6 +743,8 @@ class BFCLEnv(ToolEnv):
 
     def _extra_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"bfcl_category": self.category}
+        if self.category == data.FORMAT_SENSITIVITY or self.system_prompt == "prompting":
+            info["tools_in_prompt"] = False  # bfcl-eval's prompting handlers give the model no tool schemas
         if self._in_play:
             info["departure_in_play"] = "; ".join(d for d in (SUITE_REFUSAL_DEPARTURE, INSTANCE_NAME_DEPARTURE)
                                                   if d in self._in_play)
