@@ -106,10 +106,6 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
              "tool-use training tasks in EnvACE's published per-turn checklist format",
              data_source="agentgym_suite.envs.checklist_tools.data_source:SOURCE",
              card="agentgym_suite.envs.checklist_tools.card:CARD"),
-    EnvEntry("EnvACE-Rehearsal-v0", "agentgym_suite.methods.envace.env:RehearsalEnv", 20,
-             "a world model answers every tool call of a tool env (EnvACE rehearsal)",
-             card="agentgym_suite.methods.envace.card:CARD", env_mode="rehearsal",
-             eval_extension="agentgym_suite.methods.envace.eval_extension:EXTENSION"),
     EnvEntry(REMOTE_ENV_ID, "agentgym_suite.serving.remote_env:RemoteTextEnv", 1000,
              "any OpenEnv server's env as a suite env (gym.make('Remote-v0', url='ws://host:port'))",
              requires=("websockets", "pydantic"), card="agentgym_suite.serving.card:CARD"),
@@ -126,13 +122,26 @@ ENV_ENTRIES: tuple[EnvEntry, ...] = (
 
 
 def plugin_entries() -> tuple[EnvEntry, ...]:
-    """The entries other installed distributions declare in the ``agentgym_suite.envs`` entry-point
-    group (:mod:`agentgym_suite.core.plugins`): each entry point loads an :class:`EnvEntry`, a list
+    """The entries the suite's own method packages (their ``ENTRY_POINTS``) and other installed
+    distributions declare in the ``agentgym_suite.envs`` entry-point group, read alike
+    (:func:`agentgym_suite.core.plugins.declared`): each entry point loads an :class:`EnvEntry`, a list
     of them, or a function returning either. An id the suite already registers, or a value of
     another kind, is warned about and skipped."""
+    return _declared_entries(plugins.declared(plugins.ENVS_GROUP))
+
+
+def suite_entries() -> tuple[EnvEntry, ...]:
+    """What the suite itself ships: :data:`ENV_ENTRIES`, then the envs its method packages declare
+    (:func:`agentgym_suite.core.plugins.suite_methods`), without other distributions' (the catalogue,
+    ``agentgym conformance``)."""
+    return ENV_ENTRIES + _declared_entries(plugins.suite_methods(plugins.ENVS_GROUP))
+
+
+def _declared_entries(found_plugins: tuple[plugins.Plugin, ...]) -> tuple[EnvEntry, ...]:
+    """The :class:`EnvEntry` values ``found_plugins`` load, checked (see :func:`plugin_entries`)."""
     own = {item.id for item in ENV_ENTRIES}
     found: list[EnvEntry] = []
-    for plugin in plugins.installed(plugins.ENVS_GROUP):
+    for plugin in found_plugins:
         value = plugin.obj() if callable(plugin.obj) and not isinstance(plugin.obj, EnvEntry) else plugin.obj
         items = [value] if isinstance(value, EnvEntry) else list(value) if isinstance(value, (list, tuple)) else None
         if items is None or not all(isinstance(item, EnvEntry) for item in items):
@@ -151,8 +160,8 @@ def plugin_entries() -> tuple[EnvEntry, ...]:
 
 
 def all_entries() -> tuple[EnvEntry, ...]:
-    """The suite's own entries (:data:`ENV_ENTRIES`), then those of installed plug-in distributions
-    (:func:`plugin_entries`): what ``agentgym list``, :func:`entry` and :func:`register_all` go through."""
+    """The suite's own entries (:data:`ENV_ENTRIES`), then those its method packages and installed plug-in
+    distributions declare (:func:`plugin_entries`): what ``agentgym list``, :func:`entry` and :func:`register_all` go through."""
     return ENV_ENTRIES + plugin_entries()
 
 

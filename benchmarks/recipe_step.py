@@ -169,9 +169,9 @@ def run_recipe(cli: argparse.Namespace, overrides: list[str]) -> dict[str, Any]:
 
 
 def _missing(env_id: str) -> list[str]:
-    from agentgym_suite.registration import ENV_ENTRIES, missing_requirements
+    from agentgym_suite.registration import all_entries, missing_requirements
 
-    for item in ENV_ENTRIES:
+    for item in all_entries():
         if item.id == env_id:
             return missing_requirements(item)
     return []

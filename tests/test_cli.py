@@ -8,14 +8,14 @@ import sys
 import pytest
 
 from agentgym_suite.cli import main
-from agentgym_suite.registration import ENV_ENTRIES
+from agentgym_suite.registration import all_entries
 
 
 def test_list_names_every_id(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--plain"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     ids = [line.split("\t")[0] for line in lines]
-    assert ids == [e.id for e in ENV_ENTRIES]
+    assert ids == [e.id for e in all_entries()]
     statuses = dict(line.split("\t")[:2] for line in lines)
     assert statuses["TextWorld-v0"] == "ready"
 

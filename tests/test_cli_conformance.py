@@ -14,7 +14,7 @@ import pytest
 
 from agentgym_suite.commands.conformance import selected
 from agentgym_suite.core.conformance import MethodConformance
-from agentgym_suite.registration import ENV_ENTRIES, entry, env_card
+from agentgym_suite.registration import entry, env_card, suite_entries
 from agentgym_suite.trainers.conformance import method_conformance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +90,7 @@ def test_a_disagreeing_method_case_exits_1_and_is_named(tmp_path: Path) -> None:
 
 
 def test_every_conformance_file_is_declared_by_an_env_card_or_a_method() -> None:
-    declared = {path for item in ENV_ENTRIES if (card := env_card(item)) for path in card.conformance_tests}
+    declared = {path for item in suite_entries() if (card := env_card(item)) for path in card.conformance_tests}
     declared |= {path for d in method_conformance() for path in d.conformance.tests}
     files = {str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "conformance").glob("test_*.py")}
     assert files - declared == set(), "declare these in an env card or a method's `conformance`"
@@ -147,7 +147,7 @@ def test_the_source_distribution_carries_every_declared_case(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr[-2000:]
     with tarfile.open(tmp_path / "dist" / done.stdout.strip().splitlines()[-1]) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    declared = {path for item in ENV_ENTRIES if (card := env_card(item)) for path in card.conformance_tests}
+    declared = {path for item in suite_entries() if (card := env_card(item)) for path in card.conformance_tests}
     declared |= {path for d in method_conformance() for path in d.conformance.tests}
     assert declared <= names and "tests/conftest.py" in names
     assert {str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "conformance").rglob("*.json")} <= names

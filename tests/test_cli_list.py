@@ -11,7 +11,7 @@ import pytest
 
 from agentgym_suite.cli import main
 from agentgym_suite.commands.env_options import docstring_args, env_options
-from agentgym_suite.registration import ENV_ENTRIES
+from agentgym_suite.registration import all_entries
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +31,7 @@ def test_the_default_table_fits_80_columns_with_one_row_start_per_id(capsys: pyt
     out = _cli(capsys, monkeypatch, "list")
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 80
-    for entry in ENV_ENTRIES:  # each id whole, on its own row, with a status word and a conformance word
+    for entry in all_entries():  # each id whole, on its own row, with a status word and a conformance word
         row = next(line for line in lines if f"│{entry.id} " in line or f"│ {entry.id} " in line)
         assert ("ready" in row or "missing" in row) and any(w in row for w in ("checked (", "n/a", "none"))
     assert "licence" not in out and "steps/s" not in out  # the card's long columns are not in the compact view
@@ -51,7 +51,7 @@ def test_wide_json_and_plain_keep_the_full_facts(capsys: pytest.CaptureFixture[s
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [row["id"] for row in rows] == [e.id for e in ENV_ENTRIES]
+    assert [row["id"] for row in rows] == [e.id for e in all_entries()]
     alfworld = next(row for row in rows if row["id"] == "ALFWorld-v0")
     assert "0.908 success rate" in alfworld["references"] and alfworld["conformance_word"].startswith("checked")
     wide = _cli(capsys, monkeypatch, "list", "--wide", columns=400)

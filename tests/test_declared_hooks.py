@@ -12,7 +12,7 @@ from agentgym_suite.commands.eval import apply_user_and_judge
 from agentgym_suite.core.info import declared_label_keys
 from agentgym_suite.core.policy_loan import POLICY
 from agentgym_suite.core.text_env import TextEnv
-from agentgym_suite.registration import ENV_ENTRIES, training_env_modes
+from agentgym_suite.registration import all_entries, training_env_modes
 from agentgym_suite.trainers.config import ENV_MODES
 from agentgym_suite.trainers.run_context import _refuse_workers_for_a_borrowing_env
 
@@ -76,7 +76,7 @@ def test_workers_are_refused_only_for_an_env_that_borrows_the_policy() -> None:
 def test_env_modes_and_label_keys_come_from_the_declarations() -> None:
     modes = training_env_modes()
     assert ENV_MODES == ("real", *modes) and all(modes.values())
-    assert {item.id for item in ENV_ENTRIES if item.env_mode} == set(modes.values())
+    assert {item.id for item in all_entries() if item.env_mode} == set(modes.values())
     assert declared_label_keys(WithUser) == ("user_simulator", "grader")
 
 

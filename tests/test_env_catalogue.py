@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentgym_suite.commands.list_envs import catalogue_rows, markdown
-from agentgym_suite.registration import ENV_ENTRIES, env_card
+from agentgym_suite.registration import env_card, suite_entries
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "catalogue.md"
 
@@ -18,7 +18,7 @@ def test_docs_table_is_up_to_date() -> None:
 
 def test_cards_name_their_conformance_tests_and_those_exist() -> None:
     root = DOCS.parents[1]
-    cards = {item.id: env_card(item) for item in ENV_ENTRIES}
+    cards = {item.id: env_card(item) for item in suite_entries()}
     for env_id in ("ALFWorld-v0", "ScienceWorld-v0", "SearchQA-v0", "SearchR1-v0", "WebShop-v0", "BFCL-v0",
                    "FinMCP-v0"):
         card = cards[env_id]
@@ -31,7 +31,7 @@ def test_cards_name_their_conformance_tests_and_those_exist() -> None:
 
 def test_every_declared_card_points_to_existing_tests_and_states_a_cost() -> None:
     root = DOCS.parents[1]
-    for item in ENV_ENTRIES:
+    for item in suite_entries():
         card = env_card(item)
         if card is None:
             continue

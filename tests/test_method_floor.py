@@ -31,9 +31,6 @@ METHODS = PACKAGE / "methods"
 METHOD_PACKAGES = sorted(p.name for p in METHODS.iterdir() if (p / "__init__.py").is_file())
 
 NAMING_ALLOWED: dict[str, str] = {
-    "registration.py": "the registration table gives every env's entry point, card and eval extension as "
-                       "'module:attribute' strings, imported only when the env is made (as Gymnasium registers its "
-                       "own); a method's env is one of them",
     "core/plugins.py": "the extension point itself: suite_methods walks the floor (METHODS_PACKAGE), naming no method",
 }
 """Modules (under the package) that may name the method floor or a method package -> why."""

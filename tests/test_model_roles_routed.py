@@ -23,11 +23,11 @@ import pytest
 from agentgym_suite.agents.base import OracleAgent
 from agentgym_suite.llm.call_cache import LEDGER_FILE, CallLedger
 from agentgym_suite.llm.role_client import ModelCallSettings, declared_roles, model_calls
-from agentgym_suite.registration import ENV_ENTRIES
+from agentgym_suite.registration import suite_entries
 from reliability.registered import cheap_kwargs, env_class, profile, skip_unless_usable
 from reliability.stub_openai import stub_server
 
-ROLE_ENVS = [entry.id for entry in ENV_ENTRIES if declared_roles(env_class(entry.id))]
+ROLE_ENVS = [entry.id for entry in suite_entries() if declared_roles(env_class(entry.id))]
 TASKS_TRIED, STEPS = 12, 25
 ROUTED = re.compile(r"role_backend\(\s*[\"']([a-z_]+)[\"']")
 
@@ -41,7 +41,7 @@ def test_some_registered_envs_declare_model_roles() -> None:
 def test_every_role_a_package_routes_is_declared_by_its_envs() -> None:
     """A role an env's package sends through the client (``role_backend("judge", ...)``) is one of the roles
     its registered envs declare, so ``--judge``, ``--rescore`` and the test above reach it."""
-    for entry in ENV_ENTRIES:
+    for entry in suite_entries():
         cls = env_class(entry.id)
         module = getattr(cls, "__module__", "") or ""
         if not module.startswith("agentgym_suite.envs."):

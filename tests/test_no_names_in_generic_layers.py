@@ -28,7 +28,7 @@ import ast
 import re
 from pathlib import Path
 
-from agentgym_suite.registration import ENV_ENTRIES
+from agentgym_suite.registration import suite_entries
 from agentgym_suite.trainers.credit import CREDIT_ASSIGNERS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "agentgym_suite"
@@ -44,7 +44,7 @@ ALLOWED: dict[tuple[str, str], str] = {
 
 def _names_pattern() -> re.Pattern[str]:
     env_names = set()
-    for item in ENV_ENTRIES:
+    for item in suite_entries():
         env_names.add(re.escape(item.id))
         stem = re.sub(r"-v\d+$", "", item.id)
         env_names.add(re.escape(stem) + "-")

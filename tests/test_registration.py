@@ -19,7 +19,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agentgym_suite  # noqa: F401
 from agentgym_suite.core.info import INFO_KEYS, undocumented_keys
-from agentgym_suite.registration import ENV_ENTRIES, entry, missing_requirements, register_entry
+from agentgym_suite.registration import entry, missing_requirements, register_entry, suite_entries
 from reliability.registered import cheap_kwargs, env_class, env_params, skip_unless_usable
 
 
@@ -104,7 +104,7 @@ def test_oracle_agent_wins_through_gym_make(env_id: str, tmp_path: Path, monkeyp
 def _declaring_classes() -> list[type]:
     """Every class behind a registered id, and their bases, that declares its own ``info_keys``."""
     found: dict[str, type] = {}
-    for item in ENV_ENTRIES:
+    for item in suite_entries():
         try:
             cls = env_class(item.id)
         except ImportError:  # a backend missing here; its class is checked where it is installed

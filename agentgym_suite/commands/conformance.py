@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentgym_suite.registration import ENV_ENTRIES, EnvEntry, entry, env_card
+from agentgym_suite.registration import EnvEntry, entry, env_card, suite_entries
 from agentgym_suite.trainers.conformance import DeclaredConformance, method_conformance
 
 CASES_ENV_VAR = "AGENTGYM_CONFORMANCE_CASES"
@@ -155,7 +155,7 @@ def selected_entries(env_ids: list[str]) -> list[EnvEntry]:
     """The entries to check: the named ones (unknown ids raise KeyError), or every one whose card names tests."""
     if env_ids:
         return [entry(env_id) for env_id in env_ids]
-    return [item for item in ENV_ENTRIES if (card := env_card(item)) is not None and card.conformance_tests]
+    return [item for item in suite_entries() if (card := env_card(item)) is not None and card.conformance_tests]
 
 
 def is_method_id(name: str) -> bool:

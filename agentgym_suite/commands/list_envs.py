@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentgym_suite.core.env_card import EnvCard
-from agentgym_suite.registration import ENV_ENTRIES, EnvEntry, all_entries, env_card, missing_requirements
+from agentgym_suite.registration import EnvEntry, all_entries, env_card, missing_requirements, suite_entries
 
 DOCS_HEADER = (
     "# Env catalogue\n\n"
@@ -70,11 +70,12 @@ def _cost(card: EnvCard | None, compact: bool = False) -> str:
     return f"{card.cost.steps_per_s:g} steps/s ({card.cost.measured_by}; {card.cost.machine})"
 
 
-def catalogue_rows(entries: tuple[EnvEntry, ...] = ENV_ENTRIES, *, compact: bool = False) -> list[dict[str, str]]:
-    """One row per env id with its card's facts (no machine-dependent column); ``compact`` shortens the
-    reference scores and cost to fit a terminal."""
+def catalogue_rows(entries: tuple[EnvEntry, ...] | None = None, *, compact: bool = False) -> list[dict[str, str]]:
+    """One row per env id of ``entries`` (default: the suite's own, :func:`~agentgym_suite.registration.suite_entries`)
+    with its card's facts (no machine-dependent column); ``compact`` shortens the reference scores and cost to fit a
+    terminal."""
     rows = []
-    for item in entries:
+    for item in suite_entries() if entries is None else entries:
         card = env_card(item)
         rows.append({
             "id": item.id, "source": _source(card), "licence": card.data_licence if card else "-",

@@ -18,9 +18,9 @@ it with a :class:`CommandKit`, the command-line services a method package (on a 
 the command line) cannot import: the model-call flags and their accounting, and agents made from
 specs.
 
-Declaring one: the suite's own are named by the registration entry of the method's env
-(``EnvEntry(eval_extension="module:attribute")``); a package outside the suite declares an entry
-point of group :data:`~agentgym_suite.core.plugins.EVAL_GROUP`. Either way the attribute is an
+Declaring one: an entry point of group :data:`~agentgym_suite.core.plugins.EVAL_GROUP`, in a method
+package's ``ENTRY_POINTS`` (the suite's own) or a distribution's ``pyproject.toml`` (outside the
+suite); an env entry may also name one (``EnvEntry(eval_extension="module:attribute")``). Either way the attribute is an
 object with this protocol (an instance, not a class).
 :func:`~agentgym_suite.evaluation.extensions.eval_extensions` lists them.
 """

@@ -110,6 +110,12 @@ def _installed(group: str, path: tuple[str, ...]) -> tuple[Plugin, ...]:
     return tuple(sorted(found, key=lambda p: (p.distribution, p.name)))
 
 
+def declared(group: str) -> tuple[Plugin, ...]:
+    """Every entry point of ``group``: the suite's own method packages' (:func:`suite_methods`) first, then
+    other installed distributions' (:func:`installed`); the one path the registries read."""
+    return (*suite_methods(group), *installed(group))
+
+
 def suite_methods(group: str) -> tuple[Plugin, ...]:
     """The entry points of ``group`` that the suite's own method packages declare (each
     subpackage of :data:`METHODS_PACKAGE` with an ``ENTRY_POINTS`` mapping), loaded, in package then

@@ -1,9 +1,9 @@
 """The declared evaluation extensions, found the way envs and plug-ins are found.
 
 :func:`eval_extensions` lists every :class:`~agentgym_suite.core.eval_extensions.EvalExtension`:
-first those the suite's registration entries name (``EnvEntry.eval_extension``, in entry order),
-then those other installed distributions declare in the entry-point group
-:data:`~agentgym_suite.core.plugins.EVAL_GROUP`. The eval runner and ``agentgym eval`` ask these,
+first those the registration entries name (``EnvEntry.eval_extension``, in entry order), then those
+the suite's method packages and other installed distributions declare in the entry-point group
+:data:`~agentgym_suite.core.plugins.EVAL_GROUP` (:func:`~agentgym_suite.core.plugins.declared`). The eval runner and ``agentgym eval`` ask these,
 never a method by name. An extension that fails to load, lacks the protocol, or reuses a name is
 warned about and skipped, so one broken extension never stops an evaluation.
 """
@@ -34,7 +34,7 @@ def eval_extensions() -> tuple[EvalExtension, ...]:
                           f"{type(err).__name__}: {err}.", stacklevel=2)
             continue
         _add(found, value, f"{item.id}'s eval_extension {item.eval_extension!r}")
-    for plugin in plugins.installed(plugins.EVAL_GROUP):
+    for plugin in plugins.declared(plugins.EVAL_GROUP):
         _add(found, plugin.obj, f"entry point {plugin.name!r} of {plugin.distribution!r} (group {plugins.EVAL_GROUP!r})")
     return tuple(found.values())
 

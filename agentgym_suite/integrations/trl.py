@@ -115,9 +115,9 @@ def as_environment_factory(env_id: str, **env_kwargs: Any) -> type[SuiteEnvironm
     import agentgym_suite  # noqa: F401
 
     if env_id not in gym.registry:
-        from agentgym_suite.registration import ENV_ENTRIES
+        from agentgym_suite.registration import all_entries
 
-        known = ", ".join(e.id for e in ENV_ENTRIES if e.id in gym.registry)
+        known = ", ".join(e.id for e in all_entries() if e.id in gym.registry)
         raise ValueError(f"{env_id!r} is not a registered env id here; ready ids: {known}. See `agentgym list`.")
     probe = gym.make(env_id, **env_kwargs)
     try:

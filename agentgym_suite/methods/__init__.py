@@ -3,6 +3,7 @@ evaluation extensions, commands and record upgrades), above the trainer and eval
 
 No generic module imports a method package. Each declares what it plugs in as entry points
 (``ENTRY_POINTS`` in its ``__init__``, the groups of :mod:`agentgym_suite.core.plugins`), found by
-:func:`agentgym_suite.core.plugins.suite_methods` the way an installed distribution's are; its
-envs are string entry points of the registration table, as every env of the suite is.
+:func:`agentgym_suite.core.plugins.suite_methods` and read with an installed distribution's
+(:func:`agentgym_suite.core.plugins.declared`): its envs (group ``agentgym_suite.envs``, an
+``EnvEntry``), credit plug-in, eval extension and record upgrades.
 """

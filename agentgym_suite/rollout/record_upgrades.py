@@ -80,7 +80,7 @@ def record_upgrades() -> tuple[DeclaredUpgrade, ...]:
     if key not in _CACHE:
         found: list[DeclaredUpgrade] = []
         group = plugins.RECORD_UPGRADES_GROUP
-        for plugin in (*plugins.suite_methods(group), *plugins.installed(group)):
+        for plugin in plugins.declared(group):
             if not callable(plugin.obj):
                 plugins.warn_skipped(plugin, group, f"it loads {type(plugin.obj).__name__}, not a function "
                                                     "record -> record.")

@@ -167,9 +167,9 @@ class ServedEnv(Environment[SuiteAction, SuiteObservation, SuiteState]):
     def get_metadata(self) -> EnvironmentMetadata:
         """The served id, its one-line summary and the suite's version (no env is made)."""
         from agentgym_suite import __version__
-        from agentgym_suite.registration import ENV_ENTRIES
+        from agentgym_suite.registration import all_entries
 
-        summary = next((e.summary for e in ENV_ENTRIES if e.id == self.spec.env_id), "")
+        summary = next((e.summary for e in all_entries() if e.id == self.spec.env_id), "")
         return EnvironmentMetadata(name=self.spec.env_id, version=__version__,
                                    description=f"{self.spec.env_id} from agentgym-suite" + (f": {summary}" if summary else ""))
 

@@ -17,7 +17,7 @@ from agentgym_suite.core.capabilities import CAPABILITIES, CORE, PROVIDED, capab
 from agentgym_suite.core.fixture_profile import FixtureProfile
 from agentgym_suite.core.text_env import TextEnv
 from agentgym_suite.core.tool_env import Conversation, ToolEnv
-from agentgym_suite.registration import ENV_ENTRIES, env_class, implemented
+from agentgym_suite.registration import env_class, implemented, suite_entries
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "extending.md"
 BASES = {"TextEnv": TextEnv, "ToolEnv": ToolEnv}
@@ -54,7 +54,7 @@ def test_each_protocol_matches_its_base() -> None:
 
 
 def registered_classes() -> list[tuple[str, type]]:
-    found = [(item.id, env_class(item.id)) for item in ENV_ENTRIES if implemented(item)]
+    found = [(item.id, env_class(item.id)) for item in suite_entries() if implemented(item)]
     return [(env_id, cls) for env_id, cls in found if isinstance(cls, type)]
 
 

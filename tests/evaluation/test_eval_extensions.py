@@ -21,7 +21,6 @@ from agentgym_suite.core import plugins
 from agentgym_suite.core.eval_extensions import EvalExtension
 from agentgym_suite.evaluation.extensions import active_extensions, eval_extensions, extension_names
 from agentgym_suite.evaluation.runner import EvalConfigMismatch, evaluate
-from agentgym_suite.registration import ENV_ENTRIES
 
 MODULE = "counting_eval_extension"
 SOURCE = textwrap.dedent('''
@@ -93,9 +92,9 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     plugins.refresh()
 
 
-def test_the_suites_rehearsal_is_declared_by_its_envs_entry() -> None:
-    declaring = [e.id for e in ENV_ENTRIES if e.eval_extension]
-    assert declaring and "rehearsal" in extension_names()
+def test_the_suites_rehearsal_is_declared_by_its_method_packages_entry_point() -> None:
+    declaring = {plugin.obj.name for plugin in plugins.suite_methods(plugins.EVAL_GROUP)}
+    assert "rehearsal" in declaring and "rehearsal" in extension_names()
     assert all(isinstance(extension, EvalExtension) for extension in eval_extensions())
 
 

@@ -20,7 +20,7 @@ from gymnasium.envs.registration import load_env_creator
 import agentgym_suite  # noqa: F401  (registers the env ids)
 from agentgym_suite.core.fixture_profile import FixtureProfile, fixture_profile, missing_programs
 from agentgym_suite.core.tool_env import ToolEnv
-from agentgym_suite.registration import ENV_ENTRIES, implemented, missing_requirements
+from agentgym_suite.registration import implemented, missing_requirements, suite_entries
 
 
 def env_class(env_id: str) -> Any:
@@ -43,7 +43,7 @@ def is_tool_env(env_id: str) -> bool:
     return isinstance(cls, type) and issubclass(cls, ToolEnv)
 
 
-TOOL_ENV_IDS = tuple(e.id for e in ENV_ENTRIES if is_tool_env(e.id))
+TOOL_ENV_IDS = tuple(e.id for e in suite_entries() if is_tool_env(e.id))
 """The registered envs whose action is an assistant message with tool calls, read from the registry
 so that a new tool env is tested as one with no edit here."""
 
@@ -70,14 +70,14 @@ def _marks(env_id: str) -> list[Any]:
 
 def env_params(ids: tuple[str, ...] | None = None) -> list[Any]:
     """``pytest.param`` per registered env id (or per id of ``ids``), marked with the programs it needs."""
-    chosen = [e.id for e in ENV_ENTRIES if ids is None or e.id in ids]
+    chosen = [e.id for e in suite_entries() if ids is None or e.id in ids]
     return [pytest.param(i, marks=_marks(i), id=i) for i in chosen]
 
 
 def skip_unless_usable(env_id: str) -> None:
     """Skip the calling test when ``env_id`` cannot run here (missing package, data or program, or an
     env made against a running server only); fail it when a suite entry points to no module."""
-    item = next((e for e in ENV_ENTRIES if e.id == env_id), None)
+    item = next((e for e in suite_entries() if e.id == env_id), None)
     if item is not None and not implemented(item):
         pytest.fail(f"{env_id} is listed in registration.py but {item.entry_point} does not exist")
     missing = missing_requirements(item) if item is not None else []

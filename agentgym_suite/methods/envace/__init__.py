@@ -6,7 +6,7 @@ What lives here (each module one job):
 * :mod:`.credit` - :class:`~agentgym_suite.methods.envace.credit.EnvACECredit` (``--credit envace``):
   role-wise GRPO over Caller and Simulator rows.
 * :mod:`.env` (and :mod:`.contract`, :mod:`.prompts`, :mod:`.world_model`, :mod:`.grounding`,
-  :mod:`.rewards`, :mod:`.released_calls`, :mod:`.scripted`, :mod:`.generation`, :mod:`.card`) -
+  :mod:`.rewards`, :mod:`.released_calls`, :mod:`.scripted`, :mod:`.generation`, :mod:`.card`, :mod:`.entry`) -
   ``EnvACE-Rehearsal-v0``, described below.
 * :mod:`.rehearsing_agent` and :mod:`.eval_extension` - test-time rehearsal, ``agentgym eval
   --rehearsal-*``; :mod:`.fidelity` and :mod:`.fidelity_command` - ``agentgym fidelity``.
@@ -14,12 +14,11 @@ What lives here (each module one job):
   ``simulator_generations``) read back as generic role generations.
 
 The package sits on the ``methods`` floor, above the trainer and evaluation floors, so no generic
-module imports it: it plugs into generic extension points. The env is a string entry point of the
-suite's registration table (as every env is); the credit plug-in and the record upgrade are
-entry points this package declares in :data:`ENTRY_POINTS`, read by
-:func:`agentgym_suite.core.plugins.suite_methods` exactly as an installed distribution's; the eval
-flags and ``agentgym fidelity`` come through the env entry's ``eval_extension``. Importing this
-package is cheap: the names below are loaded on first use.
+module imports it: it plugs into generic extension points. Its env entry (:mod:`.entry`), credit
+plug-in, eval extension (the ``--rehearsal-*`` flags and ``agentgym fidelity``) and record upgrade
+are entry points this package declares in :data:`ENTRY_POINTS`, under the groups an installed
+distribution uses, read by :func:`agentgym_suite.core.plugins.declared` exactly as an installed
+distribution's. Importing this package is cheap: the names below are loaded on first use.
 
 ``EnvACE-Rehearsal-v0``: world rehearsal - a model plays the environment of a tool env.
 
@@ -57,6 +56,8 @@ import importlib
 from typing import Any
 
 ENTRY_POINTS: dict[str, dict[str, str]] = {
+    "agentgym_suite.envs": {"rehearsal": "agentgym_suite.methods.envace.entry:ENTRY"},
+    "agentgym_suite.eval": {"rehearsal": "agentgym_suite.methods.envace.eval_extension:EXTENSION"},
     "agentgym_suite.credit": {"envace": "agentgym_suite.methods.envace.credit:EnvACECredit"},
     "agentgym_suite.record_upgrades": {"envace": "agentgym_suite.methods.envace.record_upgrade:upgrade_record"},
 }

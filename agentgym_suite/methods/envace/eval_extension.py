@@ -7,8 +7,8 @@ task against a world model before the real one. ``config.json`` records the opti
 ``rehearsal`` (a resumed run must share them) and ``summary.json`` gets the ``rehearsal`` counts
 (real env steps and tool calls vs imagined ones), summed over the agent's parallel copies.
 
-The suite declares it through the ``eval_extension`` of the ``EnvACE-Rehearsal-v0`` registration
-entry (:class:`~agentgym_suite.core.eval_extensions.EvalExtension`); the generic eval layers only
+This package declares it as an ``agentgym_suite.eval`` entry point in its ``ENTRY_POINTS``
+(:class:`~agentgym_suite.core.eval_extensions.EvalExtension`); the generic eval layers only
 ask the declared extensions. From Python: ``evaluate(..., extensions={"rehearsal": {"budget": 2,
 "mode": "parallel", "world_model": "same"}})``.
 
