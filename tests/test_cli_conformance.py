@@ -54,6 +54,24 @@ def test_a_disagreeing_case_exits_1_and_is_named(tmp_path: Path) -> None:
     assert "test_disagrees" in done.stdout and "'ours' == 'upstream'" in done.stdout
 
 
+def test_full_adds_the_slow_cases_and_their_disagreements(tmp_path: Path) -> None:
+    """The fast set leaves out cases marked slow; ``--full`` runs them, so a slow disagreement exits 1 only there."""
+    cases = tmp_path / "tests" / "conformance"
+    cases.mkdir(parents=True)
+    for path in env_card(entry("SearchR1-v0")).conformance_tests:
+        (tmp_path / path).write_text("def test_agrees():\n    assert 2 == 2\n")
+    (cases / "test_searchqa.py").write_text(
+        "import pytest\n\n\ndef test_agrees():\n    assert 1 == 1\n\n\n"
+        "@pytest.mark.slow\ndef test_every_entry():\n    assert 'ours' == 'upstream'\n")
+    files = len(env_card(entry("SearchR1-v0")).conformance_tests)
+    fast = _conformance("SearchR1-v0", "--cases", str(tmp_path), cwd=tmp_path)
+    assert fast.returncode == 0, fast.stdout + fast.stderr
+    assert f"SearchR1-v0: agrees: {files} of {files} tests" in fast.stdout and "--full adds the slow cases" in fast.stdout
+    full = _conformance("SearchR1-v0", "--full", "--cases", str(tmp_path), cwd=tmp_path)
+    assert full.returncode == 1, full.stdout + full.stderr
+    assert f"SearchR1-v0: DISAGREES: 1 of {files + 1} tests" in full.stdout and "test_every_entry" in full.stdout
+
+
 def test_unknown_ids_and_missing_cases_are_usage_errors(tmp_path: Path) -> None:
     done = _conformance("SearchR2-v0")
     assert done.returncode == 2 and "Did you mean 'SearchR1-v0'" in done.stderr

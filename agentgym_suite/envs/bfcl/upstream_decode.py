@@ -13,8 +13,9 @@ The guard in front keeps model output away from ``eval``: bfcl-eval's Python dec
 arithmetic (``ast.BinOp``) and lambdas with ``eval``. A Python reply holding either is decoded by
 the suite's own decoder instead (:mod:`.prompting_decoder`: arithmetic on literals computed by a
 bounded evaluator, anything else refused), the one named departure
-(:data:`~agentgym_suite.envs.bfcl.env.PYTHON_DECODE_DEPARTURE`). Replies longer than
-:data:`~agentgym_suite.envs.bfcl.prompting_decoder.MAX_CALL_LIST_CHARS` are read as text. A
+(:data:`~agentgym_suite.envs.bfcl.env.PYTHON_DECODE_DEPARTURE`). Any reply the env reads (up to its
+token budget's worth of characters, ``BFCLEnv.max_reply_chars``) goes to bfcl-eval's decoder whatever
+its length, as on the leaderboard; only texts over :data:`MAX_DECODED_REPLY_CHARS` are read as words. A
 decoder exception, or output that is not a list of ``{name: {arguments}}``, means the reply is
 not a call list: bfcl-eval then fails a single-turn entry (``ast_decoder:decoder_failed``) and
 takes a multi-turn reply as the model's words, and so does the env.
@@ -49,7 +50,13 @@ from agentgym_suite.core.tool_calls import (
     ToolCallError,
     limit_problem,
 )
-from agentgym_suite.envs.bfcl.prompting_decoder import MAX_CALL_LIST_CHARS, DecodedCall, decode_call_list
+from agentgym_suite.envs.bfcl.prompting_decoder import DecodedCall, decode_call_list
+
+MAX_DECODED_REPLY_CHARS = 1_000_000
+"""Longest text handed to bfcl-eval's decoder: above every reply limit an env derives from a token budget
+(:func:`~agentgym_suite.core.spaces.reply_char_limit`), so the env's reply limit decides, not this bound.
+(The suite's own decoder, used for arithmetic only, keeps its smaller
+:data:`~agentgym_suite.envs.bfcl.prompting_decoder.MAX_CALL_LIST_CHARS`.)"""
 
 _EVALUATED = (ast.BinOp, ast.Lambda)
 """Nodes bfcl-eval's Python decoder hands to ``eval``."""
@@ -90,7 +97,7 @@ def decode_prompting_reply(text: Any, language: str = "python") -> UpstreamDecod
     Returns None when the reply is not a call list (bfcl-eval's decoder raises or returns another
     shape), an :class:`UpstreamDecode` otherwise. Never raises and never evaluates model output.
     """
-    if not isinstance(text, str) or len(text) > MAX_CALL_LIST_CHARS:
+    if not isinstance(text, str) or len(text) > MAX_DECODED_REPLY_CHARS:
         return None
     if language == "python" and needs_eval(text):
         own = decode_call_list(text)

@@ -17,7 +17,11 @@ are answered by :mod:`.tools` without schema validation, exactly as upstream ans
 message, each agent message, each batch of tool results and each user reply is one step; at
 ``max_steps`` (300, upstream's setting) the episode ends with reward 0. Upstream also declares
 ``max_errors=10`` but never counts an error, so that limit can never end an episode; it is
-kept here (``max_errors``) with the same effect: none.
+kept here (``max_errors``) with the same effect: none. Upstream sends the agent's requests with no
+token cap of its own (each model's config decides), so no reply is refused for its length there;
+``eval_sampling_defaults`` allow 4096 new tokens, as for τ²-bench, and the env reads replies up to
+that budget's worth of characters (:func:`~agentgym_suite.core.spaces.reply_char_limit`) instead of
+the 8,192 characters of an env without a budget.
 
 Departures from the leaderboard setting are reported by :meth:`leaderboard_departures` (the
 state check instead of the rubric judge, the scripted user instead of the LLM user).
@@ -117,6 +121,8 @@ class VitaBenchEnv(ToolEnv):
     """
 
     benchmark: ClassVar[str] = "vitabench"
+    eval_sampling_defaults: ClassVar[dict[str, Any]] = {"max_new_tokens": 4096}
+    """Upstream's requests carry no token cap; 4096 new tokens a step (as τ²-bench's), which also sets the reply limit."""
     info_keys: ClassVar[dict[str, str]] = {
         "user_error": "str: why the simulated user failed (the episode then scores 0, as upstream).",
         "judge": "str: who graded the rubrics ('none' without a judge).",
