@@ -71,3 +71,14 @@ def test_sft_step_in_passes_trains_the_same_weights_as_one_pass(tmp_path) -> Non
     assert any(not torch.equal(weights[4][k], base[k]) for k in base)  # the step trained something
     for key in base:
         torch.testing.assert_close(weights[1][key], weights[4][key], rtol=1e-4, atol=1e-5)
+
+
+def test_the_demo_evaluates_in_bf16_only_where_asked_or_native() -> None:
+    from agentgym_suite.demo.pipeline import eval_autocast
+    from agentgym_suite.trainers.cpu_speed import cpu_flags, native_bf16
+
+    assert eval_autocast("off") is None
+    assert eval_autocast("on") == "bfloat16"
+    assert eval_autocast("auto") == ("bfloat16" if native_bf16(cpu_flags()) else None)
+    with pytest.raises(ValueError, match="cpu_bf16 must be one of"):
+        eval_autocast("yes")
