@@ -40,11 +40,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    from agentgym_suite.core.interrupts import EXIT_CODE, pending, stop_on_interrupt
+
+    with stop_on_interrupt():  # Ctrl-C stops the command even where a library swallows it (core.interrupts)
+        try:
+            code = int(args.func(args) or 0)
+            if pending():  # a Ctrl-C that something swallowed: the run still stopped early or ran on
+                raise KeyboardInterrupt
+            return code
+        except KeyboardInterrupt:
+            print("interrupted (Ctrl-C); what finished is written, a rerun of an evaluation resumes it",
+                  file=sys.stderr)
+            return EXIT_CODE
 
 
 if __name__ == "__main__":

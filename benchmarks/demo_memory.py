@@ -23,8 +23,13 @@ Prints one row per stage (peak RSS, RSS at its start and end, seconds) and the p
 
 Ctrl-C (SIGINT) stops the demo where it is (``agentgym`` returns 130) and still prints and writes
 the stages run so far: the per-stage peaks do not depend on how many steps ran, so a cut-short
-run on a busy machine still tells which stage holds the peak. Not everywhere: in one run, two
-SIGINTs sent during the GRPO stage's held-out evaluation were swallowed and the demo ran on.
+run on a busy machine still tells which stage holds the peak. (Once, two SIGINTs sent during the
+GRPO stage's held-out evaluation were swallowed and the demo ran on; the CLI's SIGINT handler,
+``agentgym_suite.core.interrupts``, now stops a run whose first Ctrl-C was swallowed at the next
+batch of episodes, and ends it at once on a second.)
+
+Each row also gives the stage's CPU seconds (user + system of the process and its finished
+children): on a shared machine what a stage costs, where its wall seconds depend on the load.
 
 Not a test; the memory numbers are meaningful on a shared machine, its wall times are not.
 """
@@ -101,7 +106,7 @@ class StageMemory:
                 stage.setdefault("start", rss)
                 stage["entries"] += 1
             self._book(rss)
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), cpu_seconds()
             try:
                 return original(*args, **kwargs)
             finally:
@@ -109,10 +114,20 @@ class StageMemory:
                 self._book(rss)
                 with self._lock:
                     stage["seconds"] += time.perf_counter() - began
+                    stage["cpu_s"] = stage.get("cpu_s", 0.0) + cpu_seconds() - cpu
                     stage["end"] = rss
                     self.stack.pop()
 
         setattr(owner, attribute, wrapped)
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process (every thread) and its finished children: on a shared
+    machine what a stage costs, where its wall seconds depend on the load."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def instrument(probe: StageMemory) -> None:
@@ -120,6 +135,7 @@ def instrument(probe: StageMemory) -> None:
     from agentgym_suite.demo import oracle_sft, pipeline
     from agentgym_suite.trainers.agent_grpo import AgentGRPOTrainer
 
+    probe.wrap(pipeline, "demo_model_path", "model (conversion on a first run)")
     probe.wrap(pipeline, "prepare_games", "prepare games")
     probe.wrap(pipeline, "_evaluate", lambda settings, name, agent: f"eval {name}")
     probe.wrap(pipeline, "_sft", "sft collect")
@@ -144,15 +160,15 @@ def vm_hwm() -> int:
 
 def table(stages: dict[str, dict[str, float]], before: dict[str, Any] | None) -> str:
     """The per-stage rows as a markdown table (with the ``before`` run's peaks when given)."""
-    head = "| stage | peak RSS GiB | at start | at end | seconds |"
-    rule = "|---|---:|---:|---:|---:|"
+    head = "| stage | peak RSS GiB | at start | at end | seconds | CPU s |"
+    rule = "|---|---:|---:|---:|---:|---:|"
     if before:
         head += " before: peak GiB | ratio |"
         rule += "---:|---:|"
     lines = [head, rule]
     for name, s in stages.items():
         row = (f"| {name} | {s['peak'] / GIB:.2f} | {s.get('start', 0) / GIB:.2f} | {s.get('end', 0) / GIB:.2f} "
-               f"| {s['seconds']:.0f} |")
+               f"| {s['seconds']:.0f} | {s.get('cpu_s', 0.0):.0f} |")
         if before:
             old = before["stages"].get(name, {}).get("peak")
             row += f" {old / GIB:.2f} | {s['peak'] / old:.2f} |" if old else " - | - |"
@@ -179,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         probe.stop()
     result = {"stages": probe.stages, "vm_hwm": vm_hwm(), "children_peak": probe.children_peak,
-              "wall_s": time.perf_counter() - began, "load": os.getloadavg(), "argv": sys.argv[1:],
+              "wall_s": time.perf_counter() - began, "cpu_s": cpu_seconds(), "load": os.getloadavg(), "argv": sys.argv[1:],
               "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_")}}
     Path(args.out, "stage_memory.json").write_text(json.dumps(result, indent=2))
     before = json.loads(Path(args.compare).read_text()) if args.compare else None
@@ -187,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"process peak (VmHWM) {result['vm_hwm'] / GIB:.2f} GiB"
           + (f", before {before['vm_hwm'] / GIB:.2f} GiB, ratio {result['vm_hwm'] / before['vm_hwm']:.2f}"
              if before else "")
-          + f"; child processes' peak {probe.children_peak / GIB:.2f} GiB; wall {result['wall_s'] / 60:.1f} min")
+          + f"; child processes' peak {probe.children_peak / GIB:.2f} GiB; wall {result['wall_s'] / 60:.1f} min, "
+            f"{result['cpu_s']:.0f} CPU s")
     return code
 
 

@@ -33,6 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "max_turns": "turn budget per episode",
         "max_new_tokens": "tokens per turn",
         "eval_temperature": "sampling temperature of the held-out evaluations (0 = greedy)",
+        "eval_cpu_bf16": "auto, on or off: the model's held-out evaluations generate under bf16 autocast (auto: "
+        "where the CPU has native bf16; the evaluation during GRPO uses the trainer's rollout engine)",
         "sft_epochs": "epochs over the oracle episodes",
         "sft_learning_rate": "learning rate of the SFT stage (LoRA)",
         "sft_batch_size": "episodes per SFT step",

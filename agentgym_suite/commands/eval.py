@@ -76,6 +76,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-context-tokens", type=int, default=None, metavar="N",
                         help="model agents: the model's context window; chat histories lose their oldest turns to fit "
                              "(default: the server's max_model_len when it reports one)")
+    parser.add_argument("--autocast", choices=("bfloat16", "float16"), default=None,
+                        help="hf: agents: generate under torch.autocast to this dtype (the weights stay as loaded; "
+                             "on a CPU with native bf16, bfloat16 prefills about 1.75x faster)")
     client = parser.add_argument_group(
         "OpenAI-compatible server (--agent openai:MODEL@URL)",
         "Each setting can also go in the spec: openai:MODEL@URL?timeout=120&max_retries=2&concurrency=8&seed=off"
@@ -363,6 +366,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         env_kwargs = apply_user_and_judge(args.env_id, _parse_kwargs(args.env_kwargs), args.agent, args.user, args.judge)
         backend_options = client_options(args)
+        if args.autocast:
+            backend_options["autocast"] = args.autocast
         if args.batch_size is None:
             args.batch_size = default_batch_size(args.agent, backend_options)
         if args.max_context_tokens is not None and args.max_context_tokens < 1:

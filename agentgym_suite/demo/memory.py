@@ -33,3 +33,25 @@ def release_memory() -> bool:
     gc.collect()
     libc = _libc()
     return bool(libc.malloc_trim(0)) if libc is not None else False
+
+
+M_TRIM_THRESHOLD = -1
+"""glibc's ``mallopt`` parameter: free memory at the heap's top above this many bytes goes back to the system."""
+M_MMAP_MAX = -4
+"""glibc's ``mallopt`` parameter: how many allocations may be served by their own ``mmap``."""
+KEEP_THRESHOLD = 2**31 - 1
+"""The largest trim threshold ``mallopt`` takes (an ``int``): about 2 GiB."""
+
+
+def keep_freed_memory() -> bool:
+    """Serve every allocation from glibc's heap and keep freed memory there for reuse, instead of
+    an ``mmap`` of fresh zeroed pages for every large tensor (above 32 MiB glibc always maps one,
+    and the kernel faults every page of it in again on each use). :func:`release_memory` still
+    returns the free pages between stages. True when glibc took both settings (a no-op elsewhere).
+
+    Measured (docs/demo.md): the demo's GRPO forward+backward passes spent 13 % less CPU and the
+    kernel far less time on page faults, for more resident memory within a stage."""
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallopt"):
+        return False
+    return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, KEEP_THRESHOLD))

@@ -43,6 +43,11 @@ def _supported_kwargs(factory: Any, options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None and k in params}
 
 
+LOCAL_MODEL_OPTIONS = frozenset({"autocast"})
+"""Backend settings a local ``transformers`` model (``hf:``, ``default``, ``tiny``) takes
+(:class:`~agentgym_suite.llm.transformers_backend.TransformersBackend`)."""
+
+
 def make_model_agent(spec: str, *, prompt_format: str = "single", backend_options: dict[str, Any] | None = None,
                      **options: Any) -> Agent:
     """Load the backend named by ``spec`` and wrap it in a ``ModelAgent``.
@@ -55,9 +60,12 @@ def make_model_agent(spec: str, *, prompt_format: str = "single", backend_option
         AgentSpecError: ``backend_options`` for a spec that is not ``openai:``.
     """
     backend_options = {k: v for k, v in (backend_options or {}).items() if v is not None}
-    if backend_options and not spec.startswith("openai:"):
+    local = spec.startswith("hf:") or spec in ("default", "tiny")
+    misplaced = sorted(set(backend_options) - (LOCAL_MODEL_OPTIONS if local else set())) \
+        if not spec.startswith("openai:") else []
+    if misplaced:
         raise AgentSpecError(
-            f"the client settings {sorted(backend_options)} apply to openai:MODEL@URL agents, not to {spec!r}."
+            f"the client settings {misplaced} apply to openai:MODEL@URL agents, not to {spec!r}."
         )
     try:
         llm = importlib.import_module("agentgym_suite.llm")

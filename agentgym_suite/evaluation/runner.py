@@ -41,6 +41,7 @@ from typing import Any
 from agentgym_suite.agents.base import Agent
 from agentgym_suite.core.errors import AgentGymError
 from agentgym_suite.core.guards import check_timeout
+from agentgym_suite.core.interrupts import check as check_interrupt
 from agentgym_suite.core.credentials import masked
 from agentgym_suite.evaluation.agent_specs import agent_label, make_agent
 from agentgym_suite.evaluation.policy_tokenizer import with_policy_tokenizer
@@ -336,6 +337,7 @@ def evaluate(
                 engine = RolloutEngine(agents, max_turns=turn_limit, info_keys=None, env_pool=pool)
                 width = engine.policy.max_episodes or width
                 for start in range(0, len(todo), width):
+                    check_interrupt()  # a Ctrl-C swallowed during the last batch stops here
                     for record in engine.run_specs(env_id, [_spec(p) for p in todo[start:start + width]],
                                                    env_kwargs=kwargs):
                         keep(record)
@@ -436,7 +438,7 @@ def agent_copies(agent: Any, n: int) -> list[Any]:
         return []
 
 
-RESULT_SETTINGS = ("temperature", "max_new_tokens", "max_context_tokens", "tools_in_prompt", "send_seed")
+RESULT_SETTINGS = ("temperature", "max_new_tokens", "max_context_tokens", "tools_in_prompt", "send_seed", "autocast")
 """Agent and backend settings that change what a model does; ``config.json`` records those that were set."""
 
 

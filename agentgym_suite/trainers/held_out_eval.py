@@ -39,6 +39,7 @@ from typing import Any, Callable, Sequence
 import gymnasium as gym
 from datasets import Dataset
 
+from agentgym_suite.core.interrupts import check as check_interrupt
 from agentgym_suite.rollout import EnvPool, EpisodeSpec, Trajectory
 from agentgym_suite.rollout.seeding import episode_seed
 from agentgym_suite.rollout.summary import EpisodeOutcome, summarize_outcomes
@@ -169,6 +170,7 @@ class HeldOutEvaluation:
                                  world=self.sync.world_size, per_call=per_call, step=step)
         played: list[Trajectory] = []
         for specs in rollouts:
+            check_interrupt()  # a Ctrl-C swallowed during the last rollout stops here
             envs = self.pool.get_made(self.env_factory, len(specs), env_id=self.env_id)
             trajectories = self.play(envs, specs, temperature, seed)
             self.pool.distrust(envs, trajectories)

@@ -71,3 +71,53 @@ def test_sft_step_in_passes_trains_the_same_weights_as_one_pass(tmp_path) -> Non
     assert any(not torch.equal(weights[4][k], base[k]) for k in base)  # the step trained something
     for key in base:
         torch.testing.assert_close(weights[1][key], weights[4][key], rtol=1e-4, atol=1e-5)
+
+
+def test_the_demo_evaluates_in_bf16_only_where_asked_or_native() -> None:
+    from agentgym_suite.demo.pipeline import eval_autocast
+    from agentgym_suite.trainers.cpu_speed import cpu_flags, native_bf16
+
+    assert eval_autocast("off") is None
+    assert eval_autocast("on") == "bfloat16"
+    assert eval_autocast("auto") == ("bfloat16" if native_bf16(cpu_flags()) else None)
+    with pytest.raises(ValueError, match="cpu_bf16 must be one of"):
+        eval_autocast("yes")
+
+
+FAULTS_SCRIPT = """
+import resource, sys
+import torch
+from agentgym_suite.demo.memory import keep_freed_memory
+took = keep_freed_memory() if sys.argv[1] == "keep" else None
+torch.ones(1)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    block = torch.ones(16 * 2**20)  # 64 MiB: above glibc's largest mmap threshold
+    del block
+print(took, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc's mallopt")
+def test_keep_freed_memory_reuses_large_blocks_instead_of_faulting_them_in_again() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def faults(mode: str) -> tuple[str, int]:
+        done = subprocess.run([sys.executable, "-c", FAULTS_SCRIPT, mode], capture_output=True, text=True, env=env,
+                              check=True, timeout=120)
+        took, count = done.stdout.split()[-2:]
+        return took, int(count)
+
+    took, kept = faults("keep")
+    if took != "True":
+        pytest.skip("this C library has no mallopt (not glibc)")
+    _, mapped = faults("plain")
+    # each 64 MiB block is 16,384 pages: mapped afresh every time it is faulted in 20 times, kept once
+    assert mapped > 10 * 16_384
+    assert kept < mapped / 4

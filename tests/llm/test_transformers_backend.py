@@ -144,3 +144,26 @@ def test_chat_template_kwargs_reach_the_template(backend):
     messages = [{"role": "user", "content": "hi"}]
     assert quiet.render_prompt(messages) == "hi<think>\n\n</think>"
     assert default.render_prompt(messages) == "hi"
+
+
+def test_autocast_generates_in_bf16_and_rejects_unknown_dtypes(backend):
+    import torch
+
+    seen: list[torch.dtype] = []
+    first_linear = next(m for m in backend.model.modules() if isinstance(m, torch.nn.Linear))
+    hook = first_linear.register_forward_hook(lambda module, inputs, output: seen.append(output.dtype))
+    try:
+        plain = backend.generate(PROMPTS[:2], GREEDY)
+        assert set(seen) == {torch.float32}
+        seen.clear()
+        backend.autocast = "bfloat16"
+        cast = backend.generate(PROMPTS[:2], GREEDY)
+        assert set(seen) == {torch.bfloat16}  # the prefill and every decoding step
+    finally:
+        backend.autocast = None
+        hook.remove()
+    assert next(backend.model.parameters()).dtype == torch.float32  # the weights stay as loaded
+    assert [len(s[0].completion_ids) for s in cast] and all(lp <= 0 for s in cast for lp in s[0].logprobs)
+    assert len(plain) == len(cast) == 2
+    with pytest.raises(ValueError, match="autocast='int8'"):
+        type(backend)(backend.model, backend.tokenizer, autocast="int8")

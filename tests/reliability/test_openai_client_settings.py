@@ -79,3 +79,12 @@ def test_a_timed_out_request_is_sent_again_only_with_a_warning(caplog: pytest.Lo
     resent = [r.getMessage() for r in caplog.records if "sending it again" in r.getMessage()]
     assert len(resent) == 1 and "attempt 1 of 2" in resent[0] and "--request-timeout" in resent[0]
     assert state.requests["task-0"] == 3  # two attempts, then one: every send is accounted for
+
+
+def test_a_local_model_takes_autocast_but_no_client_settings() -> None:
+    from agentgym_suite.evaluation.agent_specs import AgentSpecError, make_model_agent
+
+    agent = make_model_agent("tiny", backend_options={"autocast": "bfloat16"})
+    assert agent.backend.autocast == "bfloat16"
+    with pytest.raises(AgentSpecError, match=r"\['timeout'\] apply to openai:MODEL@URL agents"):
+        make_model_agent("tiny", backend_options={"autocast": "bfloat16", "timeout": 5})
