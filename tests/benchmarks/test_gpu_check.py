@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # ~80 s; the engines it drives are in the default suite (tests/trainers/test_engine_trainer.py)
 @pytest.mark.timeout(900)
 def test_the_dry_run_writes_every_part(tmp_path: Path) -> None:
     pytest.importorskip("deepspeed", reason="the deepspeed extra (make install) runs ZeRO-3 on CPU")
