@@ -11,7 +11,6 @@ built schemas (and names the departure without them).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import textwrap
@@ -26,24 +25,9 @@ from agentgym_suite.envs.tau2.data_source import TOOL_SOURCES
 from agentgym_suite.envs.tau2.banking.agent_tools import RETRIEVAL_TOOLS
 from agentgym_suite.envs.tau2.tool_source import DESCRIPTIONS_DEPARTURE, OTHER_SIDES_CLASSES, schemas_from_files, source_paths
 from agentgym_suite.envs.tau2.toolkit import DomainTools
+from tests.conformance.tau2.schema_hash import blank_descriptions, canonical_hash
 
 RECORD = json.loads((Path(__file__).parent / "tau2" / "tool_schemas.json").read_text(encoding="utf-8"))
-
-
-def canonical_hash(schema: dict[str, Any]) -> str:
-    """SHA-256 of canonical JSON, as ``regenerate_tool_schemas.py`` computes it."""
-    return hashlib.sha256(json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-                          .encode("utf-8")).hexdigest()
-
-
-def blank_descriptions(value: Any) -> Any:
-    """``value`` with every description text replaced by ``"<text>"`` (as the recorded layouts are)."""
-    if isinstance(value, dict):
-        return {k: "<text>" if k == "description" and isinstance(v, str) else blank_descriptions(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [blank_descriptions(v) for v in value]
-    return value
 
 
 def _candidate_roots() -> list[Path]:

@@ -19,7 +19,6 @@ Set up the scratch environment as ``README.md`` in this folder says, then::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -28,28 +27,15 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))  # run as a script, possibly from elsewhere
+from schema_hash import blank_descriptions, canonical_hash  # noqa: E402
+
 UPSTREAM_REPO = "github.com/sierra-research/tau2-bench"
 DOMAINS = ("airline", "retail", "telecom", "mock", "banking_knowledge")
 BANKING_RETRIEVAL = "bm25_grep"
 """The banking configuration recorded: the env's default (its agent gets ``KB_search`` and ``grep``)."""
 LAYOUTS = (("airline", "agent", "book_reservation"), ("telecom", "user", "set_apn_settings"))
 """(domain, side, tool) whose schema layout is stored (descriptions blanked)."""
-
-
-def canonical_hash(schema: dict[str, Any]) -> str:
-    """SHA-256 of ``schema`` as canonical JSON (the test computes it the same way)."""
-    text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def blank_descriptions(value: Any) -> Any:
-    """``value`` with every ``description`` text replaced by ``"<text>"`` (layout only, no upstream prose)."""
-    if isinstance(value, dict):
-        return {k: "<text>" if k == "description" and isinstance(v, str) else blank_descriptions(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [blank_descriptions(v) for v in value]
-    return value
 
 
 def main() -> int:
