@@ -18,6 +18,7 @@ from trl import GRPOConfig
 
 from agentgym_suite.registration import DEFAULT_ENV_ID, training_env_modes
 from agentgym_suite.rollout.workers import EnvWorkers
+from agentgym_suite.trainers.credit.base import TEACHER_SOURCES
 from agentgym_suite.trainers.credit.registry import DEFAULT_CREDIT, IMPORT_PATH_EXAMPLE, available_credit_assigners
 from agentgym_suite.trainers.run_context import run_context
 
@@ -28,7 +29,6 @@ ENV_MODES = ("real", *training_env_modes())
 """``real`` trains on ``env_id``; each other mode on the env whose registration entry declares it."""
 ROW_LAYOUTS = ("turn", "trajectory")
 PROMPT_FORMATS = ("single", "chat")
-TEACHER_SOURCES = ("skills", "oracle", "env_response")
 KL_ESTIMATORS = ("k3", "low_var_kl")
 
 

@@ -212,6 +212,11 @@ class TeacherLogitPrompts:
     top_k: int | None = None
 
 
+TEACHER_SOURCES = ("skills", "oracle", "env_response")
+"""Where a row's privileged text may come from (the config's ``teacher_context``): the env's skill
+texts, its oracle walkthrough, or the real env's response to each action."""
+
+
 @dataclass(frozen=True)
 class TeacherSettings:
     """What a run sets about its teacher's context (the trainer's config), given to a plug-in's

@@ -30,7 +30,7 @@ from agentgym_suite.core.conformance import MethodConformance
 from agentgym_suite.core.skills import SkillBook
 from agentgym_suite.core.text_env import TextEnv
 from agentgym_suite.registration import env_class
-from agentgym_suite.trainers.credit.base import Decode, Encode, TeacherSettings
+from agentgym_suite.trainers.credit.base import TEACHER_SOURCES, Decode, Encode, TeacherSettings
 
 PRIVILEGED_HEADER = "[Privileged Skill Information]\n"
 PRIVILEGED_TAIL = "\n\n"
@@ -116,8 +116,6 @@ TEACHER_CONTEXT_CONFORMANCE = MethodConformance(
 :class:`PrivilegedTextTeacher`; ``agentgym conformance`` finds it through the registered plug-ins'
 teacher contexts, :func:`~agentgym_suite.trainers.conformance.trainer_conformance`)."""
 
-TEACHER_SOURCES = ("skills", "oracle", "env_response")
-"""The sources of a row's privileged text :class:`PrivilegedTextTeacher` reads (the config's ``teacher_context``)."""
 
 
 class PrivilegedTextTeacher:
