@@ -20,11 +20,10 @@ points are allowed there.
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
-from test_no_names_in_generic_layers import _allowed, _docstring_nodes, _identifiers, concept_tokens
+from test_no_names_in_generic_layers import _allowed, code_texts, concept_tokens
 
 PACKAGE = Path(__file__).resolve().parents[1] / "agentgym_suite"
 METHODS = PACKAGE / "methods"
@@ -49,11 +48,7 @@ def _method_names() -> re.Pattern[str]:
 def naming(source: str) -> list[tuple[int, str]]:
     """``(line, name)`` for each identifier or non-docstring string of ``source`` naming a method package."""
     pattern = _method_names()
-    tree = ast.parse(source)
-    docs = _docstring_nodes(tree)
-    texts = _identifiers(tree) + [(node.lineno, node.value) for node in ast.walk(tree)
-                                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
-    return [(line, found) for line, text in texts for found in pattern.findall(text)]
+    return [(line, found) for line, text in code_texts(source) for found in pattern.findall(text)]
 
 
 def _outside_the_floor() -> list[tuple[str, Path]]:

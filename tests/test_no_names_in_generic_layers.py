@@ -221,13 +221,17 @@ def _identifiers(tree: ast.AST) -> list[tuple[int, str]]:
     return found
 
 
-def concept_tokens(source: str) -> list[tuple[int, str]]:
-    """``(line, token)`` for each method-concept token in the identifiers and non-docstring strings of ``source``."""
+def code_texts(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` for each identifier and non-docstring string of ``source`` (what code names, not prose)."""
     tree = ast.parse(source)
     docs = _docstring_nodes(tree)
-    texts = _identifiers(tree) + [(node.lineno, node.value) for node in ast.walk(tree)
-                                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
-    return [(line, token) for line, text in texts for token in CONCEPT.findall(text)]
+    return _identifiers(tree) + [(node.lineno, node.value) for node in ast.walk(tree)
+                                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+
+
+def concept_tokens(source: str) -> list[tuple[int, str]]:
+    """``(line, token)`` for each method-concept token in the identifiers and non-docstring strings of ``source``."""
+    return [(line, token) for line, text in code_texts(source) for token in CONCEPT.findall(text)]
 
 
 def _concept_modules() -> list[tuple[str, Path]]:
